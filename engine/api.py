@@ -1,0 +1,288 @@
+"""The engine's one face: the seed's engine functions for every game kind.
+
+Every function is pure and deterministic: same input, same output, bit for bit; no
+network, no clock, no global randomness. A game state is an immutable value (a frozen
+dataclass with a ``kind`` attribute); functions return new states and never change
+their arguments, so snapshots and rollback can keep old states.
+
+Each kind module (:data:`engine.kinds.KIND_MODULES`) implements this contract:
+
+=============================================  ===================================================
+``config_from_dict(data) -> Config``           validate a JSON config; ``GameError("INVALID_CONFIG")``
+``config_to_dict(config) -> dict``             the normalised JSON config (defaults filled in)
+``new_game(config) -> State``                  a game waiting for its players
+``add_player(state, name) -> State``           next player id joins; ``GAME_FULL`` when full
+``apply_action(state, player_id, action)``     action = JSON dict of the REST contract
+``end_player_turn(state, player_id)``
+``tick(state, generations) -> State``          Life kinds: up to n generations, stops early
+                                               when the game stops running (stable/finished)
+``remove_player(state, player_id) -> State``   disconnect / leave: the player and its cells go
+``get_visible_state(state, player_id)``        a JSON-ready dict (DESIGN §7 view, without
+                                               ``game_id``/``seq``, which the session adds)
+``get_valid_actions(state, player_id, unit_id)``  list of JSON dicts
+``get_winner(state) -> int | None``
+``summary(state) -> Summary``                  phase, turn, generation, speed, players...
+``encode_state(state) -> bytes``               canonical encoding (equal states, equal bytes)
+``decode_state(data: bytes) -> State``
+=============================================  ===================================================
+
+On top of those, :func:`decide` and :func:`fold` turn commands into events and events
+back into states; the session service stores events and never interprets them.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from engine.errors import GameError
+from engine.kinds import rules_for
+
+#: Recorded in every event; bump when a rule change would fold old logs differently.
+ENGINE_VERSION = "1"
+
+_MAGIC = b"CWS1"
+
+#: Action types recorded as ``ControlChanged`` rather than ``ActionApplied``.
+CONTROL_ACTIONS = frozenset({"pause", "resume", "speed"})
+
+
+@dataclass(frozen=True)
+class Summary:
+    """What the session needs to know of a state without reading it.
+
+    Attributes:
+        kind: ``"life"``, ``"campaign"`` or ``"cellwar"``.
+        phase: e.g. ``"waiting"``, ``"placement"``, ``"running"``, ``"paused"``,
+            ``"redraw"``, ``"playing"``, ``"finished"``.
+        turn: player id whose turn it is, 0 when nobody's.
+        generation: generations run so far (0 for CellWar).
+        speed: speed multiplier of a running Life game (1, 2, 4, 8); 1 otherwise.
+        players_joined / max_players: seats taken / seats in the game.
+        finished: the game is over.
+    """
+
+    kind: str
+    phase: str
+    turn: int
+    generation: int
+    speed: int
+    players_joined: int
+    max_players: int
+    finished: bool
+
+
+@dataclass(frozen=True)
+class EventDraft:
+    """An event before the session gives it a seq and a time.
+
+    Attributes: ``type`` (past tense, see proto/cellwar/v1/events.proto), ``actor``
+    (player id, 0 = system), ``payload`` (JSON-ready dict), ``state_hash`` (after it).
+    """
+
+    type: str
+    actor: int
+    payload: dict
+    state_hash: str
+
+
+def _rules(state: Any):
+    return rules_for(state.kind)
+
+
+def config_from_dict(kind: str, data: Mapping[str, Any]) -> Any:
+    """Validate a JSON config of ``kind``. Raises GameError INVALID_CONFIG."""
+    if not isinstance(data, Mapping):
+        raise GameError("INVALID_CONFIG", "config must be a JSON object")
+    return rules_for(kind).config_from_dict(dict(data))
+
+
+def new_game(config: Any) -> Any:
+    """A new game of the config's kind (``config.kind``), waiting for players."""
+    return rules_for(config.kind).new_game(config)
+
+
+def add_player(state: Any, name: str) -> Any:
+    """The next player (ids from 1) joins. Raises GameError GAME_FULL / GAME_FINISHED."""
+    return _rules(state).add_player(state, name)
+
+
+def apply_action(state: Any, player_id: int, action: Mapping[str, Any]) -> Any:
+    """Apply a player's action (a JSON dict). Raises GameError; the input state is unchanged."""
+    if not isinstance(action, Mapping):
+        raise GameError("MALFORMED", "action must be a JSON object")
+    return _rules(state).apply_action(state, player_id, dict(action))
+
+
+def end_player_turn(state: Any, player_id: int) -> Any:
+    """End ``player_id``'s turn (Life: "ready" in redraw). Raises GameError."""
+    return _rules(state).end_player_turn(state, player_id)
+
+
+def tick(state: Any, generations: int) -> Any:
+    """Run up to ``generations`` generations of a running Life game; stops early when the
+    phase leaves ``running`` (stable board → ``redraw``, or finished)."""
+    return _rules(state).tick(state, generations)
+
+
+def remove_player(state: Any, player_id: int) -> Any:
+    """Remove a player and everything it owns (disconnect, leave)."""
+    return _rules(state).remove_player(state, player_id)
+
+
+def get_visible_state(state: Any, player_id: int | None) -> dict:
+    """The view of ``player_id`` (None or 0 = spectator) as a JSON-ready dict."""
+    return _rules(state).get_visible_state(state, player_id or None)
+
+
+def get_valid_actions(state: Any, player_id: int, unit_id: int | None = None) -> list[dict]:
+    """Legal actions of a player (CellWar: of one unit, or all units when None)."""
+    return _rules(state).get_valid_actions(state, player_id, unit_id)
+
+
+def get_winner(state: Any) -> int | None:
+    """The winner's player id, or None (running, or a draw)."""
+    return _rules(state).get_winner(state)
+
+
+def summary(state: Any) -> Summary:
+    """Phase, turn, generation, speed and seats of a state."""
+    return _rules(state).summary(state)
+
+
+def encode_state(state: Any) -> bytes:
+    """Canonical bytes of a state: equal states give equal bytes (the basis of the hash)."""
+    kind = state.kind.encode()
+    return _MAGIC + bytes([len(kind)]) + kind + _rules(state).encode_state(state)
+
+
+def decode_state(data: bytes) -> Any:
+    """Inverse of :func:`encode_state`. Raises GameError MALFORMED on foreign bytes."""
+    if not data.startswith(_MAGIC) or len(data) < 6:
+        raise GameError("MALFORMED", "not an encoded CellWar state")
+    n = data[4]
+    kind = data[5 : 5 + n].decode()
+    return rules_for(kind).decode_state(data[5 + n :])
+
+
+def state_hash(state: Any) -> str:
+    """Hex sha256 of :func:`encode_state`."""
+    return hashlib.sha256(encode_state(state)).hexdigest()
+
+
+# --------------------------------------------------------------------------- events
+
+
+def _payload_winner(state: Any) -> dict:
+    view = get_visible_state(state, None)
+    return {"winner": view.get("winner"), "result": view.get("result")}
+
+
+def _with_finish(state_before: Any, state: Any, drafts: list[EventDraft]) -> list[EventDraft]:
+    """Append GameFinished when this step ended the game."""
+    if state_before is not None and summary(state_before).finished:
+        return drafts
+    if summary(state).finished:
+        drafts.append(EventDraft("GameFinished", 0, _payload_winner(state), drafts[-1].state_hash))
+    return drafts
+
+
+def decide(state: Any | None, command_type: str, actor: int, payload: Mapping[str, Any]) -> tuple[list[EventDraft], Any]:
+    """Run a command; return the events that record it and the state after them.
+
+    ``command_type``: ``"create"`` (payload ``{"kind", "config"}``, state None),
+    ``"join"`` (``{"name"}``), ``"action"`` (the action dict), ``"end_turn"``,
+    ``"remove_player"`` (``{"player_id", "reason"}``).
+    Folding the returned events onto ``state`` gives the returned state (tested).
+
+    Raises:
+        GameError: the rules refuse the command (nothing is recorded).
+    """
+    payload = dict(payload or {})
+    if command_type == "create":
+        config = config_from_dict(str(payload.get("kind", "")), payload.get("config") or {})
+        new = new_game(config)
+        cfg = rules_for(config.kind).config_to_dict(config)
+        return [EventDraft("GameCreated", 0, {"kind": config.kind, "config": cfg}, state_hash(new))], new
+    if state is None:
+        raise GameError("MALFORMED", f"command {command_type!r} needs a game")
+    if command_type == "join":
+        name = payload.get("name")
+        if not isinstance(name, str) or not name.strip() or len(name) > 40:
+            raise GameError("MALFORMED", "name must be a non-empty string of at most 40 characters")
+        new = add_player(state, name.strip())
+        pid = summary(new).players_joined
+        drafts = [EventDraft("PlayerJoined", pid, {"player_id": pid, "name": name.strip()}, state_hash(new))]
+    elif command_type == "action":
+        new = apply_action(state, actor, payload)
+        etype = "ControlChanged" if payload.get("type") in CONTROL_ACTIONS else "ActionApplied"
+        drafts = [EventDraft(etype, actor, {"action": payload}, state_hash(new))]
+    elif command_type == "end_turn":
+        new = end_player_turn(state, actor)
+        drafts = [EventDraft("TurnEnded", actor, {}, state_hash(new))]
+    elif command_type == "remove_player":
+        pid = int(payload.get("player_id", actor))
+        new = remove_player(state, pid)
+        drafts = [
+            EventDraft(
+                "PlayerRemoved", actor, {"player_id": pid, "reason": str(payload.get("reason", "left"))}, state_hash(new)
+            )
+        ]
+    else:
+        raise GameError("MALFORMED", f"unknown command {command_type!r}")
+    return _with_finish(state, new, drafts), new
+
+
+def decide_tick(state: Any, generations: int) -> tuple[list[EventDraft], Any]:
+    """Tick a running game by up to ``generations``; the events are GenerationsTicked
+    (with the count actually run; none when 0) and GameFinished if the game ended."""
+    new = tick(state, generations)
+    ran = summary(new).generation - summary(state).generation
+    if ran <= 0 and summary(new).phase == summary(state).phase:
+        return [], state
+    drafts = [EventDraft("GenerationsTicked", 0, {"count": ran}, state_hash(new))]
+    return _with_finish(state, new, drafts), new
+
+
+def apply_event(state: Any | None, etype: str, actor: int, payload: Mapping[str, Any]) -> Any:
+    """Fold one recorded event onto a state (the inverse of :func:`decide`).
+
+    Raises:
+        GameError: ``MALFORMED`` for an unknown event type; any rule error means the log
+            and the rules disagree (a bug or an engine version change).
+    """
+    if etype == "GameCreated":
+        return new_game(config_from_dict(payload["kind"], payload["config"]))
+    if state is None:
+        raise GameError("MALFORMED", f"event {etype} before GameCreated")
+    if etype == "PlayerJoined":
+        return add_player(state, payload["name"])
+    if etype in ("ActionApplied", "ControlChanged"):
+        return apply_action(state, actor, payload["action"])
+    if etype == "TurnEnded":
+        return end_player_turn(state, actor)
+    if etype == "GenerationsTicked":
+        return tick(state, int(payload["count"]))
+    if etype == "PlayerRemoved":
+        return remove_player(state, int(payload["player_id"]))
+    if etype == "RolledBack":
+        return decode_state(base64.b64decode(payload["state"]))
+    if etype == "GameFinished":
+        return state
+    raise GameError("MALFORMED", f"unknown event type {etype!r}")
+
+
+def fold(state: Any | None, events: Iterable[tuple[str, int, Mapping[str, Any]]]) -> Any:
+    """Fold ``(type, actor, payload)`` events onto ``state`` (None = from GameCreated)."""
+    for etype, actor, payload in events:
+        state = apply_event(state, etype, actor, payload)
+    return state
+
+
+def dumps(obj: Any) -> bytes:
+    """Compact, key-sorted JSON bytes (event payloads, views)."""
+    return json.dumps(obj, separators=(",", ":"), sort_keys=True).encode()

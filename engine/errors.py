@@ -1,0 +1,25 @@
+"""The one exception the rules raise, with a machine code that travels unchanged to HTTP."""
+
+from __future__ import annotations
+
+
+class GameError(Exception):
+    """A rule refused a command; nothing was changed.
+
+    Attributes:
+        code: machine code, e.g. ``"OUT_OF_ZONE"``, ``"BUDGET_EXCEEDED"``,
+            ``"NOT_YOUR_TURN"``, ``"WRONG_PHASE"``, ``"GAME_FULL"``, ``"GAME_FINISHED"``,
+            ``"INVALID_ACTION"`` (a rule refuses it), ``"UNKNOWN_PLAYER"``,
+            ``"UNIT_ALREADY_ACTED"``, ``"UNITS_NOT_DONE"``, ``"INVALID_CONFIG"`` and
+            ``"MALFORMED"`` (the last two: input that does not fit the schema; HTTP 422).
+        message: a sentence for a person.
+    """
+
+    #: Codes that mean "the input does not fit the schema" (gRPC INVALID_ARGUMENT, HTTP 422);
+    #: every other code is a rule refusing the command (FAILED_PRECONDITION, HTTP 409).
+    SCHEMA_CODES = frozenset({"INVALID_CONFIG", "MALFORMED"})
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(f"{code}: {message}")
+        self.code = code
+        self.message = message

@@ -1,0 +1,138 @@
+from cellwar.v1 import events_pb2 as _events_pb2
+from google.protobuf.internal import containers as _containers
+from google.protobuf import descriptor as _descriptor
+from google.protobuf import message as _message
+from collections.abc import Iterable as _Iterable, Mapping as _Mapping
+from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
+
+DESCRIPTOR: _descriptor.FileDescriptor
+
+class GameState(_message.Message):
+    __slots__ = ("state", "state_hash", "kind", "phase", "generation", "finished", "turn", "players_joined", "max_players", "speed")
+    STATE_FIELD_NUMBER: _ClassVar[int]
+    STATE_HASH_FIELD_NUMBER: _ClassVar[int]
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    PHASE_FIELD_NUMBER: _ClassVar[int]
+    GENERATION_FIELD_NUMBER: _ClassVar[int]
+    FINISHED_FIELD_NUMBER: _ClassVar[int]
+    TURN_FIELD_NUMBER: _ClassVar[int]
+    PLAYERS_JOINED_FIELD_NUMBER: _ClassVar[int]
+    MAX_PLAYERS_FIELD_NUMBER: _ClassVar[int]
+    SPEED_FIELD_NUMBER: _ClassVar[int]
+    state: bytes
+    state_hash: str
+    kind: str
+    phase: str
+    generation: int
+    finished: bool
+    turn: int
+    players_joined: int
+    max_players: int
+    speed: int
+    def __init__(self, state: _Optional[bytes] = ..., state_hash: _Optional[str] = ..., kind: _Optional[str] = ..., phase: _Optional[str] = ..., generation: _Optional[int] = ..., finished: _Optional[bool] = ..., turn: _Optional[int] = ..., players_joined: _Optional[int] = ..., max_players: _Optional[int] = ..., speed: _Optional[int] = ...) -> None: ...
+
+class Command(_message.Message):
+    __slots__ = ("type", "actor", "payload")
+    TYPE_FIELD_NUMBER: _ClassVar[int]
+    ACTOR_FIELD_NUMBER: _ClassVar[int]
+    PAYLOAD_FIELD_NUMBER: _ClassVar[int]
+    type: str
+    actor: int
+    payload: bytes
+    def __init__(self, type: _Optional[str] = ..., actor: _Optional[int] = ..., payload: _Optional[bytes] = ...) -> None: ...
+
+class EventDraft(_message.Message):
+    __slots__ = ("type", "actor", "payload", "state_hash")
+    TYPE_FIELD_NUMBER: _ClassVar[int]
+    ACTOR_FIELD_NUMBER: _ClassVar[int]
+    PAYLOAD_FIELD_NUMBER: _ClassVar[int]
+    STATE_HASH_FIELD_NUMBER: _ClassVar[int]
+    type: str
+    actor: int
+    payload: bytes
+    state_hash: str
+    def __init__(self, type: _Optional[str] = ..., actor: _Optional[int] = ..., payload: _Optional[bytes] = ..., state_hash: _Optional[str] = ...) -> None: ...
+
+class DecideRequest(_message.Message):
+    __slots__ = ("state", "command")
+    STATE_FIELD_NUMBER: _ClassVar[int]
+    COMMAND_FIELD_NUMBER: _ClassVar[int]
+    state: GameState
+    command: Command
+    def __init__(self, state: _Optional[_Union[GameState, _Mapping]] = ..., command: _Optional[_Union[Command, _Mapping]] = ...) -> None: ...
+
+class DecideReply(_message.Message):
+    __slots__ = ("events", "state")
+    EVENTS_FIELD_NUMBER: _ClassVar[int]
+    STATE_FIELD_NUMBER: _ClassVar[int]
+    events: _containers.RepeatedCompositeFieldContainer[EventDraft]
+    state: GameState
+    def __init__(self, events: _Optional[_Iterable[_Union[EventDraft, _Mapping]]] = ..., state: _Optional[_Union[GameState, _Mapping]] = ...) -> None: ...
+
+class FoldRequest(_message.Message):
+    __slots__ = ("state", "events")
+    STATE_FIELD_NUMBER: _ClassVar[int]
+    EVENTS_FIELD_NUMBER: _ClassVar[int]
+    state: GameState
+    events: _containers.RepeatedCompositeFieldContainer[_events_pb2.Event]
+    def __init__(self, state: _Optional[_Union[GameState, _Mapping]] = ..., events: _Optional[_Iterable[_Union[_events_pb2.Event, _Mapping]]] = ...) -> None: ...
+
+class TickItem(_message.Message):
+    __slots__ = ("state", "generations")
+    STATE_FIELD_NUMBER: _ClassVar[int]
+    GENERATIONS_FIELD_NUMBER: _ClassVar[int]
+    state: GameState
+    generations: int
+    def __init__(self, state: _Optional[_Union[GameState, _Mapping]] = ..., generations: _Optional[int] = ...) -> None: ...
+
+class TickRequest(_message.Message):
+    __slots__ = ("items",)
+    ITEMS_FIELD_NUMBER: _ClassVar[int]
+    items: _containers.RepeatedCompositeFieldContainer[TickItem]
+    def __init__(self, items: _Optional[_Iterable[_Union[TickItem, _Mapping]]] = ...) -> None: ...
+
+class TickResult(_message.Message):
+    __slots__ = ("state", "generations_run", "events")
+    STATE_FIELD_NUMBER: _ClassVar[int]
+    GENERATIONS_RUN_FIELD_NUMBER: _ClassVar[int]
+    EVENTS_FIELD_NUMBER: _ClassVar[int]
+    state: GameState
+    generations_run: int
+    events: _containers.RepeatedCompositeFieldContainer[EventDraft]
+    def __init__(self, state: _Optional[_Union[GameState, _Mapping]] = ..., generations_run: _Optional[int] = ..., events: _Optional[_Iterable[_Union[EventDraft, _Mapping]]] = ...) -> None: ...
+
+class TickReply(_message.Message):
+    __slots__ = ("results",)
+    RESULTS_FIELD_NUMBER: _ClassVar[int]
+    results: _containers.RepeatedCompositeFieldContainer[TickResult]
+    def __init__(self, results: _Optional[_Iterable[_Union[TickResult, _Mapping]]] = ...) -> None: ...
+
+class ViewsRequest(_message.Message):
+    __slots__ = ("state", "player_ids")
+    STATE_FIELD_NUMBER: _ClassVar[int]
+    PLAYER_IDS_FIELD_NUMBER: _ClassVar[int]
+    state: GameState
+    player_ids: _containers.RepeatedScalarFieldContainer[int]
+    def __init__(self, state: _Optional[_Union[GameState, _Mapping]] = ..., player_ids: _Optional[_Iterable[int]] = ...) -> None: ...
+
+class ViewsReply(_message.Message):
+    __slots__ = ("views",)
+    VIEWS_FIELD_NUMBER: _ClassVar[int]
+    views: _containers.RepeatedScalarFieldContainer[bytes]
+    def __init__(self, views: _Optional[_Iterable[bytes]] = ...) -> None: ...
+
+class ValidActionsRequest(_message.Message):
+    __slots__ = ("state", "player_id", "unit_id")
+    STATE_FIELD_NUMBER: _ClassVar[int]
+    PLAYER_ID_FIELD_NUMBER: _ClassVar[int]
+    UNIT_ID_FIELD_NUMBER: _ClassVar[int]
+    state: GameState
+    player_id: int
+    unit_id: int
+    def __init__(self, state: _Optional[_Union[GameState, _Mapping]] = ..., player_id: _Optional[int] = ..., unit_id: _Optional[int] = ...) -> None: ...
+
+class ValidActionsReply(_message.Message):
+    __slots__ = ("actions",)
+    ACTIONS_FIELD_NUMBER: _ClassVar[int]
+    actions: bytes
+    def __init__(self, actions: _Optional[bytes] = ...) -> None: ...

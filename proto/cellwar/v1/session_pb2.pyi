@@ -1,0 +1,178 @@
+from cellwar.v1 import events_pb2 as _events_pb2
+from google.protobuf.internal import containers as _containers
+from google.protobuf import descriptor as _descriptor
+from google.protobuf import message as _message
+from collections.abc import Iterable as _Iterable, Mapping as _Mapping
+from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
+
+DESCRIPTOR: _descriptor.FileDescriptor
+
+class CreateGameRequest(_message.Message):
+    __slots__ = ("kind", "config", "command_id")
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    CONFIG_FIELD_NUMBER: _ClassVar[int]
+    COMMAND_ID_FIELD_NUMBER: _ClassVar[int]
+    kind: str
+    config: bytes
+    command_id: str
+    def __init__(self, kind: _Optional[str] = ..., config: _Optional[bytes] = ..., command_id: _Optional[str] = ...) -> None: ...
+
+class CreateGameReply(_message.Message):
+    __slots__ = ("game_id",)
+    GAME_ID_FIELD_NUMBER: _ClassVar[int]
+    game_id: str
+    def __init__(self, game_id: _Optional[str] = ...) -> None: ...
+
+class JoinRequest(_message.Message):
+    __slots__ = ("game_id", "name", "command_id")
+    GAME_ID_FIELD_NUMBER: _ClassVar[int]
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    COMMAND_ID_FIELD_NUMBER: _ClassVar[int]
+    game_id: str
+    name: str
+    command_id: str
+    def __init__(self, game_id: _Optional[str] = ..., name: _Optional[str] = ..., command_id: _Optional[str] = ...) -> None: ...
+
+class ActRequest(_message.Message):
+    __slots__ = ("game_id", "player_id", "action", "command_id")
+    GAME_ID_FIELD_NUMBER: _ClassVar[int]
+    PLAYER_ID_FIELD_NUMBER: _ClassVar[int]
+    ACTION_FIELD_NUMBER: _ClassVar[int]
+    COMMAND_ID_FIELD_NUMBER: _ClassVar[int]
+    game_id: str
+    player_id: int
+    action: bytes
+    command_id: str
+    def __init__(self, game_id: _Optional[str] = ..., player_id: _Optional[int] = ..., action: _Optional[bytes] = ..., command_id: _Optional[str] = ...) -> None: ...
+
+class EndTurnRequest(_message.Message):
+    __slots__ = ("game_id", "player_id", "command_id")
+    GAME_ID_FIELD_NUMBER: _ClassVar[int]
+    PLAYER_ID_FIELD_NUMBER: _ClassVar[int]
+    COMMAND_ID_FIELD_NUMBER: _ClassVar[int]
+    game_id: str
+    player_id: int
+    command_id: str
+    def __init__(self, game_id: _Optional[str] = ..., player_id: _Optional[int] = ..., command_id: _Optional[str] = ...) -> None: ...
+
+class LeaveRequest(_message.Message):
+    __slots__ = ("game_id", "player_id", "command_id")
+    GAME_ID_FIELD_NUMBER: _ClassVar[int]
+    PLAYER_ID_FIELD_NUMBER: _ClassVar[int]
+    COMMAND_ID_FIELD_NUMBER: _ClassVar[int]
+    game_id: str
+    player_id: int
+    command_id: str
+    def __init__(self, game_id: _Optional[str] = ..., player_id: _Optional[int] = ..., command_id: _Optional[str] = ...) -> None: ...
+
+class CommandReply(_message.Message):
+    __slots__ = ("seq", "player_id", "view")
+    SEQ_FIELD_NUMBER: _ClassVar[int]
+    PLAYER_ID_FIELD_NUMBER: _ClassVar[int]
+    VIEW_FIELD_NUMBER: _ClassVar[int]
+    seq: int
+    player_id: int
+    view: bytes
+    def __init__(self, seq: _Optional[int] = ..., player_id: _Optional[int] = ..., view: _Optional[bytes] = ...) -> None: ...
+
+class GetViewRequest(_message.Message):
+    __slots__ = ("game_id", "player_id")
+    GAME_ID_FIELD_NUMBER: _ClassVar[int]
+    PLAYER_ID_FIELD_NUMBER: _ClassVar[int]
+    game_id: str
+    player_id: int
+    def __init__(self, game_id: _Optional[str] = ..., player_id: _Optional[int] = ...) -> None: ...
+
+class ViewReply(_message.Message):
+    __slots__ = ("seq", "view")
+    SEQ_FIELD_NUMBER: _ClassVar[int]
+    VIEW_FIELD_NUMBER: _ClassVar[int]
+    seq: int
+    view: bytes
+    def __init__(self, seq: _Optional[int] = ..., view: _Optional[bytes] = ...) -> None: ...
+
+class ListEventsRequest(_message.Message):
+    __slots__ = ("game_id", "player_id", "from_seq")
+    GAME_ID_FIELD_NUMBER: _ClassVar[int]
+    PLAYER_ID_FIELD_NUMBER: _ClassVar[int]
+    FROM_SEQ_FIELD_NUMBER: _ClassVar[int]
+    game_id: str
+    player_id: int
+    from_seq: int
+    def __init__(self, game_id: _Optional[str] = ..., player_id: _Optional[int] = ..., from_seq: _Optional[int] = ...) -> None: ...
+
+class ListEventsReply(_message.Message):
+    __slots__ = ("events",)
+    EVENTS_FIELD_NUMBER: _ClassVar[int]
+    events: _containers.RepeatedCompositeFieldContainer[_events_pb2.Event]
+    def __init__(self, events: _Optional[_Iterable[_Union[_events_pb2.Event, _Mapping]]] = ...) -> None: ...
+
+class ReplayRequest(_message.Message):
+    __slots__ = ("game_id", "player_id", "seq")
+    GAME_ID_FIELD_NUMBER: _ClassVar[int]
+    PLAYER_ID_FIELD_NUMBER: _ClassVar[int]
+    SEQ_FIELD_NUMBER: _ClassVar[int]
+    game_id: str
+    player_id: int
+    seq: int
+    def __init__(self, game_id: _Optional[str] = ..., player_id: _Optional[int] = ..., seq: _Optional[int] = ...) -> None: ...
+
+class GetValidActionsRequest(_message.Message):
+    __slots__ = ("game_id", "player_id", "unit_id")
+    GAME_ID_FIELD_NUMBER: _ClassVar[int]
+    PLAYER_ID_FIELD_NUMBER: _ClassVar[int]
+    UNIT_ID_FIELD_NUMBER: _ClassVar[int]
+    game_id: str
+    player_id: int
+    unit_id: int
+    def __init__(self, game_id: _Optional[str] = ..., player_id: _Optional[int] = ..., unit_id: _Optional[int] = ...) -> None: ...
+
+class GetValidActionsReply(_message.Message):
+    __slots__ = ("actions",)
+    ACTIONS_FIELD_NUMBER: _ClassVar[int]
+    actions: bytes
+    def __init__(self, actions: _Optional[bytes] = ...) -> None: ...
+
+class WatchRequest(_message.Message):
+    __slots__ = ("game_id", "player_id")
+    GAME_ID_FIELD_NUMBER: _ClassVar[int]
+    PLAYER_ID_FIELD_NUMBER: _ClassVar[int]
+    game_id: str
+    player_id: int
+    def __init__(self, game_id: _Optional[str] = ..., player_id: _Optional[int] = ...) -> None: ...
+
+class WatchUpdate(_message.Message):
+    __slots__ = ("type", "seq", "view")
+    TYPE_FIELD_NUMBER: _ClassVar[int]
+    SEQ_FIELD_NUMBER: _ClassVar[int]
+    VIEW_FIELD_NUMBER: _ClassVar[int]
+    type: str
+    seq: int
+    view: bytes
+    def __init__(self, type: _Optional[str] = ..., seq: _Optional[int] = ..., view: _Optional[bytes] = ...) -> None: ...
+
+class ListGamesRequest(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class GameSummary(_message.Message):
+    __slots__ = ("game_id", "kind", "phase", "players_joined", "max_players", "config")
+    GAME_ID_FIELD_NUMBER: _ClassVar[int]
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    PHASE_FIELD_NUMBER: _ClassVar[int]
+    PLAYERS_JOINED_FIELD_NUMBER: _ClassVar[int]
+    MAX_PLAYERS_FIELD_NUMBER: _ClassVar[int]
+    CONFIG_FIELD_NUMBER: _ClassVar[int]
+    game_id: str
+    kind: str
+    phase: str
+    players_joined: int
+    max_players: int
+    config: bytes
+    def __init__(self, game_id: _Optional[str] = ..., kind: _Optional[str] = ..., phase: _Optional[str] = ..., players_joined: _Optional[int] = ..., max_players: _Optional[int] = ..., config: _Optional[bytes] = ...) -> None: ...
+
+class ListGamesReply(_message.Message):
+    __slots__ = ("games",)
+    GAMES_FIELD_NUMBER: _ClassVar[int]
+    games: _containers.RepeatedCompositeFieldContainer[GameSummary]
+    def __init__(self, games: _Optional[_Iterable[_Union[GameSummary, _Mapping]]] = ...) -> None: ...
