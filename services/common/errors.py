@@ -1,0 +1,83 @@
+"""The one place that maps machine error codes to gRPC status codes and back.
+
+A machine code (``OUT_OF_ZONE``, ``GAME_NOT_FOUND``, ...) travels unchanged from the
+engine (``engine.GameError.code``) through gRPC (status + trailing metadata key
+``cellwar-error-code``) to HTTP (``gateway/errors.py``). Table: docs/ARCHITECTURE.md
+"Errors".
+"""
+
+from __future__ import annotations
+
+from typing import NoReturn
+
+import grpc
+
+#: Trailing metadata key that carries the machine code.
+ERROR_CODE_KEY = "cellwar-error-code"
+
+#: Codes whose status is not the default FAILED_PRECONDITION (a rule refusing a command).
+_STATUS: dict[str, grpc.StatusCode] = {
+    "MALFORMED": grpc.StatusCode.INVALID_ARGUMENT,
+    "INVALID_CONFIG": grpc.StatusCode.INVALID_ARGUMENT,
+    "GAME_NOT_FOUND": grpc.StatusCode.NOT_FOUND,
+    "UNAUTHORIZED": grpc.StatusCode.UNAUTHENTICATED,
+    "FORBIDDEN": grpc.StatusCode.PERMISSION_DENIED,
+    "CONFLICT": grpc.StatusCode.ABORTED,
+    "RATE_LIMITED": grpc.StatusCode.RESOURCE_EXHAUSTED,
+    "UNAVAILABLE": grpc.StatusCode.UNAVAILABLE,
+    # A stored log the rules cannot fold (a bug or an engine version change).
+    "GAME_BROKEN": grpc.StatusCode.INTERNAL,
+    "INTERNAL": grpc.StatusCode.INTERNAL,
+}
+
+#: Fallback code when a status arrives without the metadata (e.g. from grpc itself).
+_CODE_BY_STATUS: dict[grpc.StatusCode, str] = {
+    grpc.StatusCode.INVALID_ARGUMENT: "MALFORMED",
+    grpc.StatusCode.NOT_FOUND: "GAME_NOT_FOUND",
+    grpc.StatusCode.UNAUTHENTICATED: "UNAUTHORIZED",
+    grpc.StatusCode.PERMISSION_DENIED: "FORBIDDEN",
+    grpc.StatusCode.ABORTED: "CONFLICT",
+    grpc.StatusCode.RESOURCE_EXHAUSTED: "RATE_LIMITED",
+    grpc.StatusCode.UNAVAILABLE: "UNAVAILABLE",
+    grpc.StatusCode.DEADLINE_EXCEEDED: "UNAVAILABLE",
+    grpc.StatusCode.CANCELLED: "UNAVAILABLE",
+    grpc.StatusCode.FAILED_PRECONDITION: "INVALID_ACTION",
+}
+
+
+class ServiceError(Exception):
+    """A command refused or failed inside a service, with its machine code.
+
+    Attributes:
+        code: machine code (see the module table), e.g. ``"GAME_NOT_FOUND"``.
+        message: a sentence for a person.
+    """
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(f"{code}: {message}")
+        self.code = code
+        self.message = message
+
+
+def status_for(code: str) -> grpc.StatusCode:
+    """gRPC status of a machine code; rule codes not in the table are FAILED_PRECONDITION."""
+    return _STATUS.get(code, grpc.StatusCode.FAILED_PRECONDITION)
+
+
+async def abort(context: grpc.aio.ServicerContext, code: str, message: str) -> NoReturn:
+    """Abort the current RPC with the status of ``code`` and the code in trailing metadata.
+
+    Raises:
+        grpc.aio.AbortError: always (that is how grpc.aio ends the RPC).
+    """
+    context.set_trailing_metadata(((ERROR_CODE_KEY, code),))
+    await context.abort(status_for(code), message)
+
+
+def error_from_rpc(exc: grpc.aio.AioRpcError) -> tuple[str, str]:
+    """``(code, message)`` of a failed call: the ``cellwar-error-code`` trailing metadata,
+    else a code derived from the status (UNAVAILABLE → ``"UNAVAILABLE"``, ...)."""
+    for key, value in exc.trailing_metadata() or ():
+        if key == ERROR_CODE_KEY:
+            return str(value), exc.details() or ""
+    return _CODE_BY_STATUS.get(exc.code(), "INTERNAL"), exc.details() or str(exc.code())

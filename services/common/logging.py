@@ -1,0 +1,51 @@
+"""structlog set-up, done once at each entry point (DESIGN §9).
+
+JSON lines by default (``CELLWAR_LOG_FORMAT=json``), a readable console format for
+people (``console``). Stdlib loggers (grpc, uvicorn, nats) go through the same
+processors. Bind ``game_id``, ``player_id`` and ``seq`` with
+``structlog.contextvars.bind_contextvars`` or ``log.bind``.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+
+import structlog
+
+
+def configure_logging(fmt: str = "json", level: str = "info", service: str | None = None) -> None:
+    """Configure structlog and the stdlib root logger.
+
+    Args:
+        fmt: ``"json"`` or ``"console"``.
+        level: a stdlib level name.
+        service: bound as ``service`` on every line when given.
+    """
+    lvl = getattr(logging, level.upper(), logging.INFO)
+    shared = [
+        structlog.contextvars.merge_contextvars,
+        structlog.processors.add_log_level,
+        structlog.processors.TimeStamper(fmt="iso", utc=True),
+    ]
+    renderer = (
+        structlog.dev.ConsoleRenderer() if fmt == "console" else structlog.processors.JSONRenderer()
+    )
+    structlog.configure(
+        processors=[*shared, structlog.stdlib.ProcessorFormatter.wrap_for_formatter],
+        logger_factory=structlog.stdlib.LoggerFactory(),
+        wrapper_class=structlog.make_filtering_bound_logger(lvl),
+        cache_logger_on_first_use=True,
+    )
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(
+        structlog.stdlib.ProcessorFormatter(
+            foreign_pre_chain=shared,
+            processors=[structlog.stdlib.ProcessorFormatter.remove_processors_meta, renderer],
+        )
+    )
+    root = logging.getLogger()
+    root.handlers[:] = [handler]
+    root.setLevel(lvl)
+    if service:
+        structlog.contextvars.bind_contextvars(service=service)

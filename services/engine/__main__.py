@@ -1,0 +1,37 @@
+"""``python -m services.engine``: run the Engine gRPC service on ``CELLWAR_ENGINE_ADDR``."""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+
+import structlog
+
+from services.common.logging import configure_logging
+from services.common.settings import get_settings
+from services.engine.server import create_server
+
+
+async def serve() -> None:
+    """Serve until SIGINT/SIGTERM, then stop gracefully (``settings.shutdown_grace_s``)."""
+    settings = get_settings()
+    configure_logging(settings.log_format, settings.log_level, service="engine")
+    log = structlog.get_logger("cellwar.engine")
+    server, port = await create_server(settings.engine_addr)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    log.info("engine_listening", address=settings.engine_addr, port=port)
+    await stop.wait()
+    log.info("engine_stopping")
+    await server.stop(settings.shutdown_grace_s)
+
+
+def main() -> None:
+    """Entry point."""
+    asyncio.run(serve())
+
+
+if __name__ == "__main__":
+    main()

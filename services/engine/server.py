@@ -1,0 +1,171 @@
+"""The Engine gRPC service: the rules of :mod:`engine` behind a stateless grpc.aio server.
+
+Every call carries the state it works on (``GameState.state`` = ``engine.encode_state``),
+so any replica can serve any call. Rule errors (``engine.GameError``) become a gRPC
+status with the machine code in trailing metadata (``services.common.errors``).
+CPU-heavy work (Decide, Fold, Tick, Views) runs in a worker thread so the event loop
+keeps answering health checks; numpy releases the GIL for much of a Life step.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import grpc
+import structlog
+
+import engine
+from cellwar.v1 import engine_pb2, engine_pb2_grpc
+from engine.errors import GameError
+from services.common import grpcutil
+from services.common.errors import abort
+
+log = structlog.get_logger("cellwar.engine")
+
+SERVICE_NAME = engine_pb2.DESCRIPTOR.services_by_name["Engine"].full_name
+
+T = TypeVar("T")
+
+
+def to_proto(state: Any) -> engine_pb2.GameState:
+    """The ``GameState`` message of an engine state (encoded bytes, hash and summary)."""
+    s = engine.summary(state)
+    return engine_pb2.GameState(
+        state=engine.encode_state(state),
+        state_hash=engine.state_hash(state),
+        kind=s.kind,
+        phase=s.phase,
+        generation=s.generation,
+        finished=s.finished,
+        turn=s.turn,
+        players_joined=s.players_joined,
+        max_players=s.max_players,
+        speed=s.speed,
+    )
+
+
+def from_proto(msg: engine_pb2.GameState) -> Any:
+    """The engine state in a ``GameState`` message. Raises GameError MALFORMED."""
+    if not msg.state:
+        raise GameError("MALFORMED", "a game state is required")
+    return engine.decode_state(msg.state)
+
+
+def _json(data: bytes, what: str) -> Any:
+    try:
+        return json.loads(data or b"{}")
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise GameError("MALFORMED", f"{what} is not valid JSON") from exc
+
+
+def _draft(d: Any) -> engine_pb2.EventDraft:
+    return engine_pb2.EventDraft(
+        type=d.type, actor=d.actor, payload=engine.dumps(d.payload), state_hash=d.state_hash
+    )
+
+
+def decide(request: engine_pb2.DecideRequest) -> engine_pb2.DecideReply:
+    """Run one command (see ``engine.decide``). Raises GameError."""
+    cmd = request.command
+    state = from_proto(request.state) if request.HasField("state") and request.state.state else None
+    payload = _json(cmd.payload, "command payload")
+    if not isinstance(payload, dict):
+        raise GameError("MALFORMED", "command payload must be a JSON object")
+    drafts, new = engine.decide(state, cmd.type, cmd.actor, payload)
+    return engine_pb2.DecideReply(events=[_draft(d) for d in drafts], state=to_proto(new))
+
+
+def fold(request: engine_pb2.FoldRequest) -> engine_pb2.GameState:
+    """Fold recorded events onto a state (or from GameCreated). Raises GameError."""
+    state = from_proto(request.state) if request.HasField("state") and request.state.state else None
+    events = ((e.type, e.actor, _json(e.payload, "event payload")) for e in request.events)
+    state = engine.fold(state, events)
+    if state is None:
+        raise GameError("MALFORMED", "nothing to fold: no state and no events")
+    return to_proto(state)
+
+
+def tick(request: engine_pb2.TickRequest) -> engine_pb2.TickReply:
+    """Tick every item by up to its generations. A failing item gives an empty result
+    (state unchanged, no events) and is logged, so one bad game never stops the others."""
+    results = []
+    for item in request.items:
+        try:
+            state = from_proto(item.state)
+            before = engine.summary(state).generation
+            drafts, new = engine.decide_tick(state, item.generations)
+            ran = engine.summary(new).generation - before
+            results.append(
+                engine_pb2.TickResult(
+                    state=to_proto(new) if drafts else item.state,
+                    generations_run=max(ran, 0),
+                    events=[_draft(d) for d in drafts],
+                )
+            )
+        except GameError as exc:
+            log.warning("tick_failed", code=exc.code, error=exc.message)
+            results.append(engine_pb2.TickResult(state=item.state))
+    return engine_pb2.TickReply(results=results)
+
+
+def views(request: engine_pb2.ViewsRequest) -> engine_pb2.ViewsReply:
+    """JSON views of one state for each player id (0 = spectator)."""
+    state = from_proto(request.state)
+    return engine_pb2.ViewsReply(
+        views=[engine.dumps(engine.get_visible_state(state, pid or None)) for pid in request.player_ids]
+    )
+
+
+def valid_actions(request: engine_pb2.ValidActionsRequest) -> engine_pb2.ValidActionsReply:
+    """JSON list of a player's legal actions (one unit, or all when unit_id is 0)."""
+    state = from_proto(request.state)
+    actions = engine.get_valid_actions(state, request.player_id, request.unit_id or None)
+    return engine_pb2.ValidActionsReply(actions=engine.dumps(actions))
+
+
+class EngineServicer(engine_pb2_grpc.EngineServicer):
+    """grpc.aio servicer: each RPC runs its function in a worker thread."""
+
+    async def _run(self, fn: Callable[[Any], T], request: Any, context: grpc.aio.ServicerContext) -> T:
+        try:
+            return await asyncio.to_thread(fn, request)
+        except GameError as exc:
+            await abort(context, exc.code, exc.message)
+        except Exception as exc:  # noqa: BLE001 - a bug must not kill the server
+            log.exception("engine_call_failed", rpc=fn.__name__)
+            await abort(context, "INTERNAL", f"{type(exc).__name__}: {exc}")
+        raise AssertionError("unreachable")  # abort always raises
+
+    async def Decide(self, request, context):  # noqa: N802 - gRPC method name
+        return await self._run(decide, request, context)
+
+    async def Fold(self, request, context):  # noqa: N802
+        return await self._run(fold, request, context)
+
+    async def Tick(self, request, context):  # noqa: N802
+        return await self._run(tick, request, context)
+
+    async def Views(self, request, context):  # noqa: N802
+        return await self._run(views, request, context)
+
+    async def ValidActions(self, request, context):  # noqa: N802
+        return await self._run(valid_actions, request, context)
+
+
+async def create_server(address: str = "127.0.0.1:0") -> tuple[grpc.aio.Server, int]:
+    """Build and start the Engine server on ``address`` (port 0 = a free port).
+
+    Returns ``(server, port)``; stop it with ``await server.stop(grace_seconds)``.
+    Health (SERVING for ``""`` and ``cellwar.v1.Engine``) and reflection are on.
+    """
+    server = grpcutil.new_server()
+    engine_pb2_grpc.add_EngineServicer_to_server(EngineServicer(), server)
+    health = grpcutil.add_health_and_reflection(server, [SERVICE_NAME])
+    port = grpcutil.bind(server, address)
+    await server.start()
+    await grpcutil.set_serving(health, [SERVICE_NAME], True)
+    log.info("engine_started", address=address, port=port, engine_version=engine.ENGINE_VERSION)
+    return server, port
