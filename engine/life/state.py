@@ -266,7 +266,11 @@ def decode(data: bytes) -> LifeState:
         placed = bytes(data[off + nb : off + nb + np_])
         turn_board = bytes(data[off + nb + np_ : off + nb + np_ + nt])
         cells = config.width * config.height
-        if len(board) != cells or len(placed) not in (0, cells) or len(turn_board) not in (0, cells):
+        if (
+            len(board) != cells
+            or len(placed) not in (0, cells)
+            or len(turn_board) not in (0, cells)
+        ):
             raise ValueError("board size does not match the config")
         if off + nb + np_ + nt != len(data):
             raise ValueError("trailing bytes")

@@ -24,6 +24,13 @@ class Settings(BaseSettings):
         lease_ttl_s: seconds a ticking lease lives without renewal (seconds).
         data_dir: where the local runner keeps NATS data.
         web_dir: folder of the browser client served at ``/`` (empty: the packaged one).
+        tick_interval_s: longest pause between two ticks of the session's ticker (seconds);
+            shorter when the rate is high, so one batch stays around 8..64 generations.
+        snapshot_every: the session snapshots a game at least every this many events.
+        stream_replicas: replicas of the GAME_EVENTS stream and the KV buckets (1 locally,
+            3 in a cluster).
+        engine_timeout_s: deadline of one call to the engine service (seconds).
+        shutdown_grace_s: seconds a stopping gRPC server lets running calls finish.
     """
 
     model_config = SettingsConfigDict(env_prefix="CELLWAR_", env_file=".env", extra="ignore")
@@ -41,6 +48,11 @@ class Settings(BaseSettings):
     lease_ttl_s: float = Field(10.0, gt=0)
     data_dir: str = ".data"
     web_dir: str = ""
+    tick_interval_s: float = Field(0.125, gt=0)
+    snapshot_every: int = Field(200, gt=0)
+    stream_replicas: int = Field(1, ge=1)
+    engine_timeout_s: float = Field(30.0, gt=0)
+    shutdown_grace_s: float = Field(5.0, ge=0)
 
 
 @lru_cache(maxsize=1)

@@ -16,12 +16,12 @@ from typing import Any, TypeVar
 
 import grpc
 import structlog
+from cellwar.v1 import engine_pb2, engine_pb2_grpc
 
 import engine
-from cellwar.v1 import engine_pb2, engine_pb2_grpc
 from engine.errors import GameError
 from services.common import grpcutil
-from services.common.errors import abort
+from services.common.errors import ENGINE_VERSION_KEY, abort
 
 log = structlog.get_logger("cellwar.engine")
 
@@ -130,6 +130,7 @@ class EngineServicer(engine_pb2_grpc.EngineServicer):
     """grpc.aio servicer: each RPC runs its function in a worker thread."""
 
     async def _run(self, fn: Callable[[Any], T], request: Any, context: grpc.aio.ServicerContext) -> T:
+        await context.send_initial_metadata(((ENGINE_VERSION_KEY, engine.ENGINE_VERSION),))
         try:
             return await asyncio.to_thread(fn, request)
         except GameError as exc:

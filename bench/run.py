@@ -1,0 +1,102 @@
+"""Benchmark CLI: ``python -m bench.run [--quick] [--only NAME ...] [--strict]``.
+
+Runs each registered benchmark, prints a table and writes ``.bench/<name>.json``.
+Add a benchmark by appending ``(name, function)`` to :data:`BENCHMARKS`; the function
+takes ``quick: bool`` and returns ``{"rows": [row, ...], ...}`` where a row has at least
+``name``, ``unit``, ``kernel`` (the measured figure), ``reference`` (or None), ``ratio``
+(or None), ``target_text`` and ``pass``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from bench import kernel
+
+BenchFn = Callable[[bool], dict[str, Any]]
+
+BENCHMARKS: list[tuple[str, BenchFn]] = [
+    ("kernel", lambda quick: kernel.run(quick=quick)),
+]
+
+
+def _fmt(value: float | None) -> str:
+    if value is None:
+        return "-"
+    if value >= 1e5:
+        return f"{value:.3e}"
+    return f"{value:,.1f}"
+
+
+def print_table(name: str, rows: list[dict[str, Any]]) -> None:
+    """Print one benchmark's rows as an aligned text table."""
+    header = ["row", "unit", "measured", "reference", "ratio", "target", "result"]
+    lines = [
+        [
+            r["name"],
+            r["unit"],
+            _fmt(r["kernel"]),
+            _fmt(r.get("reference")),
+            "-" if r.get("ratio") is None else f"{r['ratio']:.1f}x",
+            r["target_text"],
+            "PASS" if r["pass"] else "FAIL",
+        ]
+        for r in rows
+    ]
+    widths = [max(len(h), *(len(line[i]) for line in lines)) for i, h in enumerate(header)]
+    print(f"== {name} ==")
+    print("  ".join(h.ljust(w) for h, w in zip(header, widths, strict=True)).rstrip())
+    print("  ".join("-" * w for w in widths))
+    for line in lines:
+        print("  ".join(c.ljust(w) for c, w in zip(line, widths, strict=True)).rstrip())
+    print()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.run", description=__doc__)
+    parser.add_argument("--quick", action="store_true", help="short smoke run")
+    parser.add_argument(
+        "--only",
+        action="append",
+        metavar="NAME",
+        help="run only these benchmarks: " + ", ".join(n for n, _ in BENCHMARKS),
+    )
+    parser.add_argument("--out", default=".bench", help="folder for the JSON results")
+    parser.add_argument("--strict", action="store_true", help="exit 1 when a row fails")
+    args = parser.parse_args(argv)
+
+    chosen = [(n, f) for n, f in BENCHMARKS if not args.only or n in args.only]
+    if args.only and len(chosen) != len(set(args.only)):
+        parser.error(f"unknown benchmark in {args.only}")
+    out_dir = Path(args.out)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    failed = False
+    for name, fn in chosen:
+        result = fn(args.quick)
+        result["machine"] = {
+            "python": platform.python_version(),
+            "numpy": np.__version__,
+            "platform": platform.platform(),
+            "cpus": os.cpu_count(),
+        }
+        result["time"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
+        print_table(name, result["rows"])
+        path = out_dir / f"{name}.json"
+        path.write_text(json.dumps(result, indent=2) + "\n")
+        print(f"wrote {path}")
+        failed = failed or not all(r["pass"] for r in result["rows"])
+    return 1 if (failed and args.strict) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,260 @@
+"""Life bots that play only through the public API (client/sdk.py).
+
+:class:`LifeBot` joins a game, follows it on the WebSocket stream (with a polling
+fallback), and when it may draw, places small figures (blocks, beehives, blinkers,
+R-pentominoes) at random spots of its own zone within its budget, chosen by its own
+seeded ``random.Random`` (never the global one, so a seed replays the same choices).
+
+- ``placement``: on its turn, spends ``placement_share`` of the budget, then ``end_turn``.
+- ``running``: asks once for the bot's ``speed`` multiplier (the real server ticks at
+  8 generations/s × speed, DESIGN §3).
+- ``redraw``: places a few cells on empty spots (``redraw_share`` of what is left,
+  at least one figure while budget lasts) or nothing, then says ready (``end_turn``).
+- ``finished``: :meth:`LifeBot.play` returns the final view.
+
+A view is the DESIGN §7 shape; the bot reads ``phase, turn, you, zone, players,
+generation, speed, width, height, board``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import random
+import re
+from collections.abc import Awaitable, Callable, Iterable
+from typing import Any
+
+from client.sdk import ApiError, AsyncCellWarClient, Seat
+
+#: Figures as (x, y) offsets: name -> cells. R-pentomino: the classic methuselah.
+FIGURES: dict[str, tuple[tuple[int, int], ...]] = {
+    "block": ((0, 0), (1, 0), (0, 1), (1, 1)),
+    "blinker": ((0, 0), (1, 0), (2, 0)),
+    "beehive": ((1, 0), (2, 0), (0, 1), (3, 1), (1, 2), (2, 2)),
+    "r_pentomino": ((1, 0), (2, 0), (0, 1), (1, 1), (1, 2)),
+    "tub": ((1, 0), (0, 1), (2, 1), (1, 2)),
+}
+
+#: How often each figure is picked (still lifes mostly, so games settle).
+FIGURE_WEIGHTS: dict[str, int] = {"block": 5, "beehive": 2, "blinker": 2, "tub": 1, "r_pentomino": 2}
+
+_RLE_TOKEN = re.compile(r"(\d*)([p-y][A-X]|[.A-X$!bo])")
+
+OnView = Callable[["LifeBot", dict[str, Any]], Awaitable[None] | None]
+
+
+def decode_board(rle: str, width: int, height: int) -> list[list[int]]:
+    """Decode the view's multi-state RLE (``.`` dead, ``A`` colour 1, ``B`` colour 2, ...,
+    ``$`` ends a row, ``!`` the board) into ``height`` rows of ``width`` ints.
+
+    Header (``x = ...``) and comment (``#``) lines are skipped; ``b``/``o`` (two-state
+    RLE) read as dead / colour 1. Missing cells are dead.
+    """
+    rows = [[0] * width for _ in range(height)]
+    body = "".join(line for line in rle.splitlines() if line and not line.startswith(("#", "x ", "x=")))
+    x = y = 0
+    for count_text, tag in _RLE_TOKEN.findall(body):
+        count = int(count_text) if count_text else 1
+        if tag == "!":
+            break
+        if tag == "$":
+            y += count
+            x = 0
+            continue
+        if tag in (".", "b"):
+            value = 0
+        elif tag == "o":
+            value = 1
+        elif len(tag) == 2:  # pA..yX: states above 24 (not used by 4 colours)
+            value = (ord(tag[0]) - ord("p") + 1) * 24 + ord(tag[1]) - ord("A") + 1
+        else:
+            value = ord(tag) - ord("A") + 1
+        if value and 0 <= y < height:
+            for i in range(x, min(x + count, width)):
+                rows[y][i] = value
+        x += count
+    return rows
+
+
+def _me(view: dict[str, Any]) -> dict[str, Any]:
+    you = view.get("you")
+    for player in view.get("players") or ():
+        if player.get("id") == you:
+            return player
+    return {}
+
+
+class LifeBot:
+    """A Life player driven by the public API.
+
+    Args:
+        api: the client (shared between bots is fine).
+        game_id: the game to join.
+        name: the player name shown to others.
+        seed: seeds the bot's own ``random.Random``.
+        speed: speed multiplier asked for once the simulation runs (1, 2, 4, 8; 0 = never).
+        placement_share: share of the budget spent in the placement turn (0..1).
+        redraw_share: share of the remaining budget spent in each redraw round (0..1).
+        poll_s: seconds without a stream message after which the state is polled.
+        on_view: called with (bot, view) for every view seen (progress display).
+    """
+
+    def __init__(
+        self,
+        api: AsyncCellWarClient,
+        game_id: str,
+        name: str,
+        *,
+        seed: int = 0,
+        speed: int = 8,
+        placement_share: float = 0.7,
+        redraw_share: float = 0.5,
+        poll_s: float = 2.0,
+        on_view: OnView | None = None,
+    ) -> None:
+        self.api = api
+        self.game_id = game_id
+        self.name = name
+        self.rng = random.Random(seed)
+        self.speed = speed
+        self.placement_share = placement_share
+        self.redraw_share = redraw_share
+        self.poll_s = poll_s
+        self.on_view = on_view
+        self.seat: Seat | None = None
+        self.actions_sent = 0
+        self._placed = False
+        self._redraw_done: set[int] = set()
+        self._speed_asked = False
+
+    # -- the loop
+
+    async def join(self) -> Seat:
+        """Take a seat (once)."""
+        if self.seat is None:
+            self.seat = await self.api.join(self.game_id, self.name)
+        return self.seat
+
+    async def run(self) -> dict[str, Any]:
+        """Join, then :meth:`play`. Returns the final view."""
+        await self.join()
+        return await self.play()
+
+    async def play(self) -> dict[str, Any]:
+        """Act on every view until the game is finished; returns the final view."""
+        seat = await self.join()
+        queue: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue()
+        reader = asyncio.create_task(self._read_stream(seat, queue))
+        try:
+            await queue.put(await self.api.state(self.game_id, seat.token))
+            while True:
+                try:
+                    view = await asyncio.wait_for(queue.get(), timeout=self.poll_s)
+                except TimeoutError:
+                    view = await self.api.state(self.game_id, seat.token)
+                if view is None:  # the stream ended: polling takes over
+                    view = await self.api.state(self.game_id, seat.token)
+                await self._notify(view)
+                if view.get("phase") == "finished":
+                    return view
+                await self.act_on(view)
+        finally:
+            reader.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await reader
+
+    async def _read_stream(self, seat: Seat, queue: asyncio.Queue[dict[str, Any] | None]) -> None:
+        try:
+            async for message in self.api.stream(self.game_id, seat.token):
+                view = message.get("view")
+                if isinstance(view, dict):
+                    await queue.put(view)
+        except Exception:  # the stream failed (network, 4xxx): polling takes over
+            return
+        await queue.put(None)
+
+    async def _notify(self, view: dict[str, Any]) -> None:
+        if self.on_view is not None:
+            result = self.on_view(self, view)
+            if asyncio.iscoroutine(result):
+                await result
+
+    # -- decisions
+
+    async def act_on(self, view: dict[str, Any]) -> None:
+        """Do what the view calls for (see the module docstring); rule refusals of a stale
+        view (409) are ignored, the next view decides again."""
+        phase = view.get("phase")
+        try:
+            if phase == "placement" and view.get("turn") == view.get("you") and not self._placed:
+                self._placed = True
+                budget = int(_me(view).get("budget_left", 0))
+                cells = self.pick_cells(view, int(budget * self.placement_share), board=None)
+                await self._place(cells)
+                await self._call(self.api.end_turn(self.game_id, self.seat.token))
+            elif phase == "running" and self.speed and not self._speed_asked:
+                self._speed_asked = True
+                if int(view.get("speed") or 1) != self.speed:
+                    await self._call(self.api.speed(self.game_id, self.seat.token, self.speed))
+            elif phase == "redraw":
+                generation = int(view.get("generation") or 0)
+                if generation in self._redraw_done:
+                    return
+                self._redraw_done.add(generation)
+                budget = int(_me(view).get("budget_left", 0))
+                if budget > 0 and self.rng.random() < 0.8:
+                    want = max(min(budget, 3), int(budget * self.redraw_share))
+                    board = None
+                    if isinstance(view.get("board"), str):
+                        board = decode_board(view["board"], int(view["width"]), int(view["height"]))
+                    await self._place(self.pick_cells(view, want, board=board))
+                await self._call(self.api.end_turn(self.game_id, self.seat.token))
+        except ApiError as err:
+            if err.status != 409:
+                raise
+
+    async def _place(self, cells: list[tuple[int, int]]) -> None:
+        if cells:
+            await self._call(self.api.place(self.game_id, self.seat.token, cells))
+
+    async def _call(self, request: Awaitable[dict[str, Any]]) -> dict[str, Any] | None:
+        self.actions_sent += 1
+        return await request
+
+    def pick_cells(
+        self, view: dict[str, Any], budget: int, *, board: list[list[int]] | None
+    ) -> list[tuple[int, int]]:
+        """Up to ``budget`` cells forming whole figures at random spots of the bot's zone,
+        one cell apart from each other and (when ``board`` is given) from live cells."""
+        zone = view.get("zone") or [0, 0, int(view["width"]), int(view["height"])]
+        x0, y0, x1, y1 = (int(v) for v in zone)
+        taken: set[tuple[int, int]] = set()
+        if board is not None:
+            taken = {(x, y) for y in range(y0, y1) for x in range(x0, x1) if board[y][x]}
+        chosen: list[tuple[int, int]] = []
+        names = list(FIGURE_WEIGHTS)
+        weights = [FIGURE_WEIGHTS[n] for n in names]
+        attempts = 0
+        while attempts < 200 and len(chosen) < budget:
+            attempts += 1
+            figure = FIGURES[self.rng.choices(names, weights)[0]]
+            if len(chosen) + len(figure) > budget:
+                figure = FIGURES["blinker"] if budget - len(chosen) >= 3 else ((0, 0),)
+            w = max(dx for dx, _ in figure) + 1
+            h = max(dy for _, dy in figure) + 1
+            if x1 - x0 < w + 2 or y1 - y0 < h + 2:
+                break
+            ox = self.rng.randrange(x0 + 1, x1 - w)
+            oy = self.rng.randrange(y0 + 1, y1 - h)
+            cells = [(ox + dx, oy + dy) for dx, dy in figure]
+            if any(n in taken for n in _halo(cells)):
+                continue
+            chosen.extend(cells)
+            taken.update(cells)
+        return chosen
+
+
+def _halo(cells: Iterable[tuple[int, int]]) -> set[tuple[int, int]]:
+    """The cells and their Moore neighbourhood."""
+    return {(x + dx, y + dy) for x, y in cells for dx in (-1, 0, 1) for dy in (-1, 0, 1)}

@@ -1,0 +1,433 @@
+"""Python SDK of the CellWar REST + WebSocket API (DESIGN §7), on httpx and websockets.
+
+Two clients with the same methods: :class:`AsyncCellWarClient` (asyncio; bots, RL
+environments) and :class:`CellWarClient` (plain blocking calls; notebooks, scripts).
+Every error answer of the server raises :class:`ApiError` with the HTTP status and the
+machine code (``OUT_OF_ZONE``, ``NOT_YOUR_TURN``, ...).
+
+Example::
+
+    async with AsyncCellWarClient("http://localhost:8000") as api:
+        game_id = await api.create_game("life", {"width": 60, "height": 60, "budget": 100})
+        seat = await api.join(game_id, "alice")
+        await api.place(game_id, seat.token, [(3, 4), (4, 4), (5, 4)])
+        await api.end_turn(game_id, seat.token)
+        async for message in api.stream(game_id, seat.token):
+            print(message["type"], message["view"]["generation"])
+
+The SDK never imports the engine: it speaks only the public API.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import AsyncIterator, Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import quote, urlsplit, urlunsplit
+
+import httpx
+import websockets
+import websockets.sync.client
+from websockets.exceptions import ConnectionClosed
+
+#: Default timeout of one HTTP request (seconds).
+DEFAULT_TIMEOUT_S = 30.0
+
+
+class ApiError(Exception):
+    """An error answer of the CellWar API.
+
+    Attributes:
+        status: HTTP status (401, 403, 404, 409, 422, 429, 503, ...), or the WebSocket
+            close code minus 4000 for a stream closed with an error.
+        code: machine code, e.g. ``"OUT_OF_ZONE"``, ``"UNAUTHORIZED"``.
+        message: the server's explanation.
+    """
+
+    def __init__(self, status: int, code: str, message: str) -> None:
+        super().__init__(f"{status} {code}: {message}")
+        self.status = status
+        self.code = code
+        self.message = message
+
+
+@dataclass(frozen=True)
+class Seat:
+    """A joined player: keep ``token``, it is the seat.
+
+    Attributes:
+        game_id: the game.
+        player_id: seat number (from 1); also the player's colour in Life.
+        token: the signed player token (``Authorization: Bearer <token>``).
+    """
+
+    game_id: str
+    player_id: int
+    token: str
+
+
+def _raise_for_error(response: httpx.Response) -> None:
+    if response.is_success:
+        return
+    try:
+        err = response.json()["error"]
+        code, message = str(err["code"]), str(err["message"])
+    except (ValueError, KeyError, TypeError):
+        code, message = "HTTP_ERROR", response.text[:500]
+    raise ApiError(response.status_code, code, message)
+
+
+def _auth(token: str | None) -> dict[str, str]:
+    return {"Authorization": f"Bearer {token}"} if token else {}
+
+
+def _post_headers(token: str | None, idempotency_key: str | None) -> dict[str, str]:
+    headers = _auth(token)
+    headers["Idempotency-Key"] = idempotency_key or str(uuid.uuid4())
+    return headers
+
+
+def _cells(cells: Iterable[Sequence[int]]) -> list[list[int]]:
+    return [[int(c[0]), int(c[1])] for c in cells]
+
+
+def stream_url(base_url: str, game_id: str, token: str | None) -> str:
+    """The WebSocket URL of a game's stream (``ws://`` or ``wss://``)."""
+    parts = urlsplit(base_url)
+    scheme = "wss" if parts.scheme == "https" else "ws"
+    path = parts.path.rstrip("/") + f"/game/{quote(game_id, safe='')}/stream"
+    query = f"token={quote(token, safe='')}" if token else ""
+    return urlunsplit((scheme, parts.netloc, path, query, ""))
+
+
+def _closed_error(exc: ConnectionClosed, last_error: dict[str, Any] | None) -> ApiError | None:
+    """The ApiError of a stream closed with a 4xxx code, else None (a clean close)."""
+    rcvd = exc.rcvd
+    code = rcvd.code if rcvd is not None else None
+    if code is not None and 4000 <= code < 5000:
+        err = (last_error or {}).get("error") or {}
+        return ApiError(code - 4000, str(err.get("code", rcvd.reason or "ERROR")), str(err.get("message", "")))
+    return None
+
+
+class _Requests:
+    """Request shapes shared by both clients: (method, path, kwargs) per operation."""
+
+    @staticmethod
+    def create(kind: str, config: dict[str, Any] | None, key: str | None) -> tuple[str, str, dict]:
+        return "POST", "/game/create", {
+            "json": {"kind": kind, "config": dict(config or {})},
+            "headers": _post_headers(None, key),
+        }
+
+    @staticmethod
+    def join(game_id: str, name: str, key: str | None) -> tuple[str, str, dict]:
+        return "POST", f"/game/{game_id}/join", {"json": {"name": name}, "headers": _post_headers(None, key)}
+
+    @staticmethod
+    def action(game_id: str, token: str, action: dict[str, Any], key: str | None) -> tuple[str, str, dict]:
+        return "POST", f"/game/{game_id}/action", {"json": action, "headers": _post_headers(token, key)}
+
+    @staticmethod
+    def command(game_id: str, token: str, name: str, key: str | None) -> tuple[str, str, dict]:
+        return "POST", f"/game/{game_id}/{name}", {"headers": _post_headers(token, key)}
+
+
+class AsyncCellWarClient:
+    """Asynchronous client of one CellWar server.
+
+    Args:
+        base_url: e.g. ``"http://localhost:8000"``.
+        timeout: seconds per HTTP request.
+        transport: an httpx transport (e.g. ``httpx.ASGITransport(app)`` in tests).
+
+    Use as ``async with AsyncCellWarClient(url) as api: ...`` or call :meth:`aclose`.
+    All methods raise :class:`ApiError` on an error answer and ``httpx.HTTPError`` when
+    the server cannot be reached.
+    """
+
+    def __init__(
+        self, base_url: str, *, timeout: float = DEFAULT_TIMEOUT_S, transport: httpx.AsyncBaseTransport | None = None
+    ) -> None:
+        self.base_url = base_url.rstrip("/")
+        self._http = httpx.AsyncClient(base_url=self.base_url, timeout=timeout, transport=transport)
+
+    async def __aenter__(self) -> AsyncCellWarClient:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        """Close the HTTP connection pool."""
+        await self._http.aclose()
+
+    async def _call(self, method: str, path: str, **kwargs: Any) -> Any:
+        response = await self._http.request(method, path, **kwargs)
+        _raise_for_error(response)
+        return response.json()
+
+    # -- lobby and seats
+
+    async def create_game(
+        self, kind: str = "life", config: dict[str, Any] | None = None, *, idempotency_key: str | None = None
+    ) -> str:
+        """Create a game; returns its id. ``config`` per kind (DESIGN §7), defaults filled
+        by the server (Life: 60×60, 2 players, budget 100)."""
+        method, path, kw = _Requests.create(kind, config, idempotency_key)
+        return (await self._call(method, path, **kw))["game_id"]
+
+    async def join(self, game_id: str, name: str, *, idempotency_key: str | None = None) -> Seat:
+        """Take the next free seat of ``game_id``. Raises ApiError 409 ``GAME_FULL``."""
+        method, path, kw = _Requests.join(game_id, name, idempotency_key)
+        data = await self._call(method, path, **kw)
+        return Seat(game_id, int(data["player_id"]), str(data["player_token"]))
+
+    async def games(self) -> list[dict[str, Any]]:
+        """The lobby: open and running games (``game_id, kind, phase, players_joined, ...``)."""
+        return (await self._call("GET", "/games"))["games"]
+
+    # -- reading
+
+    async def state(self, game_id: str, token: str) -> dict[str, Any]:
+        """The player's view (DESIGN §7 view shape)."""
+        return await self._call("GET", f"/game/{game_id}/state", headers=_auth(token))
+
+    async def events(self, game_id: str, token: str | None = None, from_seq: int = 0) -> list[dict[str, Any]]:
+        """The event log from ``from_seq`` (``seq, type, actor, payload, time, state_hash,
+        engine_version`` each). Without a token: only once the game is finished."""
+        data = await self._call("GET", f"/game/{game_id}/events", params={"from_seq": from_seq}, headers=_auth(token))
+        return data["events"]
+
+    async def replay(self, game_id: str, seq: int, token: str | None = None) -> dict[str, Any]:
+        """``{"seq", "view"}``: the game as it was right after event ``seq``."""
+        return await self._call("GET", f"/game/{game_id}/replay", params={"seq": seq}, headers=_auth(token))
+
+    async def valid_actions(self, game_id: str, token: str, unit_id: int | None = None) -> list[dict[str, Any]]:
+        """CellWar: legal ``{unit_id, dx, dy, kind}`` of one unit (or all of yours)."""
+        params = {"unit_id": unit_id} if unit_id is not None else {}
+        data = await self._call("GET", f"/game/{game_id}/valid_actions", params=params, headers=_auth(token))
+        return data["actions"]
+
+    async def health(self) -> dict[str, Any]:
+        """``/readyz``: raises ApiError 503 when the backend is not ready."""
+        return await self._call("GET", "/readyz")
+
+    # -- commands (each returns {"seq", "view"})
+
+    async def act(
+        self, game_id: str, token: str, action: dict[str, Any], *, idempotency_key: str | None = None
+    ) -> dict[str, Any]:
+        """Send any action object of the contract; returns ``{"seq", "view"}``."""
+        method, path, kw = _Requests.action(game_id, token, action, idempotency_key)
+        return await self._call(method, path, **kw)
+
+    async def end_turn(self, game_id: str, token: str, *, idempotency_key: str | None = None) -> dict[str, Any]:
+        """End your drawing turn (Life placement) or say ready (redraw); CellWar: end turn."""
+        method, path, kw = _Requests.command(game_id, token, "end_turn", idempotency_key)
+        return await self._call(method, path, **kw)
+
+    async def leave(self, game_id: str, token: str, *, idempotency_key: str | None = None) -> dict[str, Any]:
+        """Leave the game (you and your cells/units are removed)."""
+        method, path, kw = _Requests.command(game_id, token, "leave", idempotency_key)
+        return await self._call(method, path, **kw)
+
+    async def place(self, game_id: str, token: str, cells: Iterable[Sequence[int]], **kw: Any) -> dict[str, Any]:
+        """Place cells ``[(x, y), ...]`` (all or nothing: OUT_OF_ZONE / BUDGET_EXCEEDED)."""
+        return await self.act(game_id, token, {"type": "place", "cells": _cells(cells)}, **kw)
+
+    async def erase(self, game_id: str, token: str, cells: Iterable[Sequence[int]], **kw: Any) -> dict[str, Any]:
+        """Erase own cells ``[(x, y), ...]``."""
+        return await self.act(game_id, token, {"type": "erase", "cells": _cells(cells)}, **kw)
+
+    async def stamp(
+        self,
+        game_id: str,
+        token: str,
+        x: int,
+        y: int,
+        pattern: str | None = None,
+        *,
+        rle: str | None = None,
+        rotation: int = 0,
+        **kw: Any,
+    ) -> dict[str, Any]:
+        """Stamp a library pattern (``"glider"``) or RLE text with its top-left at (x, y)."""
+        action: dict[str, Any] = {"type": "stamp", "x": x, "y": y, "rotation": rotation}
+        if rle is not None:
+            action["rle"] = rle
+        else:
+            action["pattern"] = pattern
+        return await self.act(game_id, token, action, **kw)
+
+    async def speed(self, game_id: str, token: str, multiplier: int, **kw: Any) -> dict[str, Any]:
+        """Set the simulation speed multiplier (1, 2, 4 or 8 × 8 generations/s)."""
+        return await self.act(game_id, token, {"type": "speed", "multiplier": multiplier}, **kw)
+
+    async def simple(self, game_id: str, token: str, type_: str, **kw: Any) -> dict[str, Any]:
+        """An action without arguments: ``reset_turn``, ``pause``, ``resume``,
+        ``propose_finish``, ``resign``, ``restart``."""
+        return await self.act(game_id, token, {"type": type_}, **kw)
+
+    async def move(self, game_id: str, token: str, unit_id: int, dx: int, dy: int, **kw: Any) -> dict[str, Any]:
+        """CellWar: unit ``unit_id`` acts toward (dx, dy), each in -1..1."""
+        return await self.act(game_id, token, {"unit_id": unit_id, "dx": dx, "dy": dy}, **kw)
+
+    # -- stream
+
+    async def stream(self, game_id: str, token: str | None = None) -> AsyncIterator[dict[str, Any]]:
+        """Messages of the game's WebSocket stream: ``{"type": "view" | "finished", "seq",
+        "view"}``; ends after ``finished`` (or when the server closes cleanly).
+
+        Raises:
+            ApiError: the server closed the stream with an error (4401 → status 401, ...).
+        """
+        url = stream_url(self.base_url, game_id, token)
+        last_error: dict[str, Any] | None = None
+        async with websockets.connect(url, max_size=None, open_timeout=30) as ws:
+            try:
+                async for raw in ws:
+                    message = json.loads(raw)
+                    if message.get("type") == "error":
+                        last_error = message
+                        continue
+                    yield message
+                    if message.get("type") == "finished":
+                        return
+            except ConnectionClosed as exc:
+                err = _closed_error(exc, last_error)
+                if err is not None:
+                    raise err from None
+                return
+            if ws.close_code is not None and 4000 <= ws.close_code < 5000:
+                err = (last_error or {}).get("error") or {}
+                raise ApiError(ws.close_code - 4000, str(err.get("code", "ERROR")), str(err.get("message", "")))
+
+
+class CellWarClient:
+    """Blocking client with the same methods as :class:`AsyncCellWarClient`.
+
+    Args:
+        base_url: e.g. ``"http://localhost:8000"``.
+        timeout: seconds per HTTP request.
+        transport: an httpx transport (tests).
+    """
+
+    def __init__(
+        self, base_url: str, *, timeout: float = DEFAULT_TIMEOUT_S, transport: httpx.BaseTransport | None = None
+    ) -> None:
+        self.base_url = base_url.rstrip("/")
+        self._http = httpx.Client(base_url=self.base_url, timeout=timeout, transport=transport)
+
+    def __enter__(self) -> CellWarClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Close the HTTP connection pool."""
+        self._http.close()
+
+    def _call(self, method: str, path: str, **kwargs: Any) -> Any:
+        response = self._http.request(method, path, **kwargs)
+        _raise_for_error(response)
+        return response.json()
+
+    def create_game(
+        self, kind: str = "life", config: dict[str, Any] | None = None, *, idempotency_key: str | None = None
+    ) -> str:
+        """Create a game; returns its id."""
+        method, path, kw = _Requests.create(kind, config, idempotency_key)
+        return self._call(method, path, **kw)["game_id"]
+
+    def join(self, game_id: str, name: str, *, idempotency_key: str | None = None) -> Seat:
+        """Take the next free seat of ``game_id``."""
+        method, path, kw = _Requests.join(game_id, name, idempotency_key)
+        data = self._call(method, path, **kw)
+        return Seat(game_id, int(data["player_id"]), str(data["player_token"]))
+
+    def games(self) -> list[dict[str, Any]]:
+        """The lobby."""
+        return self._call("GET", "/games")["games"]
+
+    def state(self, game_id: str, token: str) -> dict[str, Any]:
+        """The player's view."""
+        return self._call("GET", f"/game/{game_id}/state", headers=_auth(token))
+
+    def events(self, game_id: str, token: str | None = None, from_seq: int = 0) -> list[dict[str, Any]]:
+        """The event log from ``from_seq``."""
+        return self._call("GET", f"/game/{game_id}/events", params={"from_seq": from_seq}, headers=_auth(token))[
+            "events"
+        ]
+
+    def replay(self, game_id: str, seq: int, token: str | None = None) -> dict[str, Any]:
+        """``{"seq", "view"}`` right after event ``seq``."""
+        return self._call("GET", f"/game/{game_id}/replay", params={"seq": seq}, headers=_auth(token))
+
+    def valid_actions(self, game_id: str, token: str, unit_id: int | None = None) -> list[dict[str, Any]]:
+        """CellWar: legal moves of a unit (or all of yours)."""
+        params = {"unit_id": unit_id} if unit_id is not None else {}
+        return self._call("GET", f"/game/{game_id}/valid_actions", params=params, headers=_auth(token))["actions"]
+
+    def act(
+        self, game_id: str, token: str, action: dict[str, Any], *, idempotency_key: str | None = None
+    ) -> dict[str, Any]:
+        """Send any action object; returns ``{"seq", "view"}``."""
+        method, path, kw = _Requests.action(game_id, token, action, idempotency_key)
+        return self._call(method, path, **kw)
+
+    def end_turn(self, game_id: str, token: str, *, idempotency_key: str | None = None) -> dict[str, Any]:
+        """End your turn / say ready."""
+        method, path, kw = _Requests.command(game_id, token, "end_turn", idempotency_key)
+        return self._call(method, path, **kw)
+
+    def leave(self, game_id: str, token: str, *, idempotency_key: str | None = None) -> dict[str, Any]:
+        """Leave the game."""
+        method, path, kw = _Requests.command(game_id, token, "leave", idempotency_key)
+        return self._call(method, path, **kw)
+
+    def place(self, game_id: str, token: str, cells: Iterable[Sequence[int]], **kw: Any) -> dict[str, Any]:
+        """Place cells ``[(x, y), ...]``."""
+        return self.act(game_id, token, {"type": "place", "cells": _cells(cells)}, **kw)
+
+    def erase(self, game_id: str, token: str, cells: Iterable[Sequence[int]], **kw: Any) -> dict[str, Any]:
+        """Erase own cells."""
+        return self.act(game_id, token, {"type": "erase", "cells": _cells(cells)}, **kw)
+
+    def speed(self, game_id: str, token: str, multiplier: int, **kw: Any) -> dict[str, Any]:
+        """Set the speed multiplier (1, 2, 4, 8)."""
+        return self.act(game_id, token, {"type": "speed", "multiplier": multiplier}, **kw)
+
+    def move(self, game_id: str, token: str, unit_id: int, dx: int, dy: int, **kw: Any) -> dict[str, Any]:
+        """CellWar: unit ``unit_id`` acts toward (dx, dy)."""
+        return self.act(game_id, token, {"unit_id": unit_id, "dx": dx, "dy": dy}, **kw)
+
+    def stream(self, game_id: str, token: str | None = None) -> Iterator[dict[str, Any]]:
+        """Blocking iterator over the stream's messages; ends after ``finished``.
+
+        Raises:
+            ApiError: the server closed the stream with an error code (4401, 4404, ...).
+        """
+        url = stream_url(self.base_url, game_id, token)
+        last_error: dict[str, Any] | None = None
+        with websockets.sync.client.connect(url, max_size=None, open_timeout=30) as ws:
+            try:
+                for raw in ws:
+                    message = json.loads(raw)
+                    if message.get("type") == "error":
+                        last_error = message
+                        continue
+                    yield message
+                    if message.get("type") == "finished":
+                        return
+            except ConnectionClosed as exc:
+                err = _closed_error(exc, last_error)
+                if err is not None:
+                    raise err from None
+                return
+            if ws.close_code is not None and 4000 <= ws.close_code < 5000:
+                err = (last_error or {}).get("error") or {}
+                raise ApiError(ws.close_code - 4000, str(err.get("code", "ERROR")), str(err.get("message", "")))

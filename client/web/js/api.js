@@ -1,0 +1,115 @@
+// The REST + WebSocket API of the gateway (DESIGN §7), same origin only.
+
+/** An error answer of the API: HTTP status + machine code from {"error": {code, message}}. */
+export class ApiError extends Error {
+  constructor(status, code, message) {
+    super(message || code);
+    this.status = status;
+    this.code = code;
+  }
+}
+
+function newId() {
+  if (globalThis.crypto?.randomUUID) return crypto.randomUUID();
+  return `${Date.now().toString(36)}-${Math.random().toString(36).slice(2)}`;
+}
+
+async function request(method, path, { token, body } = {}) {
+  const headers = { Accept: 'application/json' };
+  if (body !== undefined) headers['Content-Type'] = 'application/json';
+  if (token) headers.Authorization = `Bearer ${token}`;
+  if (method === 'POST') headers['Idempotency-Key'] = newId();
+  let res;
+  try {
+    res = await fetch(path, {
+      method,
+      headers,
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+  } catch (err) {
+    throw new ApiError(0, 'NETWORK', err.message);
+  }
+  let data = null;
+  try {
+    data = await res.json();
+  } catch {
+    data = null;
+  }
+  if (!res.ok) {
+    const e = data && data.error;
+    throw new ApiError(res.status, (e && e.code) || `HTTP_${res.status}`, (e && e.message) || res.statusText);
+  }
+  return data;
+}
+
+const gamePath = (id) => `/game/${encodeURIComponent(id)}`;
+
+export const api = {
+  /** POST /game/create → {game_id} */
+  createGame: (kind, config) => request('POST', '/game/create', { body: { kind, config } }),
+  /** POST /game/{id}/join → {player_id, player_token} */
+  join: (gameId, name) => request('POST', `${gamePath(gameId)}/join`, { body: { name } }),
+  /** GET /game/{id}/state → the player's view */
+  state: (gameId, token) => request('GET', `${gamePath(gameId)}/state`, { token }),
+  /** POST /game/{id}/action → {seq, view} */
+  action: (gameId, token, action) => request('POST', `${gamePath(gameId)}/action`, { token, body: action }),
+  /** POST /game/{id}/end_turn → {seq, view} */
+  endTurn: (gameId, token) => request('POST', `${gamePath(gameId)}/end_turn`, { token, body: {} }),
+};
+
+/**
+ * Open the game's WebSocket stream for one player token and keep it open (reconnects
+ * with back-off until close() is called).
+ * @param {string} gameId
+ * @param {string} token
+ * @param {{onMessage: (msg: object) => void, onStatus?: (status: string) => void}} handlers
+ *   status is 'open', 'reconnecting' or 'closed'
+ * @returns {{close: () => void}}
+ */
+export function openStream(gameId, token, { onMessage, onStatus = () => {} }) {
+  const proto = location.protocol === 'https:' ? 'wss:' : 'ws:';
+  const url = `${proto}//${location.host}${gamePath(gameId)}/stream?token=${encodeURIComponent(token)}`;
+  let ws = null;
+  let closed = false;
+  let delay = 250;
+  let timer = null;
+
+  const connect = () => {
+    if (closed) return;
+    ws = new WebSocket(url);
+    ws.onopen = () => {
+      delay = 250;
+      onStatus('open');
+    };
+    ws.onmessage = (ev) => {
+      let msg;
+      try {
+        msg = JSON.parse(ev.data);
+      } catch {
+        return;
+      }
+      if (msg.type === 'finished') closed = true; // the game is over: no reconnect
+      onMessage(msg);
+    };
+    ws.onclose = (ev) => {
+      ws = null;
+      // 4401/4403/4404 (bad token, other game, unknown game) and 1000 after the end: stop.
+      if (closed || (ev.code >= 4400 && ev.code < 4500)) {
+        closed = true;
+        onStatus('closed');
+        return;
+      }
+      onStatus('reconnecting');
+      timer = setTimeout(connect, delay);
+      delay = Math.min(delay * 2, 4000);
+    };
+  };
+  connect();
+  return {
+    close() {
+      closed = true;
+      clearTimeout(timer);
+      if (ws && ws.readyState <= 1) ws.close(1000);
+    },
+  };
+}

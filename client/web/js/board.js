@@ -1,0 +1,275 @@
+// Canvas board: renders a Uint8Array of cell states (0 dead, k = colour k) one pixel per
+// cell into an offscreen ImageData, scales it up without smoothing, dims everything
+// outside the active zone and previews the tool. Redraws only when something changed,
+// on requestAnimationFrame. Turns pointer strokes into cell lists for the caller.
+
+import { footprint, line, strokeTool } from './tools.js';
+
+const COLOR_VARS = ['--cell-dead', '--cell-1', '--cell-2', '--cell-3', '--cell-4'];
+
+function cssColorToRGBA(ctx, color) {
+  ctx.clearRect(0, 0, 1, 1);
+  ctx.fillStyle = '#000';
+  ctx.fillStyle = color;
+  ctx.fillRect(0, 0, 1, 1);
+  return ctx.getImageData(0, 0, 1, 1).data;
+}
+
+export class BoardView {
+  /**
+   * @param {HTMLCanvasElement} canvas
+   * @param {{onStroke?: (cells: number[][], mode: 'place'|'erase') => void,
+   *          onStrokeEnd?: () => void}} handlers
+   */
+  constructor(canvas, { onStroke = () => {}, onStrokeEnd = () => {} } = {}) {
+    this.canvas = canvas;
+    this.ctx = canvas.getContext('2d');
+    this.off = document.createElement('canvas');
+    this.offCtx = this.off.getContext('2d', { willReadFrequently: true });
+    this.width = 0;
+    this.height = 0;
+    this.cells = new Uint8Array(0);
+    this.overlay = new Map(); // index → state shown instead of the board's
+    this.zone = null; // [x0, y0, x1, y1] or null (nothing dimmed)
+    this.interactive = false;
+    this.toolId = 'pencil';
+    this.hover = null; // [x, y]
+    this.hoverColor = 1;
+    this.cellPx = 8;
+    this.dirty = true;
+    this.frame = 0;
+    this.onStroke = onStroke;
+    this.onStrokeEnd = onStrokeEnd;
+    this.stroke = null; // {tool, last: [x, y], pointerId}
+    this.refreshColors();
+    this._bindPointer();
+    this._onResize = () => this.fit();
+    window.addEventListener('resize', this._onResize);
+  }
+
+  /** Re-read the palette from CSS variables (after a theme change). */
+  refreshColors() {
+    const style = getComputedStyle(this.canvas);
+    const probe = document.createElement('canvas').getContext('2d', { willReadFrequently: true });
+    this.palette = new Uint32Array(256);
+    const fallback = ['#111', '#e5484d', '#30a46c', '#3e63dd', '#f5d90a'];
+    COLOR_VARS.forEach((v, i) => {
+      const c = style.getPropertyValue(v).trim() || fallback[i];
+      const [r, g, b, a] = cssColorToRGBA(probe, c);
+      this.palette[i] = ((a << 24) | (b << 16) | (g << 8) | r) >>> 0; // little-endian RGBA
+    });
+    for (let i = COLOR_VARS.length; i < 256; i++) this.palette[i] = this.palette[1];
+    this.gridColor = style.getPropertyValue('--grid').trim() || 'rgba(255,255,255,0.06)';
+    this.dimColor = style.getPropertyValue('--dim').trim() || 'rgba(0,0,0,0.55)';
+    this.zoneColor = style.getPropertyValue('--zone-border').trim() || 'rgba(255,255,255,0.5)';
+    this.cellCss = COLOR_VARS.map((v, i) => style.getPropertyValue(v).trim() || fallback[i]);
+    this.invalidate();
+  }
+
+  /** Show a board of width×height cells (row-major states). */
+  setBoard(cells, width, height) {
+    const resized = width !== this.width || height !== this.height;
+    this.cells = cells;
+    this.width = width;
+    this.height = height;
+    if (resized) {
+      this.off.width = width;
+      this.off.height = height;
+      this.image = this.offCtx.createImageData(width, height);
+      this.pixels = new Uint32Array(this.image.data.buffer);
+      this.fit();
+    }
+    this.invalidate();
+  }
+
+  /** Optimistic cells drawn over the board until the server confirms them. */
+  setOverlay(overlay) {
+    this.overlay = overlay;
+    this.invalidate();
+  }
+
+  /** Dim everything outside zone [x0, y0, x1, y1) (null: nothing dimmed). */
+  setZone(zone) {
+    const same = zone === this.zone || (zone && this.zone && zone.every((v, i) => v === this.zone[i]));
+    if (!same) {
+      this.zone = zone;
+      this.invalidate();
+    }
+  }
+
+  /** Whether strokes are accepted; color = the drawing player's colour (tool preview). */
+  setInteractive(on, color = 1) {
+    this.interactive = on;
+    this.hoverColor = color;
+    this.canvas.classList.toggle('interactive', on);
+    if (!on) this.stroke = null;
+    this.invalidate();
+  }
+
+  setTool(toolId) {
+    this.toolId = toolId;
+    this.invalidate();
+  }
+
+  /** Size the canvas to its container (integer CSS pixels per cell when they fit). */
+  fit() {
+    if (!this.width) return;
+    const parent = this.canvas.parentElement;
+    const availW = Math.max(100, parent.clientWidth - 4);
+    const top = parent.getBoundingClientRect().top;
+    const availH = Math.max(120, window.innerHeight - Math.max(top, 0) - 120);
+    let px = Math.min(availW / this.width, availH / this.height, 24);
+    if (px >= 1) px = Math.floor(px);
+    this.cellPx = px;
+    const dpr = window.devicePixelRatio || 1;
+    const cssW = this.width * px;
+    const cssH = this.height * px;
+    const devW = Math.round(cssW * dpr);
+    const devH = Math.round(cssH * dpr);
+    if (this.canvas.width === devW && this.canvas.height === devH && this.canvas.style.width === `${cssW}px`) return;
+    this.canvas.style.width = `${cssW}px`;
+    this.canvas.style.height = `${cssH}px`;
+    this.canvas.width = devW;
+    this.canvas.height = devH;
+    this.invalidate();
+  }
+
+  invalidate() {
+    this.dirty = true;
+    if (!this.frame) this.frame = requestAnimationFrame(() => this._render());
+  }
+
+  /** Cell under a client point, or null outside the board. */
+  cellAt(clientX, clientY) {
+    const r = this.canvas.getBoundingClientRect();
+    if (!r.width || !r.height) return null;
+    const x = Math.floor(((clientX - r.left) / r.width) * this.width);
+    const y = Math.floor(((clientY - r.top) / r.height) * this.height);
+    if (x < 0 || y < 0 || x >= this.width || y >= this.height) return null;
+    return [x, y];
+  }
+
+  destroy() {
+    window.removeEventListener('resize', this._onResize);
+    if (this.frame) cancelAnimationFrame(this.frame);
+  }
+
+  _render() {
+    this.frame = 0;
+    if (!this.dirty || !this.width) return;
+    this.dirty = false;
+    const { width: w, height: h, pixels, palette, cells, ctx } = this;
+    for (let i = 0, n = w * h; i < n; i++) pixels[i] = palette[cells[i]];
+    for (const [i, s] of this.overlay) if (i >= 0 && i < w * h) pixels[i] = palette[s];
+    this.offCtx.putImageData(this.image, 0, 0);
+
+    const W = this.canvas.width;
+    const H = this.canvas.height;
+    const sx = W / w;
+    const sy = H / h;
+    ctx.imageSmoothingEnabled = false;
+    ctx.clearRect(0, 0, W, H);
+    ctx.drawImage(this.off, 0, 0, W, H);
+
+    if (sx >= 6) {
+      ctx.beginPath();
+      for (let x = 1; x < w; x++) {
+        const X = Math.round(x * sx) + 0.5;
+        ctx.moveTo(X, 0);
+        ctx.lineTo(X, H);
+      }
+      for (let y = 1; y < h; y++) {
+        const Y = Math.round(y * sy) + 0.5;
+        ctx.moveTo(0, Y);
+        ctx.lineTo(W, Y);
+      }
+      ctx.strokeStyle = this.gridColor;
+      ctx.lineWidth = 1;
+      ctx.stroke();
+    }
+
+    if (this.zone) {
+      const [x0, y0, x1, y1] = this.zone;
+      const X0 = x0 * sx;
+      const Y0 = y0 * sy;
+      const X1 = x1 * sx;
+      const Y1 = y1 * sy;
+      ctx.fillStyle = this.dimColor;
+      ctx.fillRect(0, 0, W, Y0);
+      ctx.fillRect(0, Y1, W, H - Y1);
+      ctx.fillRect(0, Y0, X0, Y1 - Y0);
+      ctx.fillRect(X1, Y0, W - X1, Y1 - Y0);
+      ctx.strokeStyle = this.zoneColor;
+      ctx.lineWidth = Math.max(1, Math.round(sx / 4));
+      ctx.strokeRect(X0 + 0.5, Y0 + 0.5, X1 - X0 - 1, Y1 - Y0 - 1);
+    }
+
+    if (this.interactive && this.hover) {
+      const tool = this.stroke ? this.stroke.tool : strokeTool(this.toolId, 0);
+      const lo = -Math.floor((tool.size - 1) / 2);
+      const [hx, hy] = this.hover;
+      ctx.strokeStyle = tool.mode === 'erase' ? this.zoneColor : this.cellCss[this.hoverColor] || this.zoneColor;
+      ctx.lineWidth = Math.max(1, Math.round(sx / 6));
+      ctx.strokeRect((hx + lo) * sx + 0.5, (hy + lo) * sy + 0.5, tool.size * sx - 1, tool.size * sy - 1);
+    }
+  }
+
+  _emit(tool, cells) {
+    const inside = cells.filter(([x, y]) => x >= 0 && y >= 0 && x < this.width && y < this.height);
+    if (inside.length) this.onStroke(inside, tool.mode);
+  }
+
+  _bindPointer() {
+    const c = this.canvas;
+    c.addEventListener('contextmenu', (e) => e.preventDefault());
+    c.addEventListener('pointerdown', (e) => {
+      if (!this.interactive || (e.button !== 0 && e.button !== 2)) return;
+      const cell = this.cellAt(e.clientX, e.clientY);
+      if (!cell) return;
+      e.preventDefault();
+      c.setPointerCapture(e.pointerId);
+      const tool = strokeTool(this.toolId, e.button);
+      this.stroke = { tool, last: cell, pointerId: e.pointerId };
+      this.hover = cell;
+      this._emit(tool, footprint(cell[0], cell[1], tool.size));
+      this.invalidate();
+    });
+    c.addEventListener('pointermove', (e) => {
+      const cell = this.cellAt(e.clientX, e.clientY);
+      const moved = !cell !== !this.hover || (cell && (cell[0] !== this.hover[0] || cell[1] !== this.hover[1]));
+      this.hover = cell;
+      if (moved) this.invalidate();
+      const s = this.stroke;
+      if (!s || s.pointerId !== e.pointerId || !cell || !this.interactive) return;
+      if (cell[0] === s.last[0] && cell[1] === s.last[1]) return;
+      const seen = new Set();
+      const cells = [];
+      for (const [lx, ly] of line(s.last[0], s.last[1], cell[0], cell[1]).slice(1)) {
+        for (const p of footprint(lx, ly, s.tool.size)) {
+          const k = p[1] * this.width + p[0];
+          if (!seen.has(k)) {
+            seen.add(k);
+            cells.push(p);
+          }
+        }
+      }
+      s.last = cell;
+      this._emit(s.tool, cells);
+    });
+    const end = (e) => {
+      if (this.stroke && this.stroke.pointerId === e.pointerId) {
+        this.stroke = null;
+        this.onStrokeEnd();
+        this.invalidate();
+      }
+    };
+    c.addEventListener('pointerup', end);
+    c.addEventListener('pointercancel', end);
+    c.addEventListener('pointerleave', () => {
+      if (!this.stroke) {
+        this.hover = null;
+        this.invalidate();
+      }
+    });
+  }
+}

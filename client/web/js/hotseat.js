@@ -1,0 +1,373 @@
+// A hot-seat game: every seat of one game played from this browser, each with its own
+// player token. Keeps the newest view of every seat (REST answers and one WebSocket
+// stream per token), decides whose view is shown and who draws, and turns strokes into
+// batched `place` / `erase` actions (one request in flight, optimistic overlay).
+//
+// Events (EventTarget): 'change' (views or overlay changed), 'error' (detail: ApiError).
+
+import { api, ApiError, openStream } from './api.js';
+import { decodeBoard } from './rle.js';
+
+/** Create a Life game and join every seat; returns the save record for storage. */
+export async function createHotseatGame(config, names) {
+  const { game_id: gameId } = await api.createGame('life', config);
+  const tokens = {};
+  for (let i = 0; i < (config.players || 2); i++) {
+    const seat = await api.join(gameId, names[i] || `Player ${i + 1}`);
+    tokens[seat.player_id] = seat.player_token;
+  }
+  return { mode: 'hotseat', gameId, tokens, config };
+}
+
+/** Half-open zone of a seat when a view does not carry one (DESIGN §3 zones). */
+function defaultZone(pid, w, h, players) {
+  if (players === 4) {
+    const hw = Math.floor(w / 2);
+    const hh = Math.floor(h / 2);
+    return [[0, 0, hw, hh], [hw, 0, w, hh], [0, hh, hw, h], [hw, hh, w, h]][pid - 1];
+  }
+  return pid === 1 ? [0, 0, Math.floor(w / 2), h] : [Math.floor(w / 2), 0, w, h];
+}
+
+export class HotseatGame extends EventTarget {
+  /** @param {{gameId: string, tokens: Object<string, string>, config: object}} save */
+  constructor(save) {
+    super();
+    this.gameId = save.gameId;
+    this.tokens = new Map(Object.entries(save.tokens).map(([k, v]) => [Number(k), v]));
+    this.pids = [...this.tokens.keys()].sort((a, b) => a - b);
+    this.config = save.config || {};
+    this.redrawPid = this.pids[0];
+    this.views = new Map(); // pid → newest view
+    this.latest = null; // the view with the highest seq (any seat)
+    this.overlay = new Map(); // cell index → state shown until confirmed
+    this.overlayOp = new Map(); // cell index → op that set it
+    this.pendingPlace = new Map(); // pid → cells queued or in flight for `place`
+    this.queue = [];
+    this.inflight = null;
+    this.idleWaiters = [];
+    this.streams = [];
+    this._decoded = { key: null, cells: new Uint8Array(0) };
+    this.stopped = false;
+    this.busy = false;
+    this.readyInRound = new Set(); // seats that said ready in this redraw round
+  }
+
+  /** Load every seat's view and open the streams. Throws ApiError (e.g. 404 gone). */
+  async start() {
+    const views = await Promise.all(this.pids.map((pid) => api.state(this.gameId, this.tokens.get(pid))));
+    this.pids.forEach((pid, i) => this.applyView(pid, views[i]));
+    if (this.phase !== 'finished') this._openStreams();
+  }
+
+  /** Close the streams (the game itself goes on on the server). */
+  stop() {
+    this.stopped = true;
+    for (const s of this.streams) s.close();
+    this.streams = [];
+  }
+
+  _openStreams() {
+    for (const pid of this.pids) {
+      this.streams.push(openStream(this.gameId, this.tokens.get(pid), {
+        onMessage: (msg) => this._onStream(pid, msg),
+        onStatus: (status) => this.dispatchEvent(new CustomEvent('status', { detail: status })),
+      }));
+    }
+  }
+
+  _onStream(pid, msg) {
+    if (msg.view) this.applyView(pid, msg.view, msg.seq);
+    if (msg.type === 'finished') {
+      if (!msg.view && this.latest) {
+        this.applyView(pid, {
+          ...this.latest,
+          seq: msg.seq ?? this.latest.seq,
+          phase: 'finished',
+          winner: msg.winner ?? this.latest.winner,
+          result: msg.result ?? this.latest.result,
+        });
+      }
+      this.refresh();
+    }
+  }
+
+  /** Keep a view if it is not older than the one held for that seat. */
+  applyView(pid, view, seq) {
+    if (!view || this.stopped) return;
+    const s = view.seq ?? seq ?? 0;
+    if (view.seq === undefined) view = { ...view, seq: s };
+    const old = this.views.get(pid);
+    if (old && old.seq > s) return;
+    this.views.set(pid, view);
+    if (!this.latest || s >= this.latest.seq) this.latest = view;
+    if (this.latest.phase !== 'redraw') this.readyInRound = new Set();
+    if (this.latest.phase === 'finished') {
+      for (const st of this.streams) st.close();
+      this.streams = [];
+    }
+    this._changed();
+  }
+
+  /** Re-read every seat's view over REST (after a turn change or a stream end). */
+  async refresh() {
+    try {
+      const views = await Promise.all(this.pids.map((pid) => api.state(this.gameId, this.tokens.get(pid))));
+      this.pids.forEach((pid, i) => this.applyView(pid, views[i]));
+    } catch (err) {
+      this._error(err);
+    }
+  }
+
+  get phase() {
+    return this.latest ? this.latest.phase : 'waiting';
+  }
+
+  /** The seat that draws now: the turn in placement, the chosen seat in redraw, else 0. */
+  actingPid() {
+    if (this.phase === 'placement') return this.latest.turn || 0;
+    if (this.phase === 'redraw') return this.redrawPid;
+    return 0;
+  }
+
+  /** Whose view is on screen. */
+  displayPid() {
+    const acting = this.actingPid();
+    if (acting && this.views.has(acting)) return acting;
+    let best = this.pids[0];
+    for (const pid of this.pids) {
+      const v = this.views.get(pid);
+      if (v && (!this.views.get(best) || v.seq > this.views.get(best).seq)) best = pid;
+    }
+    return best;
+  }
+
+  displayView() {
+    return this.views.get(this.displayPid()) || this.latest;
+  }
+
+  /** The shown board, decoded (cached per RLE text). */
+  displayCells() {
+    const v = this.displayView();
+    if (!v) return { cells: new Uint8Array(0), width: 0, height: 0 };
+    const key = `${v.width}x${v.height}:${v.board}`;
+    if (this._decoded.key !== key) {
+      this._decoded = { key, cells: decodeBoard(v.board || '', v.width, v.height, this._decoded.cells) };
+    }
+    return { cells: this._decoded.cells, width: v.width, height: v.height };
+  }
+
+  /** A seat's zone [x0, y0, x1, y1). */
+  zoneOf(pid) {
+    const v = this.views.get(pid) || this.latest;
+    if (!v) return null;
+    if (Array.isArray(v.zone) && v.you === pid) return v.zone;
+    if (Array.isArray(v.zones) && v.zones[pid - 1]) return v.zones[pid - 1];
+    return defaultZone(pid, v.width, v.height, this.pids.length);
+  }
+
+  /** A seat's entry in the shown view (so a blind seat never learns the other's counts). */
+  player(pid) {
+    const v = this.displayView();
+    return v && Array.isArray(v.players) ? v.players.find((p) => p.id === pid) : undefined;
+  }
+
+  /** Budget left of a seat, minus what is queued. */
+  budgetLeft(pid) {
+    const p = this.player(pid);
+    const b = p && Number.isFinite(p.budget_left) ? p.budget_left : 0;
+    return Math.max(0, b - (this.pendingPlace.get(pid) || 0));
+  }
+
+  /** Live cells of a seat's colour on the shown board (overlay included). */
+  cellsOf(pid) {
+    const p = this.player(pid);
+    return p && Number.isFinite(p.cells) ? p.cells : 0;
+  }
+
+  /**
+   * Apply a stroke of the acting seat: keep the cells it may change (own zone; `place`
+   * on dead cells within the budget, `erase` on own cells), show them at once, queue the
+   * request.
+   */
+  draw(cells, mode) {
+    const pid = this.actingPid();
+    if (!pid || this.busy) return;
+    const { cells: board, width } = this.displayCells();
+    const [x0, y0, x1, y1] = this.zoneOf(pid);
+    let budget = this.budgetLeft(pid);
+    const accepted = [];
+    const op = this._opFor(pid, mode);
+    for (const [x, y] of cells) {
+      if (x < x0 || x >= x1 || y < y0 || y >= y1) continue;
+      const i = y * width + x;
+      const cur = this.overlay.has(i) ? this.overlay.get(i) : board[i];
+      if (mode === 'place') {
+        if (cur !== 0) continue;
+        if (budget <= 0) break;
+        budget -= 1;
+        this.overlay.set(i, pid);
+      } else {
+        if (cur !== pid) continue;
+        this.overlay.set(i, 0);
+      }
+      this.overlayOp.set(i, op);
+      op.cells.push([x, y]);
+      op.indexes.push(i);
+      accepted.push(i);
+    }
+    if (!accepted.length) return;
+    if (mode === 'place') this.pendingPlace.set(pid, (this.pendingPlace.get(pid) || 0) + accepted.length);
+    if (!this.queue.includes(op)) this.queue.push(op);
+    this._changed();
+    this._flush();
+  }
+
+  _opFor(pid, type) {
+    const last = this.queue[this.queue.length - 1];
+    if (last && last.pid === pid && last.type === type) return last;
+    return { pid, type, cells: [], indexes: [] };
+  }
+
+  async _flush() {
+    if (this.inflight || !this.queue.length) {
+      if (!this.inflight && !this.queue.length) this._idle();
+      return;
+    }
+    const op = this.queue.shift();
+    this.inflight = op;
+    try {
+      const res = await api.action(this.gameId, this.tokens.get(op.pid), { type: op.type, cells: op.cells });
+      this.applyView(op.pid, res.view, res.seq);
+    } catch (err) {
+      this._error(err);
+      this.refresh();
+    } finally {
+      for (const i of op.indexes) {
+        if (this.overlayOp.get(i) === op) {
+          this.overlay.delete(i);
+          this.overlayOp.delete(i);
+        }
+      }
+      if (op.type === 'place') {
+        this.pendingPlace.set(op.pid, Math.max(0, (this.pendingPlace.get(op.pid) || 0) - op.cells.length));
+      }
+      this.inflight = null;
+      this._changed();
+      this._flush();
+    }
+  }
+
+  _idle() {
+    const waiters = this.idleWaiters;
+    this.idleWaiters = [];
+    for (const w of waiters) w();
+  }
+
+  /** Resolves once every queued stroke has been answered. */
+  drain() {
+    if (!this.inflight && !this.queue.length) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
+  }
+
+  /** Run one request with the busy flag set; errors become 'error' events (returns null). */
+  async _command(fn) {
+    this.busy = true;
+    this._changed();
+    try {
+      return await fn();
+    } catch (err) {
+      this._error(err);
+      this.refresh();
+      return null;
+    } finally {
+      this.busy = false;
+      this._changed();
+    }
+  }
+
+  /** end_turn for a seat (after its strokes are sent); then re-read every seat. */
+  endTurn(pid) {
+    return this._command(async () => {
+      await this.drain();
+      const res = await api.endTurn(this.gameId, this.tokens.get(pid));
+      this.applyView(pid, res.view, res.seq);
+      await this.refresh();
+      return res;
+    });
+  }
+
+  /** reset_turn: the acting seat's cells of this turn go back to the budget. */
+  resetTurn() {
+    const pid = this.actingPid();
+    if (!pid) return null;
+    return this.action(pid, { type: 'reset_turn' });
+  }
+
+  /** Any action as a seat (after queued strokes). */
+  action(pid, action) {
+    return this._command(async () => {
+      await this.drain();
+      const res = await api.action(this.gameId, this.tokens.get(pid), action);
+      this.applyView(pid, res.view, res.seq);
+      return res;
+    });
+  }
+
+  /** A seat still in the game (controls may come from any). */
+  anyActivePid() {
+    return this.pids.find((pid) => !(this.player(pid) || {}).out) ?? this.pids[0];
+  }
+
+  pause() { return this.action(this.anyActivePid(), { type: 'pause' }); }
+
+  resume() { return this.action(this.anyActivePid(), { type: 'resume' }); }
+
+  speed(multiplier) { return this.action(this.anyActivePid(), { type: 'speed', multiplier }); }
+
+  /** Choose the seat that draws in the redraw phase. */
+  setRedrawPid(pid) {
+    if (this.tokens.has(pid)) {
+      this.redrawPid = pid;
+      this._changed();
+    }
+  }
+
+  /** Redraw: every seat not yet ready says ready (end_turn); the simulation resumes. */
+  readyAll() {
+    return this._command(async () => {
+      await this.drain();
+      for (const pid of this.pids) {
+        if (this.phase !== 'redraw') break;
+        if ((this.player(pid) || {}).out || this.readyInRound.has(pid)) continue;
+        const res = await api.endTurn(this.gameId, this.tokens.get(pid));
+        this.readyInRound.add(pid);
+        this.applyView(pid, res.view, res.seq);
+      }
+      await this.refresh();
+    });
+  }
+
+  /** Every remaining seat proposes to finish: the game ends by agreement. */
+  finishAll() {
+    return this._command(async () => {
+      await this.drain();
+      for (const pid of this.pids) {
+        if (this.phase === 'finished') break;
+        if ((this.player(pid) || {}).out) continue;
+        const res = await api.action(this.gameId, this.tokens.get(pid), { type: 'propose_finish' });
+        this.applyView(pid, res.view, res.seq);
+      }
+      await this.refresh();
+    });
+  }
+
+  _error(err) {
+    const e = err instanceof ApiError ? err : new ApiError(0, 'CLIENT', String(err && err.message));
+    this.dispatchEvent(new CustomEvent('error', { detail: e }));
+  }
+
+  _changed() {
+    this.dispatchEvent(new Event('change'));
+  }
+}

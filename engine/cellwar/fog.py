@@ -1,0 +1,174 @@
+"""Fog of war: vision masks and the per-player view (DESIGN.md §5 "Vision", §7 "A view").
+
+Source: seed "Туман войны": a player sees only the cells within the vision radius of its
+units (Chebyshev: infantry 1, fortification 2, factory 1 cells); when a unit moves, the
+old area stays visible until the end of the turn and the new one is visible at once; on
+the next turn only the area around the new positions is visible.
+
+Decisions where the seed is silent (recorded here):
+
+- During its own turn a player sees ``state.seen | what its units see now``; outside its
+  own turn (and while waiting) only what its units see now. A player that is out has no
+  units and sees nothing.
+- A spectator (``player_id`` None) sees everything; so does everyone once the game is
+  finished (the whole event log is public then too, DESIGN.md §7).
+- Only visible units appear. Units of other players are shown with ``"id": null`` and
+  ``"acted": null``: ids would reveal how many units exist or were produced, and
+  ``acted`` the timing of their moves. Own units carry their real id (actions need it).
+- Per player the view gives ``units``/``cells`` (unit count) for yourself only (every
+  player for a spectator or once finished); ``out`` and ``connected`` are public (the
+  turn order visibly skips a player who is out).
+- ``visible`` is a two-state RLE of the visible mask, every row written in full:
+  ``o`` visible, ``b`` fogged, rows end with ``$``, the last with ``!``.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Any
+
+from engine.cellwar.state import COLOURS, FINISHED, PLAYING, CellWarState
+
+
+@lru_cache(maxsize=65536)
+def square_mask(width: int, height: int, x: int, y: int, radius: int) -> int:
+    """Cell mask of the cells within Chebyshev ``radius`` of (x, y), clipped to the board."""
+    x0, x1 = max(0, x - radius), min(width - 1, x + radius)
+    row = ((1 << (x1 - x0 + 1)) - 1) << x0
+    mask = 0
+    for yy in range(max(0, y - radius), min(height - 1, y + radius) + 1):
+        mask |= row << (yy * width)
+    return mask
+
+
+def full_mask(width: int, height: int) -> int:
+    """The mask of every cell."""
+    return (1 << (width * height)) - 1
+
+
+def vision_mask(state: CellWarState, player_id: int) -> int:
+    """Cells the units of ``player_id`` see now (no memory)."""
+    w, h = state.width, state.height
+    mask = 0
+    for u in state.units:
+        if u.owner == player_id:
+            mask |= square_mask(w, h, u.x, u.y, u.vision)
+    return mask
+
+
+def visible_mask(state: CellWarState, player_id: int | None) -> int:
+    """Cells ``player_id`` sees at this moment (None = spectator: all)."""
+    if player_id is None or state.phase == FINISHED:
+        return full_mask(state.width, state.height)
+    mask = vision_mask(state, player_id)
+    if state.phase == PLAYING and player_id == state.turn:
+        mask |= state.seen
+    return mask
+
+
+def is_visible(mask: int, width: int, x: int, y: int) -> bool:
+    """Cell (x, y) is in ``mask``."""
+    return bool(mask >> (y * width + x) & 1)
+
+
+def mask_to_rle(mask: int, width: int, height: int) -> str:
+    """The two-state RLE body of a mask (``o`` set, ``b`` unset; rows end ``$``, last ``!``)."""
+    rows = []
+    for y in range(height):
+        bits = mask >> (y * width)
+        runs = []
+        x = 0
+        while x < width:
+            v = bits >> x & 1
+            n = 1
+            while x + n < width and (bits >> (x + n) & 1) == v:
+                n += 1
+            runs.append(f"{n if n > 1 else ''}{'o' if v else 'b'}")
+            x += n
+        rows.append("".join(runs))
+    return "$".join(rows) + "!"
+
+
+def rle_to_mask(text: str, width: int, height: int) -> int:
+    """Inverse of :func:`mask_to_rle` (also reads standard RLE: ``n$``, short rows).
+
+    Raises:
+        ValueError: unknown characters or cells outside ``width`` x ``height``.
+    """
+    mask = 0
+    x = y = 0
+    count = ""
+    for ch in text:
+        if ch.isdigit():
+            count += ch
+            continue
+        n = int(count) if count else 1
+        count = ""
+        if ch == "!":
+            break
+        if ch == "$":
+            y += n
+            x = 0
+        elif ch in "bo":
+            if x + n > width or y >= height:
+                raise ValueError("RLE run outside the board")
+            if ch == "o":
+                mask |= ((1 << n) - 1) << (y * width + x)
+            x += n
+        elif not ch.isspace():
+            raise ValueError(f"unexpected RLE character {ch!r}")
+    return mask
+
+
+def get_visible_state(state: CellWarState, player_id: int | None) -> dict[str, Any]:
+    """The view of ``player_id`` (None = spectator) as a JSON-ready dict.
+
+    Shape (DESIGN.md §7 without ``game_id``/``seq``): ``{"kind": "cellwar", "phase",
+    "turn", "you", "round", "width", "height", "players": [{"id", "name", "color",
+    "cells", "units", "budget_left", "connected", "out"}], "units": [{"id", "owner",
+    "type", "x", "y", "standing", "acted"}], "visible", "winner", "result"}``.
+    A player id that has no seat sees like an out player: nothing.
+    """
+    w, h = state.width, state.height
+    everything = player_id is None or state.phase == FINISHED
+    mask = visible_mask(state, player_id)
+    units = []
+    counts: dict[int, int] = {}
+    for u in state.units:
+        counts[u.owner] = counts.get(u.owner, 0) + 1
+        if not is_visible(mask, w, u.x, u.y):
+            continue
+        d = u.to_dict()
+        if not everything and u.owner != player_id:
+            d["id"] = None
+            d["acted"] = None
+        units.append(d)
+    players = []
+    for p in state.players:
+        count = counts.get(p.id, 0) if everything or p.id == player_id else None
+        players.append(
+            {
+                "id": p.id,
+                "name": p.name,
+                "color": COLOURS[p.id],
+                "cells": count,
+                "units": count,
+                "budget_left": None,
+                "connected": not p.removed,
+                "out": p.out,
+            }
+        )
+    return {
+        "kind": "cellwar",
+        "phase": state.phase,
+        "turn": state.turn,
+        "you": player_id,
+        "round": state.round,
+        "width": w,
+        "height": h,
+        "players": players,
+        "units": units,
+        "visible": mask_to_rle(mask, w, h),
+        "winner": state.winner,
+        "result": "win" if state.phase == FINISHED and state.winner is not None else None,
+    }

@@ -1,0 +1,71 @@
+"""The ``cellwar`` kind module behind :mod:`engine.api` (see its contract table).
+
+Source: ``seeds/001_9d7c8657bdcb51a7.txt`` and DESIGN.md §5, §7. The rules are split by
+responsibility: :mod:`engine.cellwar.config`, :mod:`~engine.cellwar.state`,
+:mod:`~engine.cellwar.actions`, :mod:`~engine.cellwar.turns`, :mod:`~engine.cellwar.fog`.
+
+Decisions where the seed is silent: :func:`tick` returns the state unchanged (CellWar
+has no generations, so the session's ticker finds nothing to record); the others are
+in the docstrings of the modules above.
+"""
+
+from __future__ import annotations
+
+from engine.api import Summary
+from engine.cellwar.actions import apply_action, get_valid_actions
+from engine.cellwar.config import CellWarConfig, config_from_dict, config_to_dict
+from engine.cellwar.fog import get_visible_state
+from engine.cellwar.state import FINISHED, CellWarState, decode_state, encode_state
+from engine.cellwar.turns import add_player, end_player_turn, remove_player
+from engine.cellwar.units import Unit
+
+__all__ = [
+    "CellWarConfig",
+    "CellWarState",
+    "add_player",
+    "apply_action",
+    "config_from_dict",
+    "config_to_dict",
+    "decode_state",
+    "encode_state",
+    "end_player_turn",
+    "get_valid_actions",
+    "get_visible_state",
+    "get_winner",
+    "new_game",
+    "remove_player",
+    "summary",
+    "tick",
+]
+
+
+def new_game(config: CellWarConfig) -> CellWarState:
+    """A game waiting for its players, with the config's start units (ids 1..n in order)."""
+    units = tuple(
+        Unit(i, s.owner, s.type, s.x, s.y, s.standing) for i, s in enumerate(config.units, start=1)
+    )
+    return CellWarState(config=config, units=units)
+
+
+def tick(state: CellWarState, generations: int) -> CellWarState:
+    """CellWar has no generations: the state is returned unchanged."""
+    return state
+
+
+def get_winner(state: CellWarState) -> int | None:
+    """The last player with units once the game is finished; None before."""
+    return state.winner
+
+
+def summary(state: CellWarState) -> Summary:
+    """Phase, turn (0 when nobody's), generation 0, speed 1 and seats."""
+    return Summary(
+        kind="cellwar",
+        phase=state.phase,
+        turn=state.turn,
+        generation=0,
+        speed=1,
+        players_joined=len(state.players),
+        max_players=state.config.players,
+        finished=state.phase == FINISHED,
+    )

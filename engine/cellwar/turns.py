@@ -1,0 +1,182 @@
+"""Turn order, joining, elimination, the end of a turn and player removal.
+
+Sources: seed "Игроки" (strict fixed order, unchanged from round to round), "Раунд" (a
+round = every player moved once; combat units first, then factories; every unit must
+act exactly once; no skipping), "Фабрика" (a factory with no free neighbouring cell
+dies), "Условие победы" (the last player with units wins; no draws), "Отключение игрока"
+and DESIGN.md §5.
+
+Decisions where the seed is silent (recorded here):
+
+- The game starts (``playing``, round 1, player 1's turn) when the last seat is taken.
+- A blocked factory (no free neighbouring cell) dies when ``end_turn`` is called, before
+  the check for units that still have to act.
+- The turn passes to the next player in id order who is not out; the round number goes
+  up by one when the order wraps. A player eliminated during its own turn (its last unit
+  died attacking a fortification) loses the turn at once.
+- ``acted`` flags are cleared whenever the turn changes, so ``acted`` means "in the
+  current turn of its owner".
+- ``remove_player`` of a player already removed changes nothing; on a finished game it
+  raises ``GAME_FINISHED``. While waiting the seat stays taken (ids stay sequential) but
+  the player is out; if at most one player is left when the last seat fills, the game
+  finishes at once. The rollback to the previous snapshot (disconnect during one's own
+  turn) is the session's ``RolledBack`` event; the engine only removes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from engine.cellwar.fog import vision_mask
+from engine.cellwar.state import FINISHED, PLAYING, WAITING, CellWarState, Player
+from engine.cellwar.units import FACTORY, VECTORS
+from engine.errors import GameError
+
+
+def check_turn(state: CellWarState, player_id: int) -> None:
+    """Raise unless it is ``player_id``'s turn in a running game.
+
+    Raises:
+        GameError: ``WRONG_PHASE`` (seats still open), ``GAME_FINISHED``,
+            ``UNKNOWN_PLAYER`` (no such seat), ``NOT_YOUR_TURN``.
+    """
+    if state.phase == WAITING:
+        raise GameError("WRONG_PHASE", "the game has not started: seats are still open")
+    if state.phase == FINISHED:
+        raise GameError("GAME_FINISHED", "the game is finished")
+    if state.player(player_id) is None:
+        raise GameError("UNKNOWN_PLAYER", f"there is no player {player_id} in this game")
+    if player_id != state.turn:
+        raise GameError("NOT_YOUR_TURN", f"it is player {state.turn}'s turn")
+
+
+def begin_turn(state: CellWarState, player_id: int, round_no: int) -> CellWarState:
+    """Give the turn to ``player_id``: clear every ``acted`` flag, start its fog memory."""
+    units = tuple(replace(u, acted=False) if u.acted else u for u in state.units)
+    state = replace(state, units=units, turn=player_id, round=round_no)
+    return replace(state, seen=vision_mask(state, player_id))
+
+
+def pass_turn(state: CellWarState) -> CellWarState:
+    """Give the turn to the next player after ``state.turn`` who is not out."""
+    active = state.active_ids()
+    later = [pid for pid in active if pid > state.turn]
+    if later:
+        return begin_turn(state, later[0], state.round)
+    return begin_turn(state, active[0], state.round + 1)
+
+
+def eliminate(state: CellWarState) -> CellWarState:
+    """Put out every player who is still in but has no unit left."""
+    owners = {u.owner for u in state.units}
+    for p in state.players:
+        if not p.out and p.id not in owners:
+            state = state.with_player(replace(p, out=True))
+    return state
+
+
+def finish_if_over(state: CellWarState) -> CellWarState:
+    """Finish a running game when at most one player is left; that one wins."""
+    active = state.active_ids()
+    if state.phase != PLAYING or len(active) > 1:
+        return state
+    units = tuple(replace(u, acted=False) if u.acted else u for u in state.units)
+    return replace(
+        state, phase=FINISHED, turn=0, seen=0, units=units, winner=active[0] if active else None
+    )
+
+
+def settle(state: CellWarState) -> CellWarState:
+    """After a unit's action: eliminations, the end of the game, or the turn passing on
+    (the current player was eliminated), else extend the current player's fog memory."""
+    state = finish_if_over(eliminate(state))
+    if state.phase != PLAYING:
+        return state
+    current = state.player(state.turn)
+    if current is None or current.out:
+        return pass_turn(state)
+    return replace(state, seen=state.seen | vision_mask(state, state.turn))
+
+
+def has_free_neighbour(state: CellWarState, x: int, y: int) -> bool:
+    """Some cell around (x, y) (8 directions) is on the board and empty."""
+    occupied = {(u.x, u.y) for u in state.units}
+    return any(
+        (dx, dy) != (0, 0) and state.in_board(x + dx, y + dy) and (x + dx, y + dy) not in occupied
+        for dx, dy in VECTORS
+    )
+
+
+def add_player(state: CellWarState, name: str) -> CellWarState:
+    """The next player id (1, 2, ...) takes a seat; the last seat starts the game.
+
+    Raises:
+        GameError: ``MALFORMED`` (name not a non-empty string), ``GAME_FULL``,
+            ``GAME_FINISHED``.
+    """
+    if not isinstance(name, str) or not name.strip():
+        raise GameError("MALFORMED", "name must be a non-empty string")
+    if state.phase == FINISHED:
+        raise GameError("GAME_FINISHED", "the game is finished")
+    if state.phase != WAITING or len(state.players) >= state.config.players:
+        raise GameError("GAME_FULL", f"all {state.config.players} seats are taken")
+    players = state.players + (Player(len(state.players) + 1, name),)
+    state = replace(state, players=players)
+    if len(players) < state.config.players:
+        return state
+    state = replace(state, phase=PLAYING)
+    state = finish_if_over(state)
+    if state.phase != PLAYING:
+        return state
+    return begin_turn(state, state.active_ids()[0], 1)
+
+
+def end_player_turn(state: CellWarState, player_id: int) -> CellWarState:
+    """End ``player_id``'s turn: blocked factories that have not acted die, then every
+    unit must have acted; the turn passes to the next player (DESIGN.md §5).
+
+    Raises:
+        GameError: ``WRONG_PHASE``, ``GAME_FINISHED``, ``UNKNOWN_PLAYER``,
+            ``NOT_YOUR_TURN``, ``UNITS_NOT_DONE`` (a unit that must act has not; nothing
+            changes, not even blocked factories).
+    """
+    check_turn(state, player_id)
+    own = [u for u in state.units if u.owner == player_id and not u.acted]
+    waiting_combat = [u.id for u in own if u.combat]
+    if waiting_combat:
+        raise GameError("UNITS_NOT_DONE", f"units {waiting_combat} have not acted yet")
+    blocked = {u.id for u in own if u.type == FACTORY and not has_free_neighbour(state, u.x, u.y)}
+    waiting_factories = [u.id for u in own if u.type == FACTORY and u.id not in blocked]
+    if waiting_factories:
+        raise GameError("UNITS_NOT_DONE", f"factories {waiting_factories} have not produced yet")
+    if blocked:
+        state = replace(state, units=tuple(u for u in state.units if u.id not in blocked))
+    state = finish_if_over(eliminate(state))
+    if state.phase != PLAYING:
+        return state
+    return pass_turn(state)
+
+
+def remove_player(state: CellWarState, player_id: int) -> CellWarState:
+    """Remove a player (left, or disconnected past the timeout) and all its units.
+
+    If it was that player's turn, the turn passes on; if one player is left, it wins.
+
+    Raises:
+        GameError: ``UNKNOWN_PLAYER`` (no such seat), ``GAME_FINISHED``.
+    """
+    if state.phase == FINISHED:
+        raise GameError("GAME_FINISHED", "the game is finished")
+    player = state.player(player_id)
+    if player is None:
+        raise GameError("UNKNOWN_PLAYER", f"there is no player {player_id} in this game")
+    if player.removed:
+        return state
+    state = state.with_player(replace(player, out=True, removed=True))
+    state = replace(state, units=tuple(u for u in state.units if u.owner != player_id))
+    if state.phase != PLAYING:
+        return state
+    state = finish_if_over(state)
+    if state.phase == PLAYING and state.turn == player_id:
+        return pass_turn(state)
+    return state

@@ -1,0 +1,1 @@
+"""RLE files of the stamp library, one per pattern id (read via importlib.resources)."""

@@ -1,0 +1,102 @@
+"""The one place that wires the gateway: :func:`create_app`."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import grpc
+import structlog
+from cellwar.v1 import session_pb2_grpc
+from fastapi import FastAPI
+from fastapi.staticfiles import StaticFiles
+
+from gateway.errors import install_error_handlers
+from gateway.observability import AccessLogMiddleware, Metrics
+from gateway.routes import games, health, stream
+from gateway.tokens import TokenSigner
+from services.common.grpcutil import GRPC_OPTIONS
+from services.common.settings import Settings
+
+log = structlog.get_logger("gateway")
+
+#: The browser client shipped with the package (client/web).
+PACKAGED_WEB_DIR = Path(__file__).resolve().parent.parent / "client" / "web"
+
+DESCRIPTION = """
+REST + WebSocket API of CellWar: territorial Game of Life (`life`), its campaign
+(`campaign`) and the fog-of-war strategy game (`cellwar`).
+
+1. `POST /game/create` → `game_id`; 2. `POST /game/{id}/join` → `player_token`;
+3. send `Authorization: Bearer <token>` to `/state`, `/action`, `/end_turn`, ...;
+4. watch `WS /game/{id}/stream?token=…` for views after every change.
+
+Errors are `{"error": {"code", "message"}}`: 401 bad token, 403 token of another game,
+404 unknown game, 409 a rule refuses (`NOT_YOUR_TURN`, `OUT_OF_ZONE`, ...), 422 a body
+that does not fit the schema (`MALFORMED`), 429 rate limited, 503 a backend is down.
+A `POST` with an `Idempotency-Key` header is applied once however often it is retried.
+"""
+
+
+def _web_dir(settings: Settings) -> Path | None:
+    """The folder served at ``/``: ``settings.web_dir`` or the packaged client; None if absent."""
+    path = Path(settings.web_dir) if settings.web_dir else PACKAGED_WEB_DIR
+    return path if path.is_dir() else None
+
+
+def create_app(settings: Settings, session_channel: grpc.aio.Channel | None = None) -> FastAPI:
+    """Build the gateway app.
+
+    Args:
+        settings: ``session_addr`` (used when no channel is given), ``secret`` (token
+            signing key), ``web_dir`` (browser client folder; empty = ``client/web``).
+        session_channel: a grpc.aio channel to the session service; when None the
+            lifespan opens one to ``settings.session_addr`` and closes it at shutdown.
+
+    Returns:
+        The FastAPI app: API routes, ``/docs``, then the browser client mounted at ``/``.
+    """
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        owned = session_channel is None
+        channel = (
+            grpc.aio.insecure_channel(settings.session_addr, options=GRPC_OPTIONS)
+            if owned
+            else session_channel
+        )
+        app.state.session_channel = channel
+        app.state.session = session_pb2_grpc.SessionStub(channel)
+        log.info("gateway_started", session_addr=settings.session_addr if owned else "given")
+        try:
+            yield
+        finally:
+            if owned:
+                await channel.close(grace=1.0)
+            log.info("gateway_stopped")
+
+    app = FastAPI(
+        title="CellWar",
+        version="1.0",
+        description=DESCRIPTION,
+        lifespan=lifespan,
+        openapi_tags=[
+            {"name": "games", "description": "Create, join and play games; event log and replay."},
+            {"name": "stream", "description": "WebSocket views (documented in the description)."},
+            {"name": "operations", "description": "Liveness, readiness, Prometheus metrics."},
+        ],
+    )
+    app.state.settings = settings
+    app.state.signer = TokenSigner(settings.secret)
+    app.state.metrics = Metrics()
+    install_error_handlers(app)
+    app.add_middleware(AccessLogMiddleware, metrics=app.state.metrics)
+    app.include_router(health.router)
+    app.include_router(games.router)
+    app.include_router(stream.router)
+    web = _web_dir(settings)
+    if web is not None:
+        # Mounted last: every API route above wins over a file of the same path.
+        app.mount("/", StaticFiles(directory=web, html=True), name="web")
+    return app

@@ -1,0 +1,118 @@
+"""FastAPI dependencies and their ``Annotated`` aliases, used by every router.
+
+``SessionDep`` (the session gRPC stub), ``SignerDep`` (token signer), ``CurrentPlayer``
+(a verified player token of the game in the path; 401/403 otherwise), ``OptionalPlayer``
+(the same, or ``None`` for a spectator without a token) and ``CommandId`` (the
+``Idempotency-Key`` header, or a fresh uuid4).
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Annotated
+
+import structlog
+from cellwar.v1 import session_pb2_grpc
+from fastapi import Depends, Header, Request
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+
+from gateway.errors import ApiError
+from gateway.tokens import Player, TokenSigner
+
+#: Deadline of one unary call to the session service (seconds).
+RPC_TIMEOUT_S = 15.0
+
+_bearer = HTTPBearer(
+    auto_error=False,
+    scheme_name="PlayerToken",
+    description="The `player_token` returned by POST /game/{id}/join.",
+)
+
+
+def get_session(request: Request) -> session_pb2_grpc.SessionStub:
+    """The session service stub made by the app's lifespan."""
+    return request.app.state.session
+
+
+def get_signer(request: Request) -> TokenSigner:
+    """The token signer (secret from settings)."""
+    return request.app.state.signer
+
+
+SessionDep = Annotated[session_pb2_grpc.SessionStub, Depends(get_session)]
+SignerDep = Annotated[TokenSigner, Depends(get_signer)]
+
+
+def _remember(request: Request, player: Player | None, game_id: str) -> None:
+    """Bind game and player to the log context and to the access log of this request."""
+    request.state.game_id = game_id
+    structlog.contextvars.bind_contextvars(game_id=game_id)
+    if player is not None:
+        request.state.player_id = player.player_id
+        structlog.contextvars.bind_contextvars(player_id=player.player_id)
+
+
+async def current_player(
+    request: Request,
+    game_id: str,
+    signer: SignerDep,
+    credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
+) -> Player:
+    """The player of the bearer token, checked against ``game_id`` of the path.
+
+    Raises:
+        ApiError: 401 ``UNAUTHORIZED`` (missing, garbled or forged token), 403
+            ``FORBIDDEN`` (a token of another game).
+    """
+    token = credentials.credentials if credentials else None
+    player = signer.verify(token, game_id)
+    _remember(request, player, game_id)
+    return player
+
+
+async def optional_player(
+    request: Request,
+    game_id: str,
+    signer: SignerDep,
+    credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
+) -> Player | None:
+    """Like :func:`current_player`, but ``None`` (a spectator) when no token is sent.
+
+    Raises:
+        ApiError: 401/403 for a token that is sent but not valid for this game.
+    """
+    player = signer.verify(credentials.credentials, game_id) if credentials else None
+    _remember(request, player, game_id)
+    return player
+
+
+CurrentPlayer = Annotated[Player, Depends(current_player)]
+OptionalPlayer = Annotated[Player | None, Depends(optional_player)]
+
+
+async def command_id(
+    idempotency_key: Annotated[
+        str | None,
+        Header(
+            alias="Idempotency-Key",
+            max_length=200,
+            description="Retry-safe key: a request retried with the same key is applied once.",
+        ),
+    ] = None,
+) -> str:
+    """The command id of a POST: the ``Idempotency-Key`` header, or a fresh uuid4."""
+    return idempotency_key or str(uuid.uuid4())
+
+
+CommandId = Annotated[str, Depends(command_id)]
+
+
+def player_id_of(player: Player | None) -> int:
+    """The player id to send to the session: 0 for a spectator."""
+    return player.player_id if player is not None else 0
+
+
+def require(condition: bool, status: int, code: str, message: str) -> None:
+    """Raise :class:`ApiError` unless ``condition``."""
+    if not condition:
+        raise ApiError(status, code, message)

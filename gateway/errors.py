@@ -1,0 +1,174 @@
+"""The one gateway module that maps errors to HTTP: gRPC status → HTTP status + JSON body.
+
+Every error leaves the gateway as ``{"error": {"code": "OUT_OF_ZONE", "message": "…"}}``.
+The machine code travels unchanged from the engine through the session's trailing
+metadata (``cellwar-error-code``, read by :func:`services.common.errors.error_from_rpc`);
+this module only picks the HTTP status (table in docs/ARCHITECTURE.md "Errors"):
+
+=====================  ====
+gRPC status            HTTP
+=====================  ====
+INVALID_ARGUMENT       422
+FAILED_PRECONDITION    409
+NOT_FOUND              404
+UNAUTHENTICATED        401
+PERMISSION_DENIED      403
+ABORTED                409
+RESOURCE_EXHAUSTED     429
+UNAVAILABLE            503  (also an unreachable session, a deadline that ran out)
+anything else          500
+=====================  ====
+
+:func:`install_error_handlers` registers the handlers on an app: :class:`ApiError`,
+gRPC errors, FastAPI's request validation errors (422 ``MALFORMED``) and Starlette's
+``HTTPException`` (unknown route, wrong method).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import grpc
+import structlog
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from services.common.errors import error_from_rpc
+
+log = structlog.get_logger("gateway.errors")
+
+#: HTTP status of each gRPC status code (docs/ARCHITECTURE.md "Errors").
+HTTP_STATUS_BY_GRPC: dict[grpc.StatusCode, int] = {
+    grpc.StatusCode.INVALID_ARGUMENT: 422,
+    grpc.StatusCode.FAILED_PRECONDITION: 409,
+    grpc.StatusCode.NOT_FOUND: 404,
+    grpc.StatusCode.UNAUTHENTICATED: 401,
+    grpc.StatusCode.PERMISSION_DENIED: 403,
+    grpc.StatusCode.ABORTED: 409,
+    grpc.StatusCode.RESOURCE_EXHAUSTED: 429,
+    grpc.StatusCode.UNAVAILABLE: 503,
+    grpc.StatusCode.DEADLINE_EXCEEDED: 503,
+}
+
+#: Machine code of an HTTP error raised by the framework itself (no route, wrong method).
+_CODE_BY_HTTP_STATUS: dict[int, str] = {
+    400: "MALFORMED",
+    401: "UNAUTHORIZED",
+    403: "FORBIDDEN",
+    404: "NOT_FOUND",
+    405: "METHOD_NOT_ALLOWED",
+    409: "CONFLICT",
+    422: "MALFORMED",
+    429: "RATE_LIMITED",
+    503: "UNAVAILABLE",
+}
+
+#: WebSocket close code of an error: 4000 + the HTTP status (4401, 4403, 4404, 4503, ...).
+WS_CLOSE_BASE = 4000
+
+
+class ApiError(Exception):
+    """An error answered as HTTP ``status`` + ``{"error": {"code", "message"}}``.
+
+    Attributes:
+        status: HTTP status code (401, 403, 404, 409, 422, 429, 503, 500).
+        code: machine code, e.g. ``"UNAUTHORIZED"``, ``"OUT_OF_ZONE"``.
+        message: a sentence for a person.
+    """
+
+    def __init__(self, status: int, code: str, message: str) -> None:
+        super().__init__(f"{status} {code}: {message}")
+        self.status = status
+        self.code = code
+        self.message = message
+
+    def body(self) -> dict[str, Any]:
+        """The JSON error body ``{"error": {"code", "message"}}``."""
+        return error_body(self.code, self.message)
+
+    @property
+    def ws_close_code(self) -> int:
+        """WebSocket close code of this error: 4000 + HTTP status (e.g. 4401, 4404)."""
+        return WS_CLOSE_BASE + self.status
+
+
+def error_body(code: str, message: str) -> dict[str, Any]:
+    """The JSON error body of every gateway error."""
+    return {"error": {"code": code, "message": message}}
+
+
+def from_rpc_error(exc: grpc.RpcError) -> ApiError:
+    """The :class:`ApiError` of a failed gRPC call (status → HTTP, code from metadata).
+
+    A gRPC error without trailing metadata (e.g. the session is unreachable) gets the
+    code derived from its status (``UNAVAILABLE`` → 503 ``"UNAVAILABLE"``).
+    """
+    status_code = exc.code() if hasattr(exc, "code") else grpc.StatusCode.UNKNOWN
+    if isinstance(exc, grpc.aio.AioRpcError):
+        code, message = error_from_rpc(exc)
+    else:  # a sync-API RpcError: same information through the Call interface
+        code, message = "INTERNAL", str(exc)
+    http = HTTP_STATUS_BY_GRPC.get(status_code, 500)
+    if http == 503 and code not in ("UNAVAILABLE", "RATE_LIMITED"):
+        code = "UNAVAILABLE"
+    if http == 503:
+        message = f"the session service is unavailable: {message}"
+    return ApiError(http, code, message)
+
+
+def summarise_validation_errors(errors: list[dict[str, Any]], limit: int = 5) -> str:
+    """One readable line from pydantic's error list, e.g. ``body.cells: Field required``."""
+    parts = []
+    for err in errors[:limit]:
+        loc = ".".join(str(p) for p in err.get("loc", ()) if p not in ("function-after",))
+        parts.append(f"{loc}: {err.get('msg', 'invalid')}" if loc else str(err.get("msg")))
+    more = len(errors) - limit
+    if more > 0:
+        parts.append(f"(+{more} more)")
+    return "; ".join(parts) or "the request does not fit the schema"
+
+
+async def _api_error_handler(_request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, ApiError)
+    return JSONResponse(exc.body(), status_code=exc.status)
+
+
+async def _rpc_error_handler(_request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, grpc.RpcError)
+    err = from_rpc_error(exc)
+    if err.status >= 500:
+        log.warning("session_call_failed", code=err.code, status=err.status, message=err.message)
+    return JSONResponse(err.body(), status_code=err.status)
+
+
+async def _validation_error_handler(_request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, RequestValidationError)
+    errors = list(exc.errors())
+    return JSONResponse(
+        error_body("MALFORMED", summarise_validation_errors(errors)), status_code=422
+    )
+
+
+async def _http_error_handler(_request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, StarletteHTTPException)
+    code = _CODE_BY_HTTP_STATUS.get(exc.status_code, "INTERNAL" if exc.status_code >= 500 else "ERROR")
+    message = exc.detail if isinstance(exc.detail, str) else str(exc.detail)
+    return JSONResponse(
+        error_body(code, message), status_code=exc.status_code, headers=getattr(exc, "headers", None)
+    )
+
+
+async def _unexpected_error_handler(_request: Request, exc: Exception) -> JSONResponse:
+    log.exception("unhandled_error", error=repr(exc))
+    return JSONResponse(error_body("INTERNAL", "internal error"), status_code=500)
+
+
+def install_error_handlers(app: FastAPI) -> None:
+    """Register every error handler on ``app`` so all errors share one JSON shape."""
+    app.add_exception_handler(ApiError, _api_error_handler)
+    app.add_exception_handler(grpc.RpcError, _rpc_error_handler)
+    app.add_exception_handler(RequestValidationError, _validation_error_handler)
+    app.add_exception_handler(StarletteHTTPException, _http_error_handler)
+    app.add_exception_handler(Exception, _unexpected_error_handler)

@@ -1,0 +1,255 @@
+"""Games: create, join, state, actions, turns, leave, event log, replay, lobby (DESIGN §7).
+
+Thin handlers: validate the body (schemas), check the token (deps), call the session
+service; errors of the session become HTTP errors in gateway/errors.py.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated, Any
+
+from cellwar.v1 import session_pb2
+from fastapi import APIRouter, Body, Path, Query, Request, status
+from fastapi.responses import Response
+
+from gateway.deps import (
+    RPC_TIMEOUT_S,
+    CommandId,
+    CurrentPlayer,
+    OptionalPlayer,
+    SessionDep,
+    SignerDep,
+    player_id_of,
+)
+from gateway.schemas import (
+    ActionBody,
+    CommandResult,
+    CreateGameBody,
+    ErrorOut,
+    EventsOut,
+    GameCreated,
+    GamesOut,
+    JoinBody,
+    Joined,
+    ValidActionsOut,
+    action_json,
+    config_json,
+)
+from gateway.wire import event_json, raw_json_response, seq_view_response
+
+router = APIRouter(tags=["games"])
+
+GameId = Annotated[str, Path(min_length=1, max_length=64, description="Game id from /game/create")]
+
+_ERRORS: dict[int | str, dict[str, Any]] = {
+    401: {"model": ErrorOut, "description": "Missing, garbled or forged player token (UNAUTHORIZED)"},
+    403: {"model": ErrorOut, "description": "A token of another game (FORBIDDEN)"},
+    404: {"model": ErrorOut, "description": "Unknown game (GAME_NOT_FOUND)"},
+    409: {"model": ErrorOut, "description": "A rule refuses: NOT_YOUR_TURN, OUT_OF_ZONE, ..."},
+    422: {"model": ErrorOut, "description": "The body does not fit the schema (MALFORMED)"},
+    503: {"model": ErrorOut, "description": "A backend is down (UNAVAILABLE)"},
+}
+
+_VIEW_DOC = (
+    "The view: `game_id, kind, seq, phase, turn, you, players, width, height, winner, "
+    "result`, plus for Life `generation, torus, zone, stable, speed, board` (multi-state "
+    "RLE) and for CellWar `round, units, visible`."
+)
+
+
+def _dumps(obj: Any) -> bytes:
+    return json.dumps(obj, separators=(",", ":")).encode()
+
+
+@router.post(
+    "/game/create",
+    status_code=status.HTTP_201_CREATED,
+    response_model=GameCreated,
+    responses=_ERRORS,
+    summary="Create a game",
+    description="Create a Life, campaign or CellWar game. Omitted config fields take "
+    "the defaults (Life: 60×60, 2 players, budget 100, hard edges, 5000 generations).",
+)
+async def create_game(body: Annotated[CreateGameBody, Body()], session: SessionDep, cid: CommandId) -> GameCreated:
+    """POST /game/create → 201 ``{"game_id"}``."""
+    reply = await session.CreateGame(
+        session_pb2.CreateGameRequest(kind=body.kind, config=_dumps(config_json(body)), command_id=cid),
+        timeout=RPC_TIMEOUT_S,
+    )
+    return GameCreated(game_id=reply.game_id)
+
+
+@router.post(
+    "/game/{game_id}/join",
+    response_model=Joined,
+    responses=_ERRORS,
+    summary="Take a seat",
+    description="Join the next free seat (ids from 1). Keep `player_token`: send it as "
+    "`Authorization: Bearer <token>` on every call of this game.",
+)
+async def join_game(
+    request: Request, game_id: GameId, body: JoinBody, session: SessionDep, signer: SignerDep, cid: CommandId
+) -> Joined:
+    """POST /game/{id}/join → ``{"player_id", "player_token"}``."""
+    request.state.game_id = game_id
+    reply = await session.Join(
+        session_pb2.JoinRequest(game_id=game_id, name=body.name, command_id=cid), timeout=RPC_TIMEOUT_S
+    )
+    request.state.player_id = reply.player_id
+    return Joined(player_id=reply.player_id, player_token=signer.issue(game_id, reply.player_id))
+
+
+@router.get(
+    "/game/{game_id}/state",
+    response_model=dict[str, Any],
+    responses=_ERRORS,
+    summary="Your view of the game",
+    description=_VIEW_DOC,
+)
+async def get_state(game_id: GameId, player: CurrentPlayer, session: SessionDep) -> Response:
+    """GET /game/{id}/state → the player's view."""
+    reply = await session.GetView(
+        session_pb2.GetViewRequest(game_id=game_id, player_id=player.player_id), timeout=RPC_TIMEOUT_S
+    )
+    return raw_json_response(reply.view)
+
+
+@router.post(
+    "/game/{game_id}/action",
+    response_model=CommandResult,
+    responses=_ERRORS,
+    summary="Act",
+    description="Life: `place`, `erase`, `stamp`, `reset_turn`, `pause`, `resume`, `speed`, "
+    "`propose_finish`, `resign`, `restart` (campaign); CellWar: `{unit_id, dx, dy}`. "
+    "Answers the sequence number of the recorded event and your view after it.",
+)
+async def act(
+    game_id: GameId, action: Annotated[ActionBody, Body()], player: CurrentPlayer, session: SessionDep, cid: CommandId
+) -> Response:
+    """POST /game/{id}/action → ``{"seq", "view"}``."""
+    reply = await session.Act(
+        session_pb2.ActRequest(
+            game_id=game_id, player_id=player.player_id, action=_dumps(action_json(action)), command_id=cid
+        ),
+        timeout=RPC_TIMEOUT_S,
+    )
+    return seq_view_response(reply.seq, reply.view)
+
+
+@router.post(
+    "/game/{game_id}/end_turn",
+    response_model=CommandResult,
+    responses=_ERRORS,
+    summary="End your turn (Life redraw: ready)",
+)
+async def end_turn(game_id: GameId, player: CurrentPlayer, session: SessionDep, cid: CommandId) -> Response:
+    """POST /game/{id}/end_turn → ``{"seq", "view"}``."""
+    reply = await session.EndTurn(
+        session_pb2.EndTurnRequest(game_id=game_id, player_id=player.player_id, command_id=cid),
+        timeout=RPC_TIMEOUT_S,
+    )
+    return seq_view_response(reply.seq, reply.view)
+
+
+@router.post(
+    "/game/{game_id}/leave",
+    response_model=CommandResult,
+    responses=_ERRORS,
+    summary="Leave the game",
+    description="You and everything you own leave the game (PlayerRemoved).",
+)
+async def leave(game_id: GameId, player: CurrentPlayer, session: SessionDep, cid: CommandId) -> Response:
+    """POST /game/{id}/leave → ``{"seq", "view"}``."""
+    reply = await session.Leave(
+        session_pb2.LeaveRequest(game_id=game_id, player_id=player.player_id, command_id=cid),
+        timeout=RPC_TIMEOUT_S,
+    )
+    return seq_view_response(reply.seq, reply.view)
+
+
+@router.get(
+    "/game/{game_id}/events",
+    response_model=EventsOut,
+    responses=_ERRORS,
+    summary="The event log",
+    description="Events from `from_seq` on, in order. A player gets the log filtered to "
+    "what it may see; without a token (spectator) the log of a finished game.",
+)
+async def list_events(
+    game_id: GameId,
+    player: OptionalPlayer,
+    session: SessionDep,
+    from_seq: Annotated[int, Query(ge=0, description="First sequence number (0 or 1: all)")] = 0,
+) -> Response:
+    """GET /game/{id}/events?from_seq=0 → ``{"events": [...]}``."""
+    reply = await session.ListEvents(
+        session_pb2.ListEventsRequest(game_id=game_id, player_id=player_id_of(player), from_seq=from_seq),
+        timeout=RPC_TIMEOUT_S,
+    )
+    return raw_json_response(_dumps({"events": [event_json(e) for e in reply.events]}))
+
+
+@router.get(
+    "/game/{game_id}/replay",
+    response_model=CommandResult,
+    responses=_ERRORS,
+    summary="The game as it was at event `seq`",
+    description="Same visibility rule as the event log. " + _VIEW_DOC,
+)
+async def replay(
+    game_id: GameId,
+    player: OptionalPlayer,
+    session: SessionDep,
+    seq: Annotated[int, Query(ge=1, description="Sequence number of the event")],
+) -> Response:
+    """GET /game/{id}/replay?seq=n → ``{"seq", "view"}``."""
+    reply = await session.Replay(
+        session_pb2.ReplayRequest(game_id=game_id, player_id=player_id_of(player), seq=seq),
+        timeout=RPC_TIMEOUT_S,
+    )
+    return seq_view_response(reply.seq, reply.view)
+
+
+@router.get(
+    "/game/{game_id}/valid_actions",
+    response_model=ValidActionsOut,
+    responses=_ERRORS,
+    summary="CellWar: legal moves",
+    description="The legal `{dx, dy}` of a unit now (all your units without `unit_id`), "
+    "each with what it would do (`move`, `attack`, `fortify`, `produce`, ...).",
+)
+async def valid_actions(
+    game_id: GameId,
+    player: CurrentPlayer,
+    session: SessionDep,
+    unit_id: Annotated[int | None, Query(ge=1, description="Unit id; omit for every unit")] = None,
+) -> Response:
+    """GET /game/{id}/valid_actions?unit_id=7 → ``{"actions": [...]}``."""
+    reply = await session.GetValidActions(
+        session_pb2.GetValidActionsRequest(game_id=game_id, player_id=player.player_id, unit_id=unit_id or 0),
+        timeout=RPC_TIMEOUT_S,
+    )
+    return raw_json_response(b'{"actions":' + (reply.actions or b"[]") + b"}")
+
+
+@router.get("/games", response_model=GamesOut, summary="Lobby: open and running games")
+async def list_games(session: SessionDep) -> GamesOut:
+    """GET /games → ``{"games": [{"game_id", "kind", "phase", "players_joined",
+    "max_players", "config"}]}``."""
+    reply = await session.ListGames(session_pb2.ListGamesRequest(), timeout=RPC_TIMEOUT_S)
+    return GamesOut.model_validate(
+        {
+            "games": [
+                {
+                    "game_id": g.game_id,
+                    "kind": g.kind,
+                    "phase": g.phase,
+                    "players_joined": g.players_joined,
+                    "max_players": g.max_players,
+                    "config": json.loads(g.config) if g.config else {},
+                }
+                for g in reply.games
+            ]
+        }
+    )

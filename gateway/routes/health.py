@@ -1,0 +1,55 @@
+"""Liveness, readiness and Prometheus metrics (DESIGN §7)."""
+
+from __future__ import annotations
+
+import grpc
+from fastapi import APIRouter, Request
+from fastapi.responses import JSONResponse, Response
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+
+from gateway.errors import error_body
+from gateway.schemas import ErrorOut, Status
+
+router = APIRouter(tags=["operations"])
+
+#: Deadline of the readiness probe's health check (seconds).
+READY_TIMEOUT_S = 2.0
+
+
+@router.get("/healthz", response_model=Status, summary="Liveness: the gateway process answers")
+async def healthz() -> Status:
+    """Always 200 ``{"status": "ok"}`` while the process serves HTTP."""
+    return Status(status="ok")
+
+
+@router.get(
+    "/readyz",
+    response_model=Status,
+    responses={503: {"model": ErrorOut, "description": "The session service is not serving"}},
+    summary="Readiness: the session service answers SERVING",
+)
+async def readyz(request: Request) -> Response:
+    """200 ``{"status": "ready"}`` when the session's gRPC health check answers SERVING
+    (the session itself is ready only with NATS and the engine reachable); else 503
+    ``UNAVAILABLE``."""
+    stub = health_pb2_grpc.HealthStub(request.app.state.session_channel)
+    try:
+        reply = await stub.Check(health_pb2.HealthCheckRequest(service=""), timeout=READY_TIMEOUT_S)
+    except grpc.RpcError as exc:
+        detail = exc.details() if hasattr(exc, "details") else str(exc)
+        return JSONResponse(
+            error_body("UNAVAILABLE", f"session service health check failed: {detail}"), status_code=503
+        )
+    if reply.status != health_pb2.HealthCheckResponse.SERVING:
+        status_name = health_pb2.HealthCheckResponse.ServingStatus.Name(reply.status)
+        return JSONResponse(
+            error_body("UNAVAILABLE", f"session service is {status_name}"), status_code=503
+        )
+    return JSONResponse({"status": "ready"})
+
+
+@router.get("/metrics", summary="Prometheus metrics", response_class=Response)
+async def metrics(request: Request) -> Response:
+    """Request counter and latency histogram by route template and status, text format."""
+    return Response(generate_latest(request.app.state.metrics.registry), media_type=CONTENT_TYPE_LATEST)

@@ -1,0 +1,340 @@
+"""Request and response bodies of the REST contract (DESIGN §7, docs/ARCHITECTURE.md).
+
+Bodies are validated here so a body that does not fit the schema is answered 422
+``MALFORMED`` before any service is called. Rules (zones, budgets, turns) are the
+engine's business: a well-formed action the rules refuse comes back as 409.
+Every request model forbids unknown fields, as the engine does for configs.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Discriminator,
+    Field,
+    StrictBool,
+    StrictInt,
+    Tag,
+    model_validator,
+)
+
+#: Most cells one place/erase action may carry (a whole 316×316 board).
+MAX_CELLS_PER_ACTION = 100_000
+#: Longest RLE text a stamp may carry (characters).
+MAX_RLE_CHARS = 100_000
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+# --------------------------------------------------------------------------- create
+
+
+class LifeConfigBody(_Strict):
+    """A Life game's config (DESIGN §3). Omitted fields take the engine's defaults."""
+
+    width: Annotated[StrictInt, Field(ge=8, le=1024, description="Board width in cells")] = 60
+    height: Annotated[StrictInt, Field(ge=8, le=1024, description="Board height in cells")] = 60
+    players: Annotated[Literal[2, 4], Field(description="Seats: 2 (halves) or 4 (quadrants)")] = 2
+    budget: Annotated[StrictInt, Field(ge=0, description="Cells each player may place over the game")] = 100
+    torus: Annotated[StrictBool, Field(description="Wrap both axes (otherwise hard edges)")] = False
+    max_generations: Annotated[
+        StrictInt, Field(ge=1, description="The game ends by score after this many generations")
+    ] = 5000
+
+
+class CampaignConfigBody(_Strict):
+    """A campaign level (DESIGN §4)."""
+
+    level: Annotated[StrictInt, Field(ge=1, le=103, description="Level number, 1..103")] = 1
+
+
+class CellWarUnitBody(_Strict):
+    """A unit of an explicit CellWar start position."""
+
+    owner: Annotated[StrictInt, Field(ge=1, le=8, description="Player id owning the unit")]
+    type: Literal["infantry", "fortification", "factory"]
+    x: Annotated[StrictInt, Field(ge=0, description="Column")]
+    y: Annotated[StrictInt, Field(ge=0, description="Row")]
+    standing: Annotated[
+        StrictInt | None, Field(ge=0, description="Counter of turns standing (fortify/factory)")
+    ] = None
+
+
+class CellWarConfigBody(_Strict):
+    """A CellWar game's config (DESIGN §5)."""
+
+    width: Annotated[StrictInt, Field(ge=2, le=256, description="Board width in cells")] = 16
+    height: Annotated[StrictInt, Field(ge=2, le=256, description="Board height in cells")] = 16
+    players: Annotated[StrictInt, Field(ge=2, le=8, description="Seats, 2..8")] = 2
+    units: Annotated[
+        list[CellWarUnitBody] | None,
+        Field(max_length=10_000, description="Replaces the default start (2 infantry each)"),
+    ] = None
+    disconnect_timeout_s: Annotated[
+        float | None, Field(gt=0, le=86_400, description="Seconds a lost player is waited for")
+    ] = None
+
+
+class CreateLife(_Strict):
+    """Create a Life game."""
+
+    kind: Literal["life"]
+    config: LifeConfigBody = Field(default_factory=LifeConfigBody)
+
+
+class CreateCampaign(_Strict):
+    """Start a campaign level."""
+
+    kind: Literal["campaign"]
+    config: CampaignConfigBody = Field(default_factory=CampaignConfigBody)
+
+
+class CreateCellWar(_Strict):
+    """Create a CellWar game."""
+
+    kind: Literal["cellwar"]
+    config: CellWarConfigBody = Field(default_factory=CellWarConfigBody)
+
+
+CreateGameBody = Annotated[CreateLife | CreateCampaign | CreateCellWar, Field(discriminator="kind")]
+
+
+def config_json(body: CreateLife | CreateCampaign | CreateCellWar) -> dict[str, Any]:
+    """The config object sent to the session: only the fields the client gave (the
+    engine fills and records the defaults)."""
+    return body.config.model_dump(exclude_unset=True, exclude_none=True)
+
+
+# --------------------------------------------------------------------------- join
+
+
+class JoinBody(_Strict):
+    """Take the next free seat."""
+
+    name: Annotated[str, Field(min_length=1, max_length=40, description="Shown to the other players")]
+
+
+# --------------------------------------------------------------------------- actions
+
+Cell = Annotated[tuple[StrictInt, StrictInt], Field(description="[x, y]: column, row")]
+Cells = Annotated[list[Cell], Field(min_length=1, max_length=MAX_CELLS_PER_ACTION)]
+
+
+class PlaceAction(_Strict):
+    """Place cells of your colour (all or nothing: zone and budget are checked first)."""
+
+    type: Literal["place"]
+    cells: Cells
+
+
+class EraseAction(_Strict):
+    """Erase your own cells (a cell placed this drawing turn refunds 1)."""
+
+    type: Literal["erase"]
+    cells: Cells
+
+
+class StampAction(_Strict):
+    """Stamp a library pattern (``pattern``) or your own RLE (``rle``); top-left at (x, y)
+    after ``rotation`` quarter turns clockwise. Cells outside your zone are skipped."""
+
+    type: Literal["stamp"]
+    pattern: Annotated[str | None, Field(min_length=1, max_length=64, description="e.g. glider")] = None
+    rle: Annotated[str | None, Field(min_length=1, max_length=MAX_RLE_CHARS)] = None
+    x: StrictInt
+    y: StrictInt
+    rotation: Annotated[StrictInt, Field(ge=0, le=3, description="Quarter turns clockwise")] = 0
+
+    @model_validator(mode="after")
+    def _one_source(self) -> StampAction:
+        if (self.pattern is None) == (self.rle is None):
+            raise ValueError("give exactly one of 'pattern' or 'rle'")
+        return self
+
+
+class SpeedAction(_Strict):
+    """Set the simulation speed multiplier (× 8 generations/s)."""
+
+    type: Literal["speed"]
+    multiplier: Literal[1, 2, 4, 8]
+
+
+class _Bare(_Strict):
+    """An action with no argument."""
+
+
+class ResetTurnAction(_Bare):
+    """Undo everything you placed in this drawing turn."""
+
+    type: Literal["reset_turn"]
+
+
+class PauseAction(_Bare):
+    """Pause the simulation."""
+
+    type: Literal["pause"]
+
+
+class ResumeAction(_Bare):
+    """Resume the simulation."""
+
+    type: Literal["resume"]
+
+
+class ProposeFinishAction(_Bare):
+    """Offer to end the game now (ends when every remaining player agreed)."""
+
+    type: Literal["propose_finish"]
+
+
+class ResignAction(_Bare):
+    """Give up: you are out."""
+
+    type: Literal["resign"]
+
+
+class RestartAction(_Bare):
+    """Campaign: restart the level."""
+
+    type: Literal["restart"]
+
+
+class UnitMove(_Strict):
+    """CellWar: what unit ``unit_id`` does toward (dx, dy); (0, 0) means stay."""
+
+    unit_id: Annotated[StrictInt, Field(ge=0)]
+    dx: Annotated[StrictInt, Field(ge=-1, le=1)]
+    dy: Annotated[StrictInt, Field(ge=-1, le=1)]
+
+
+_LIFE_TYPES = (
+    "place", "erase", "stamp", "reset_turn", "pause", "resume", "speed",
+    "propose_finish", "resign", "restart",
+)
+
+
+def _action_tag(value: Any) -> str | None:
+    """Discriminator: the Life ``type``, or ``"move"`` for a CellWar body without one."""
+    if isinstance(value, dict):
+        if "type" in value:
+            kind = value["type"]
+            return kind if kind in _LIFE_TYPES else None
+        return "move"
+    return getattr(value, "type", "move")
+
+
+ActionBody = Annotated[
+    Annotated[PlaceAction, Tag("place")]
+    | Annotated[EraseAction, Tag("erase")]
+    | Annotated[StampAction, Tag("stamp")]
+    | Annotated[ResetTurnAction, Tag("reset_turn")]
+    | Annotated[PauseAction, Tag("pause")]
+    | Annotated[ResumeAction, Tag("resume")]
+    | Annotated[SpeedAction, Tag("speed")]
+    | Annotated[ProposeFinishAction, Tag("propose_finish")]
+    | Annotated[ResignAction, Tag("resign")]
+    | Annotated[RestartAction, Tag("restart")]
+    | Annotated[UnitMove, Tag("move")],
+    Discriminator(
+        _action_tag,
+        custom_error_type="invalid_action",
+        custom_error_message=f"unknown action: 'type' must be one of {list(_LIFE_TYPES)}, "
+        "or give a CellWar move {unit_id, dx, dy}",
+    ),
+]
+
+
+def action_json(action: BaseModel) -> dict[str, Any]:
+    """The action object sent to the session (JSON-ready; cells as [x, y] lists)."""
+    data = action.model_dump(exclude_none=True)
+    if "cells" in data:
+        data["cells"] = [list(c) for c in data["cells"]]
+    return data
+
+
+# --------------------------------------------------------------------------- answers
+
+
+class GameCreated(BaseModel):
+    """Answer of POST /game/create."""
+
+    game_id: str
+
+
+class Joined(BaseModel):
+    """Answer of POST /game/{id}/join: keep the token, it is your seat."""
+
+    player_id: int = Field(description="Seat number, from 1")
+    player_token: str = Field(description="Send as `Authorization: Bearer <token>`")
+
+
+class CommandResult(BaseModel):
+    """Answer of a command: the sequence number of its (last) event and your view after it."""
+
+    seq: int
+    view: dict[str, Any]
+
+
+class EventOut(BaseModel):
+    """One event of a game's log."""
+
+    seq: int
+    type: str = Field(description="Past tense: GameCreated, PlayerJoined, ActionApplied, ...")
+    actor: int = Field(description="Player id; 0 = the system")
+    payload: dict[str, Any]
+    time: str = Field(description="ISO 8601, UTC")
+    state_hash: str = Field(description="sha256 of the canonical state after the event")
+    engine_version: str
+
+
+class EventsOut(BaseModel):
+    """Answer of GET /game/{id}/events."""
+
+    events: list[EventOut]
+
+
+class GameSummaryOut(BaseModel):
+    """A lobby entry."""
+
+    game_id: str
+    kind: str
+    phase: str
+    players_joined: int
+    max_players: int
+    config: dict[str, Any]
+
+
+class GamesOut(BaseModel):
+    """Answer of GET /games."""
+
+    games: list[GameSummaryOut]
+
+
+class ValidActionsOut(BaseModel):
+    """Answer of GET /game/{id}/valid_actions: ``{"unit_id", "dx", "dy", "kind"}`` each."""
+
+    actions: list[dict[str, Any]]
+
+
+class ErrorDetail(BaseModel):
+    """The inside of an error body."""
+
+    code: str = Field(description="Machine code, e.g. OUT_OF_ZONE")
+    message: str
+
+
+class ErrorOut(BaseModel):
+    """Every error: ``{"error": {"code", "message"}}``."""
+
+    error: ErrorDetail
+
+
+class Status(BaseModel):
+    """Answer of /healthz and /readyz."""
+
+    status: str

@@ -1,0 +1,43 @@
+"""``python -m services.session``: run a session instance (``CELLWAR_SESSION_ADDR``,
+``CELLWAR_NATS_URL``, ``CELLWAR_ENGINE_ADDR``) until SIGINT/SIGTERM."""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+
+import structlog
+
+from services.common.logging import configure_logging
+from services.common.settings import get_settings
+from services.session.server import create_server
+
+
+async def serve() -> None:
+    """Serve until a signal, then stop gracefully (``settings.shutdown_grace_s`` seconds)."""
+    settings = get_settings()
+    configure_logging(settings.log_format, settings.log_level, service="session")
+    log = structlog.get_logger("cellwar.session")
+    _, port, app = await create_server(
+        settings.session_addr,
+        nats_url=settings.nats_url,
+        engine_target=settings.engine_addr,
+        settings=settings,
+    )
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    log.info("session_listening", address=settings.session_addr, port=port)
+    await stop.wait()
+    log.info("session_stopping")
+    await app.stop()
+
+
+def main() -> None:
+    """Entry point."""
+    asyncio.run(serve())
+
+
+if __name__ == "__main__":
+    main()

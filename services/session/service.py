@@ -1,0 +1,205 @@
+"""The Session gRPC servicer: thin entry points over :class:`services.session.games.Games`.
+
+Every RPC binds ``game_id``/``player_id`` to the log context, turns a
+:class:`ServiceError` into a gRPC status with the machine code in trailing metadata
+(``services.common.errors``), and never lets an unexpected exception escape unlogged.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import json
+from collections.abc import Callable
+from typing import Any
+
+import grpc
+import structlog
+from cellwar.v1 import session_pb2, session_pb2_grpc
+
+from services.common.errors import ServiceError, abort
+from services.session.games import Game, Games
+
+log = structlog.get_logger("cellwar.session")
+
+
+def _json_object(data: bytes, what: str) -> dict:
+    """Parse a JSON object. Raises ServiceError MALFORMED."""
+    try:
+        value = json.loads(data or b"{}")
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise ServiceError("MALFORMED", f"{what} is not valid JSON") from exc
+    if not isinstance(value, dict):
+        raise ServiceError("MALFORMED", f"{what} must be a JSON object")
+    return value
+
+
+def _dumps(value: Any) -> bytes:
+    return json.dumps(value, separators=(",", ":"), sort_keys=True).encode()
+
+
+def rpc(fn: Callable) -> Callable:
+    """Wrap a unary RPC: log context, ServiceError -> status, bugs -> INTERNAL."""
+
+    @functools.wraps(fn)
+    async def wrapper(self, request, context):
+        with structlog.contextvars.bound_contextvars(
+            rpc=fn.__name__,
+            game_id=getattr(request, "game_id", None) or None,
+            player_id=getattr(request, "player_id", None) or None,
+        ):
+            try:
+                return await fn(self, request, context)
+            except ServiceError as exc:
+                log.info("rpc_refused", code=exc.code, error=exc.message)
+                await abort(context, exc.code, exc.message)
+            except (asyncio.CancelledError, grpc.aio.AbortError):
+                raise
+            except Exception as exc:  # noqa: BLE001 - the service never crashes on input
+                log.exception("rpc_failed")
+                await abort(context, "INTERNAL", f"{type(exc).__name__}: {exc}")
+
+    return wrapper
+
+
+def visible_events(game: Game, player_id: int, events: list) -> list:
+    """The events ``player_id`` may see. Life and campaign: all of them.
+
+    Hook for CellWar fog of war (DESIGN §7): a player gets the log fog-filtered while the
+    game runs, everyone gets it whole once it is finished. Not built yet.
+    """
+    return events
+
+
+class SessionServicer(session_pb2_grpc.SessionServicer):
+    """RPCs of ``cellwar.v1.Session`` (see proto/cellwar/v1/session.proto).
+
+    Args:
+        games: the game repository.
+        closing: set when the server stops; open Watch streams end with UNAVAILABLE.
+    """
+
+    def __init__(self, games: Games, closing: asyncio.Event) -> None:
+        self.games = games
+        self.closing = closing
+
+    async def _reply(self, game: Game, player_id: int, seq: int) -> session_pb2.CommandReply:
+        _, view = await self.games.view(game, player_id)
+        return session_pb2.CommandReply(seq=seq, player_id=player_id, view=view)
+
+    @rpc
+    async def CreateGame(self, request, context):  # noqa: N802 - gRPC method names
+        config = _json_object(request.config, "config")
+        game_id = await self.games.create(request.kind, config, request.command_id)
+        return session_pb2.CreateGameReply(game_id=game_id)
+
+    @rpc
+    async def Join(self, request, context):  # noqa: N802
+        game, result = await self.games.execute(
+            request.game_id, "join", 0, _dumps({"name": request.name}), request.command_id
+        )
+        structlog.contextvars.bind_contextvars(player_id=result.player_id, seq=result.seq)
+        return await self._reply(game, result.player_id, result.seq)
+
+    @rpc
+    async def Act(self, request, context):  # noqa: N802
+        action = _json_object(request.action, "action")
+        game, result = await self.games.execute(
+            request.game_id, "action", request.player_id, _dumps(action), request.command_id
+        )
+        return await self._reply(game, request.player_id, result.seq)
+
+    @rpc
+    async def EndTurn(self, request, context):  # noqa: N802
+        game, result = await self.games.execute(
+            request.game_id, "end_turn", request.player_id, b"{}", request.command_id
+        )
+        return await self._reply(game, request.player_id, result.seq)
+
+    @rpc
+    async def Leave(self, request, context):  # noqa: N802
+        payload = _dumps({"player_id": request.player_id, "reason": "left"})
+        game, result = await self.games.execute(
+            request.game_id, "remove_player", request.player_id, payload, request.command_id
+        )
+        return await self._reply(game, request.player_id, result.seq)
+
+    @rpc
+    async def GetView(self, request, context):  # noqa: N802
+        game = await self.games.get(request.game_id)
+        seq, view = await self.games.view(game, request.player_id)
+        return session_pb2.ViewReply(seq=seq, view=view)
+
+    @rpc
+    async def ListEvents(self, request, context):  # noqa: N802
+        game = await self.games.get(request.game_id)
+        events = await self.games.store.read(game.game_id, max(request.from_seq, 1))
+        return session_pb2.ListEventsReply(events=visible_events(game, request.player_id, events))
+
+    @rpc
+    async def Replay(self, request, context):  # noqa: N802
+        game = await self.games.get(request.game_id)
+        state = await self.games.state_at(game, request.seq)
+        view = await self.games.render(game.game_id, request.seq, state, request.player_id)
+        return session_pb2.ViewReply(seq=request.seq, view=view)
+
+    @rpc
+    async def GetValidActions(self, request, context):  # noqa: N802
+        game = await self.games.get(request.game_id)
+        if game.broken:
+            raise ServiceError("GAME_BROKEN", game.broken)
+        actions = await self.games.engine.valid_actions(game.state, request.player_id, request.unit_id)
+        return session_pb2.GetValidActionsReply(actions=actions)
+
+    @rpc
+    async def ListGames(self, request, context):  # noqa: N802
+        return session_pb2.ListGamesReply(
+            games=[
+                session_pb2.GameSummary(
+                    game_id=gid,
+                    kind=entry.get("kind", ""),
+                    phase=entry.get("phase", ""),
+                    players_joined=int(entry.get("players_joined", 0)),
+                    max_players=int(entry.get("max_players", 0)),
+                    config=_dumps(entry.get("config", {})),
+                )
+                for gid, entry in self.games.directory.open_games()
+            ]
+        )
+
+    async def Watch(self, request, context):  # noqa: N802
+        """Stream the player's view now and after every change; ``finished`` at the end.
+        Ends with UNAVAILABLE when the server stops (the client reconnects)."""
+        with structlog.contextvars.bound_contextvars(
+            rpc="Watch", game_id=request.game_id, player_id=request.player_id or None
+        ):
+            try:
+                game = await self.games.get(request.game_id)
+                sent = -1
+                while not self.closing.is_set():
+                    changed = game.changed
+                    seq, view = await self.games.view(game, request.player_id)
+                    if seq != sent:
+                        await context.write(session_pb2.WatchUpdate(type="view", seq=seq, view=view))
+                        sent = seq
+                    if game.state.finished and game.seq == seq:
+                        await context.write(
+                            session_pb2.WatchUpdate(type="finished", seq=seq, view=view)
+                        )
+                        return
+                    if game.seq == seq:
+                        closing = asyncio.ensure_future(self.closing.wait())
+                        waiting = asyncio.ensure_future(changed.wait())
+                        try:
+                            await asyncio.wait({closing, waiting}, return_when=asyncio.FIRST_COMPLETED)
+                        finally:
+                            closing.cancel()
+                            waiting.cancel()
+                await abort(context, "UNAVAILABLE", "session service is stopping")
+            except ServiceError as exc:
+                await abort(context, exc.code, exc.message)
+            except (asyncio.CancelledError, grpc.aio.AbortError):
+                raise
+            except Exception as exc:  # noqa: BLE001
+                log.exception("watch_failed")
+                await abort(context, "INTERNAL", f"{type(exc).__name__}: {exc}")

@@ -1,0 +1,263 @@
+"""The event store: each game's log is the JetStream subject ``games.<game_id>.events``.
+
+Stream ``GAME_EVENTS`` (DESIGN §6): file storage, deny delete and purge, a duplicate
+window of 2 minutes. Writes carry ``Nats-Expected-Last-Subject-Sequence`` (optimistic
+concurrency: one writer per game wins) and, for commands, ``Nats-Msg-Id`` =
+``<command_id>:<index>`` (JetStream de-duplication within its window). Messages are
+``cellwar.v1.Event`` protobufs; ``Event.seq`` is the per-game sequence (1-based, no gaps),
+distinct from the stream sequence JetStream assigns across all games.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+import nats.errors
+import nats.js.errors
+import structlog
+from cellwar.v1 import events_pb2
+from google.protobuf.timestamp_pb2 import Timestamp
+from nats.js import api
+from nats.js.client import JetStreamContext
+
+from services.common.errors import ServiceError
+
+log = structlog.get_logger("cellwar.session.store")
+
+STREAM = "GAME_EVENTS"
+#: Duplicate window of the stream (seconds), DESIGN §6: at least 2 minutes.
+DUPLICATE_WINDOW_S = 120.0
+#: Server error code of a failed ``Nats-Expected-Last-Subject-Sequence`` check.
+_WRONG_LAST_SEQUENCE = (10071, 10164)
+_FETCH_BATCH = 1000
+_GAME_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+
+
+class ConcurrencyError(Exception):
+    """Another writer appended to the game since the caller read it; reload and retry."""
+
+    def __init__(self, game_id: str, expected_last_seq: int) -> None:
+        super().__init__(f"game {game_id}: the log moved past seq {expected_last_seq}")
+        self.game_id = game_id
+        self.expected_last_seq = expected_last_seq
+
+
+class DuplicateCommandError(Exception):
+    """JetStream already holds an event of this command id (a retry inside its window)."""
+
+    def __init__(self, game_id: str, command_id: str) -> None:
+        super().__init__(f"game {game_id}: command {command_id!r} is already recorded")
+        self.game_id = game_id
+        self.command_id = command_id
+
+
+class StoreUnavailable(ServiceError):
+    """NATS did not answer (code ``UNAVAILABLE``); the write may or may not have landed."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__("UNAVAILABLE", message)
+
+
+def subject(game_id: str) -> str:
+    """The subject of a game's log. Raises ValueError for an id that is not URL-safe."""
+    if not _GAME_ID.match(game_id):
+        raise ValueError(f"invalid game id {game_id!r}")
+    return f"games.{game_id}.events"
+
+
+def valid_game_id(game_id: str) -> bool:
+    """True when ``game_id`` is 1..64 characters of ``[A-Za-z0-9_-]``."""
+    return bool(_GAME_ID.match(game_id))
+
+
+class EventStore:
+    """JetStream event store.
+
+    Keeps, per game, the per-game seq and stream sequence of the last event it saw, so
+    an append needs no extra round trip; when the caller's expected seq differs from
+    that, the store asks JetStream for the subject's last message.
+
+    Args:
+        js: a JetStream context.
+        replicas: stream replicas (1 locally, 3 in a cluster).
+        timeout: seconds to wait for one NATS request.
+    """
+
+    def __init__(self, js: JetStreamContext, *, replicas: int = 1, timeout: float = 5.0) -> None:
+        self.js = js
+        self.replicas = replicas
+        self.timeout = timeout
+        self._tail: dict[str, tuple[int, int]] = {}  # game_id -> (game seq, stream seq)
+
+    async def ensure_stream(self) -> None:
+        """Create the ``GAME_EVENTS`` stream, or update it to this configuration."""
+        config = api.StreamConfig(
+            name=STREAM,
+            subjects=["games.*.events"],
+            storage=api.StorageType.FILE,
+            retention=api.RetentionPolicy.LIMITS,
+            deny_delete=True,
+            deny_purge=True,
+            duplicate_window=DUPLICATE_WINDOW_S,
+            num_replicas=self.replicas,
+            allow_direct=True,
+        )
+        try:
+            await self.js.add_stream(config)
+        except nats.js.errors.BadRequestError:
+            await self.js.update_stream(config)
+
+    async def _fetch_tail(self, game_id: str) -> tuple[int, int]:
+        """(game seq, stream seq) of the game's last event; (0, 0) for an empty log."""
+        try:
+            raw = await self.js.get_last_msg(STREAM, subject(game_id))
+        except nats.js.errors.NotFoundError:
+            return 0, 0
+        event = events_pb2.Event.FromString(raw.data or b"")
+        return event.seq, raw.seq
+
+    async def last_seq(self, game_id: str) -> int:
+        """The per-game seq of the game's last event (0 = no events).
+
+        Raises:
+            StoreUnavailable: NATS did not answer.
+        """
+        try:
+            tail = await self._fetch_tail(game_id)
+        except (TimeoutError, nats.errors.Error) as exc:
+            raise StoreUnavailable(f"event store: {exc}") from exc
+        self._tail[game_id] = tail
+        return tail[0]
+
+    async def append(
+        self,
+        game_id: str,
+        events: Sequence[events_pb2.Event],
+        expected_last_seq: int,
+        command_id: str = "",
+    ) -> list[events_pb2.Event]:
+        """Append ``events`` after per-game seq ``expected_last_seq``.
+
+        Each event gets ``game_id``, ``seq`` (expected_last_seq + 1, + 2, ...), ``time``
+        and ``command_id`` filled in; the stored copies are returned.
+
+        Raises:
+            ConcurrencyError: the log's last event is not ``expected_last_seq``.
+            DuplicateCommandError: JetStream de-duplicated a message of ``command_id``.
+            StoreUnavailable: NATS did not answer; the append may have partly landed.
+        """
+        subj = subject(game_id)
+        try:
+            tail = self._tail.get(game_id)
+            if tail is None or tail[0] != expected_last_seq:
+                tail = await self._fetch_tail(game_id)
+                self._tail[game_id] = tail
+            if tail[0] != expected_last_seq:
+                raise ConcurrencyError(game_id, expected_last_seq)
+            stream_seq = tail[1]
+            now = Timestamp()
+            now.GetCurrentTime()
+            stored: list[events_pb2.Event] = []
+            for i, draft in enumerate(events):
+                event = events_pb2.Event()
+                event.CopyFrom(draft)
+                event.game_id = game_id
+                event.seq = expected_last_seq + i + 1
+                event.time.CopyFrom(now)
+                event.command_id = command_id
+                headers = {"Nats-Expected-Last-Subject-Sequence": str(stream_seq)}
+                if command_id:
+                    headers["Nats-Msg-Id"] = f"{command_id}:{i}"
+                try:
+                    ack = await self.js.publish(
+                        subj, event.SerializeToString(), timeout=self.timeout, headers=headers
+                    )
+                except nats.js.errors.APIError as exc:
+                    if exc.err_code in _WRONG_LAST_SEQUENCE:
+                        self._tail.pop(game_id, None)
+                        raise ConcurrencyError(game_id, event.seq - 1) from exc
+                    raise
+                if ack.duplicate:
+                    self._tail.pop(game_id, None)
+                    raise DuplicateCommandError(game_id, command_id)
+                stream_seq = ack.seq
+                self._tail[game_id] = (event.seq, stream_seq)
+                stored.append(event)
+            return stored
+        except (TimeoutError, nats.errors.Error) as exc:
+            if isinstance(exc, nats.js.errors.APIError) and exc.err_code is not None:
+                log.error("append_refused", game_id=game_id, err_code=exc.err_code, error=str(exc))
+            self._tail.pop(game_id, None)
+            raise StoreUnavailable(f"event store: {exc}") from exc
+
+    async def read(
+        self,
+        game_id: str,
+        from_seq: int = 1,
+        to_seq: int | None = None,
+        *,
+        start_stream_seq: int | None = None,
+    ) -> list[events_pb2.Event]:
+        """Events ``from_seq``..``to_seq`` (per-game seqs, inclusive; None = to the end).
+
+        ``start_stream_seq`` (a stream sequence at or before the event ``from_seq``, e.g.
+        kept in a snapshot) lets the read skip the start of a long log.
+        Uses an ephemeral pull consumer filtered on the game's subject, 1,000 at a time.
+
+        Raises:
+            StoreUnavailable: NATS did not answer.
+        """
+        subj = subject(game_id)
+        try:
+            last_game_seq, last_stream_seq = await self._fetch_tail(game_id)
+            self._tail[game_id] = (last_game_seq, last_stream_seq)
+            if last_game_seq == 0 or last_game_seq < from_seq:
+                return []
+            if start_stream_seq:
+                policy = {
+                    "deliver_policy": api.DeliverPolicy.BY_START_SEQUENCE,
+                    "opt_start_seq": start_stream_seq,
+                }
+            else:
+                policy = {"deliver_policy": api.DeliverPolicy.ALL}
+            config = api.ConsumerConfig(
+                ack_policy=api.AckPolicy.NONE,
+                inactive_threshold=30.0,
+                mem_storage=True,
+                num_replicas=1,
+                **policy,
+            )
+            psub = await self.js.pull_subscribe(subj, stream=STREAM, config=config)
+            out: list[events_pb2.Event] = []
+            try:
+                done = False
+                while not done:
+                    msgs = await psub.fetch(_FETCH_BATCH, timeout=self.timeout)
+                    for msg in msgs:
+                        event = events_pb2.Event.FromString(msg.data)
+                        if to_seq is not None and event.seq > to_seq:
+                            done = True
+                            break
+                        if event.seq >= from_seq:
+                            out.append(event)
+                        if msg.metadata.sequence.stream >= last_stream_seq:
+                            done = True
+                            break
+            finally:
+                await self._drop_consumer(psub)
+            return out
+        except (TimeoutError, nats.errors.Error) as exc:
+            raise StoreUnavailable(f"event store: {exc}") from exc
+
+    async def _drop_consumer(self, psub) -> None:
+        try:
+            await psub.unsubscribe()
+            await self.js.delete_consumer(STREAM, psub._consumer)
+        except (TimeoutError, nats.errors.Error):
+            pass  # the inactive threshold removes it anyway
+
+    async def stream_seq_of(self, game_id: str) -> int:
+        """Stream sequence of the game's last event as last seen by this store (0 = unknown)."""
+        tail = self._tail.get(game_id)
+        return tail[1] if tail else 0

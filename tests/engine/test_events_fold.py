@@ -1,0 +1,168 @@
+"""Commands become events and events fold back into the same states, bit for bit
+(docs/ARCHITECTURE.md "Commands and events"; DESIGN.md §6)."""
+
+from __future__ import annotations
+
+import base64
+
+import pytest
+
+import engine
+from engine.errors import GameError
+
+BLOCK = [[0, 0], [1, 0], [0, 1], [1, 1]]
+BLINKER = [[0, 0], [1, 0], [2, 0]]
+
+
+def shift(cells, dx, dy):
+    return [[x + dx, y + dy] for x, y in cells]
+
+
+class Recorder:
+    """Runs commands through :func:`engine.decide` and keeps every draft."""
+
+    def __init__(self):
+        self.state = None
+        self.drafts: list[engine.EventDraft] = []
+        self.states: list = []
+
+    def _keep(self, drafts, state):
+        self.drafts.extend(drafts)
+        self.states.extend([state] * len(drafts))
+        self.state = state
+        return drafts
+
+    def cmd(self, command_type, actor=0, **payload):
+        return self._keep(*engine.decide(self.state, command_type, actor, payload))
+
+    def tick(self, n):
+        return self._keep(*engine.decide_tick(self.state, n))
+
+
+def play_small_game() -> Recorder:
+    rec = Recorder()
+    rec.cmd("create", kind="life", config={"width": 16, "height": 16, "budget": 12})
+    rec.cmd("join", name="alice")
+    rec.cmd("join", name="bob")
+    rec.cmd("action", 1, type="place", cells=shift(BLINKER, 2, 3))
+    rec.cmd("action", 1, type="stamp", rle="2o$2o!", x=2, y=10, rotation=1)
+    rec.cmd("end_turn", 1)
+    rec.cmd("action", 2, type="place", cells=shift(BLOCK, 12, 3))
+    rec.cmd("action", 2, type="erase", cells=[[12, 3]])
+    rec.cmd("action", 2, type="reset_turn")
+    rec.cmd("action", 2, type="place", cells=shift(BLOCK, 12, 3))
+    rec.cmd("end_turn", 2)
+    rec.cmd("action", 2, type="speed", multiplier=4)
+    rec.cmd("action", 1, type="pause")
+    assert rec.tick(8) == []  # paused: nothing runs, nothing recorded
+    rec.cmd("action", 2, type="resume")
+    rec.tick(1)
+    rec.tick(8)  # blinker repeats at generation 2: redraw
+    assert rec.state.phase == "redraw"
+    rec.cmd("action", 2, type="place", cells=[[14, 12], [14, 13]])  # they die
+    rec.cmd("end_turn", 1)
+    rec.cmd("end_turn", 2)
+    assert rec.state.phase == "running"
+    for _ in range(20):
+        if rec.state.phase != "running":
+            break
+        rec.tick(8)
+    assert rec.state.phase == "redraw"
+    rec.cmd("end_turn", 2)
+    rec.cmd("end_turn", 1)  # nobody placed: the game ends by score
+    assert rec.state.phase == "finished"
+    return rec
+
+
+def test_decide_records_the_expected_events():
+    rec = play_small_game()
+    types = [d.type for d in rec.drafts]
+    assert types[:3] == ["GameCreated", "PlayerJoined", "PlayerJoined"]
+    assert "ControlChanged" in types and "GenerationsTicked" in types
+    assert types[-2:] == ["TurnEnded", "GameFinished"]
+    assert rec.drafts[-1].payload == {"winner": 1, "result": "win"}  # 7 red against 4 green
+    assert rec.drafts[1].payload == {"player_id": 1, "name": "alice"}
+    ticked = [d.payload["count"] for d in rec.drafts if d.type == "GenerationsTicked"]
+    assert sum(ticked) == rec.state.generation
+    assert all(n > 0 for n in ticked)
+
+
+def test_fold_from_scratch_reproduces_every_hash():
+    rec = play_small_game()
+    state = None
+    for draft, expected in zip(rec.drafts, rec.states, strict=True):
+        state = engine.apply_event(state, draft.type, draft.actor, draft.payload)
+        assert engine.state_hash(state) == draft.state_hash == engine.state_hash(expected)
+    events = [(d.type, d.actor, d.payload) for d in rec.drafts]
+    final = engine.fold(None, events)
+    assert engine.state_hash(final) == rec.drafts[-1].state_hash
+    assert final == rec.state
+
+
+def test_fold_from_a_snapshot_in_the_middle():
+    rec = play_small_game()
+    k = len(rec.drafts) // 2
+    snapshot = engine.decode_state(engine.encode_state(rec.states[k - 1]))
+    rest = [(d.type, d.actor, d.payload) for d in rec.drafts[k:]]
+    assert engine.state_hash(engine.fold(snapshot, rest)) == rec.drafts[-1].state_hash
+
+
+def test_rolled_back_event_restores_the_encoded_state():
+    rec = play_small_game()
+    earlier = rec.states[5]
+    payload = {"to_seq": 6, "state": base64.b64encode(engine.encode_state(earlier)).decode()}
+    assert engine.apply_event(rec.state, "RolledBack", 0, payload) == earlier
+
+
+def test_encode_decode_round_trip_for_every_state():
+    rec = play_small_game()
+    for state in rec.states:
+        data = engine.encode_state(state)
+        back = engine.decode_state(data)
+        assert back == state
+        assert engine.encode_state(back) == data
+
+
+def test_decode_refuses_foreign_bytes():
+    for data in (b"", b"CWS1", b"hello world", b"CWS1\x04life" + b"\x00\x00\x00\x05{oops"):
+        with pytest.raises(GameError) as err:
+            engine.decode_state(data)
+        assert err.value.code == "MALFORMED"
+
+
+def test_refused_command_raises_and_records_nothing():
+    rec = Recorder()
+    rec.cmd("create", kind="life", config={"width": 16, "height": 16})
+    rec.cmd("join", name="alice")
+    rec.cmd("join", name="bob")
+    before = (len(rec.drafts), engine.state_hash(rec.state))
+    for command_type, actor, payload, code in [
+        ("action", 2, {"type": "place", "cells": [[12, 0]]}, "NOT_YOUR_TURN"),
+        ("action", 1, {"type": "place", "cells": [[12, 0]]}, "OUT_OF_ZONE"),
+        ("end_turn", 2, {}, "NOT_YOUR_TURN"),
+        ("join", 0, {"name": "carol"}, "GAME_FULL"),
+        ("action", 1, {"type": "fly"}, "MALFORMED"),
+        ("teleport", 1, {}, "MALFORMED"),
+    ]:
+        with pytest.raises(GameError) as err:
+            rec.cmd(command_type, actor, **payload)
+        assert err.value.code == code
+    assert (len(rec.drafts), engine.state_hash(rec.state)) == before
+    with pytest.raises(GameError) as err:
+        engine.decide(None, "create", 0, {"kind": "life", "config": {"width": 3}})
+    assert err.value.code == "INVALID_CONFIG"
+
+
+def test_created_event_carries_the_normalised_config():
+    drafts, _ = engine.decide(None, "create", 0, {"kind": "life", "config": {"players": 4}})
+    assert drafts[0].payload == {
+        "kind": "life",
+        "config": {
+            "width": 60,
+            "height": 60,
+            "players": 4,
+            "budget": 100,
+            "torus": False,
+            "max_generations": 5000,
+        },
+    }
