@@ -5,7 +5,8 @@ fallback), and when it may draw, places small figures (blocks, beehives, blinker
 R-pentominoes) at random spots of its own zone within its budget, chosen by its own
 seeded ``random.Random`` (never the global one, so a seed replays the same choices).
 
-- ``placement``: on its turn, spends ``placement_share`` of the budget, then ``end_turn``.
+- ``placement``: on its turn, stamps one still life of the pattern library (when
+  ``stamps``), places figures up to ``placement_share`` of the budget, then ``end_turn``.
 - ``running``: asks once for the bot's ``speed`` multiplier (the real server ticks at
   8 generations/s × speed, DESIGN §3).
 - ``redraw``: places a few cells on empty spots (``redraw_share`` of what is left,
@@ -35,6 +36,9 @@ FIGURES: dict[str, tuple[tuple[int, int], ...]] = {
     "r_pentomino": ((1, 0), (2, 0), (0, 1), (1, 1), (1, 2)),
     "tub": ((1, 0), (0, 1), (2, 1), (1, 2)),
 }
+
+#: Library stamps the bot may use: name -> (side of its bounding square, live cells).
+STAMPS: dict[str, tuple[int, int]] = {"beehive": (4, 6), "loaf": (4, 7), "boat": (3, 5)}
 
 #: How often each figure is picked (still lifes mostly, so games settle).
 FIGURE_WEIGHTS: dict[str, int] = {"block": 5, "beehive": 2, "blinker": 2, "tub": 1, "r_pentomino": 2}
@@ -97,6 +101,7 @@ class LifeBot:
         placement_share: share of the budget spent in the placement turn (0..1).
         redraw_share: share of the remaining budget spent in each redraw round (0..1).
         poll_s: seconds without a stream message after which the state is polled.
+        stamps: stamp one library still life (beehive, loaf, boat) in the placement turn.
         on_view: called with (bot, view) for every view seen (progress display).
     """
 
@@ -111,6 +116,7 @@ class LifeBot:
         placement_share: float = 0.7,
         redraw_share: float = 0.5,
         poll_s: float = 2.0,
+        stamps: bool = True,
         on_view: OnView | None = None,
     ) -> None:
         self.api = api
@@ -121,6 +127,7 @@ class LifeBot:
         self.placement_share = placement_share
         self.redraw_share = redraw_share
         self.poll_s = poll_s
+        self.stamps = stamps
         self.on_view = on_view
         self.seat: Seat | None = None
         self.actions_sent = 0
@@ -189,8 +196,11 @@ class LifeBot:
         try:
             if phase == "placement" and view.get("turn") == view.get("you") and not self._placed:
                 self._placed = True
-                budget = int(_me(view).get("budget_left", 0))
-                cells = self.pick_cells(view, int(budget * self.placement_share), board=None)
+                budget = int(int(_me(view).get("budget_left", 0)) * self.placement_share)
+                reserved: set[tuple[int, int]] = set()
+                if self.stamps:
+                    budget -= await self._stamp_one(view, budget, reserved)
+                cells = self.pick_cells(view, budget, board=None, reserved=reserved)
                 await self._place(cells)
                 await self._call(self.api.end_turn(self.game_id, self.seat.token))
             elif phase == "running" and self.speed and not self._speed_asked:
@@ -214,6 +224,26 @@ class LifeBot:
             if err.status != 409:
                 raise
 
+    async def _stamp_one(self, view: dict[str, Any], budget: int, reserved: set[tuple[int, int]]) -> int:
+        """Stamp one library still life at a random spot of the zone; its bounding square
+        goes into ``reserved``. Returns the cells it cost (0 when refused or no room)."""
+        name = self.rng.choice(sorted(STAMPS))
+        side, cost = STAMPS[name]
+        x0, y0, x1, y1 = (int(v) for v in view.get("zone") or (0, 0, view["width"], view["height"]))
+        if cost > budget or x1 - x0 < side + 2 or y1 - y0 < side + 2:
+            return 0
+        x, y = self.rng.randrange(x0 + 1, x1 - side), self.rng.randrange(y0 + 1, y1 - side)
+        try:
+            await self._call(
+                self.api.stamp(self.game_id, self.seat.token, x, y, name, rotation=self.rng.randrange(4))
+            )
+        except ApiError as err:  # e.g. a server without the pattern library
+            if err.status not in (409, 422):
+                raise
+            return 0
+        reserved.update((x + dx, y + dy) for dx in range(side) for dy in range(side))
+        return cost
+
     async def _place(self, cells: list[tuple[int, int]]) -> None:
         if cells:
             await self._call(self.api.place(self.game_id, self.seat.token, cells))
@@ -223,13 +253,19 @@ class LifeBot:
         return await request
 
     def pick_cells(
-        self, view: dict[str, Any], budget: int, *, board: list[list[int]] | None
+        self,
+        view: dict[str, Any],
+        budget: int,
+        *,
+        board: list[list[int]] | None,
+        reserved: Iterable[tuple[int, int]] = (),
     ) -> list[tuple[int, int]]:
         """Up to ``budget`` cells forming whole figures at random spots of the bot's zone,
-        one cell apart from each other and (when ``board`` is given) from live cells."""
+        one cell apart from each other, from ``reserved`` cells and (when ``board`` is
+        given) from live cells."""
         zone = view.get("zone") or [0, 0, int(view["width"]), int(view["height"])]
         x0, y0, x1, y1 = (int(v) for v in zone)
-        taken: set[tuple[int, int]] = set()
+        taken: set[tuple[int, int]] = set(reserved)
         if board is not None:
             taken = {(x, y) for y in range(y0, y1) for x in range(x0, x1) if board[y][x]}
         chosen: list[tuple[int, int]] = []

@@ -25,6 +25,11 @@ from client.bots import LifeBot
 from client.sdk import ApiError, AsyncCellWarClient
 
 
+def _or_hidden(value: Any) -> str:
+    """A view field, or ``?`` when the view hides it (blind placement)."""
+    return "?" if value is None else str(value)
+
+
 class Progress:
     """Writes one progress line to stderr at most every ``every_s`` seconds (and on
     every phase change)."""
@@ -41,7 +46,8 @@ class Progress:
             return
         self._phase, self._last = phase, now
         scores = "  ".join(
-            f"{p.get('name')}={p.get('cells')} (budget {p.get('budget_left')})" for p in view.get("players") or ()
+            f"{p.get('name')}={_or_hidden(p.get('cells'))} (budget {_or_hidden(p.get('budget_left'))})"
+            for p in view.get("players") or ()
         )
         sys.stderr.write(
             f"[seq {view.get('seq')}] {phase:<9} generation {view.get('generation', 0):>5}  "

@@ -397,6 +397,30 @@ class CellWarClient:
         """Erase own cells."""
         return self.act(game_id, token, {"type": "erase", "cells": _cells(cells)}, **kw)
 
+    def stamp(
+        self,
+        game_id: str,
+        token: str,
+        x: int,
+        y: int,
+        pattern: str | None = None,
+        *,
+        rle: str | None = None,
+        rotation: int = 0,
+        **kw: Any,
+    ) -> dict[str, Any]:
+        """Stamp a library pattern or RLE text with its top-left at (x, y)."""
+        action: dict[str, Any] = {"type": "stamp", "x": x, "y": y, "rotation": rotation}
+        if rle is not None:
+            action["rle"] = rle
+        else:
+            action["pattern"] = pattern
+        return self.act(game_id, token, action, **kw)
+
+    def simple(self, game_id: str, token: str, type_: str, **kw: Any) -> dict[str, Any]:
+        """An action without arguments (``pause``, ``resume``, ``resign``, ...)."""
+        return self.act(game_id, token, {"type": type_}, **kw)
+
     def speed(self, game_id: str, token: str, multiplier: int, **kw: Any) -> dict[str, Any]:
         """Set the speed multiplier (1, 2, 4, 8)."""
         return self.act(game_id, token, {"type": "speed", "multiplier": multiplier}, **kw)

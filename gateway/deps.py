@@ -16,7 +16,6 @@ from cellwar.v1 import session_pb2_grpc
 from fastapi import Depends, Header, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
-from gateway.errors import ApiError
 from gateway.tokens import Player, TokenSigner
 
 #: Deadline of one unary call to the session service (seconds).
@@ -111,8 +110,3 @@ def player_id_of(player: Player | None) -> int:
     """The player id to send to the session: 0 for a spectator."""
     return player.player_id if player is not None else 0
 
-
-def require(condition: bool, status: int, code: str, message: str) -> None:
-    """Raise :class:`ApiError` unless ``condition``."""
-    if not condition:
-        raise ApiError(status, code, message)

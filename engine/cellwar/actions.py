@@ -55,8 +55,16 @@ def parse_action(action: Mapping[str, Any]) -> tuple[int, int, int]:
     return unit_id, dx, dy
 
 
-def interpret(state: CellWarState, unit: Unit, dx: int, dy: int) -> str:
+def interpret(
+    state: CellWarState,
+    unit: Unit,
+    dx: int,
+    dy: int,
+    occupancy: Mapping[tuple[int, int], Unit] | None = None,
+) -> str:
     """What vector (dx, dy) does for ``unit`` now: one of :data:`ACTION_KINDS`.
+
+    ``occupancy`` is ``state.occupancy()`` when the caller already has it.
 
     Raises:
         GameError: ``INVALID_ACTION`` for a factory's (0, 0), a target off the board, on
@@ -71,7 +79,9 @@ def interpret(state: CellWarState, unit: Unit, dx: int, dy: int) -> str:
     x, y = unit.x + dx, unit.y + dy
     if not state.in_board(x, y):
         raise GameError("INVALID_ACTION", f"({x}, {y}) is off the board")
-    target = state.occupancy().get((x, y))
+    if occupancy is None:
+        occupancy = state.occupancy()
+    target = occupancy.get((x, y))
     if unit.type == FACTORY:
         if target is not None:
             raise GameError(
@@ -158,6 +168,7 @@ def get_valid_actions(
     except GameError:
         return []
     factories_may_act = not _pending_combat(state, player_id)
+    occupancy = state.occupancy()
     out = []
     for unit in state.units:
         if unit.owner != player_id or unit.acted or (unit_id is not None and unit.id != unit_id):
@@ -166,7 +177,7 @@ def get_valid_actions(
             continue
         for dx, dy in VECTORS:
             try:
-                kind = interpret(state, unit, dx, dy)
+                kind = interpret(state, unit, dx, dy, occupancy)
             except GameError:
                 continue
             out.append({"unit_id": unit.id, "dx": dx, "dy": dy, "kind": kind})

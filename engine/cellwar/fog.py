@@ -25,6 +25,7 @@ Decisions where the seed is silent (recorded here):
 from __future__ import annotations
 
 from functools import lru_cache
+from itertools import groupby
 from typing import Any
 
 from engine.cellwar.state import COLOURS, FINISHED, PLAYING, CellWarState
@@ -73,18 +74,14 @@ def is_visible(mask: int, width: int, x: int, y: int) -> bool:
 
 def mask_to_rle(mask: int, width: int, height: int) -> str:
     """The two-state RLE body of a mask (``o`` set, ``b`` unset; rows end ``$``, last ``!``)."""
+    row_mask = (1 << width) - 1
     rows = []
     for y in range(height):
-        bits = mask >> (y * width)
+        bits = format(mask >> (y * width) & row_mask, f"0{width}b")[::-1]  # x = 0 first
         runs = []
-        x = 0
-        while x < width:
-            v = bits >> x & 1
-            n = 1
-            while x + n < width and (bits >> (x + n) & 1) == v:
-                n += 1
-            runs.append(f"{n if n > 1 else ''}{'o' if v else 'b'}")
-            x += n
+        for ch, group in groupby(bits):
+            n = len(list(group))
+            runs.append(f"{n if n > 1 else ''}{'o' if ch == '1' else 'b'}")
         rows.append("".join(runs))
     return "$".join(rows) + "!"
 

@@ -8,7 +8,7 @@ Phases: ``waiting`` (seats open) → ``placement`` (players 1..n draw one at a t
 blind) → ``running`` ⇄ ``paused``; ``running`` → ``redraw`` (stable board; every player
 draws at once, then says ready) → ``running``; any → ``finished``.
 
-Decisions where DESIGN.md §3 is silent (also in docs/ARCHITECTURE.md):
+Decisions where DESIGN.md §3 is silent (to be mirrored in docs/ARCHITECTURE.md):
 
 - Blind placement: during ``placement`` a player's view shows only the viewer's own
   cells, and other players' ``cells`` and ``budget_left`` are ``null`` (the budget
@@ -115,7 +115,9 @@ def new_game(config: LifeConfig) -> LifeState:
 
 
 def _zone(state: LifeState, player_id: int) -> Zone:
-    return zones_for(state.config.width, state.config.height, state.config.players)[player_id]
+    """Where ``player_id`` may draw: :meth:`LifeState.drawing_zone` (a half or a quadrant;
+    the campaign's state returns its level's zone)."""
+    return state.drawing_zone(player_id)
 
 
 def _alive(state: LifeState) -> list[LifePlayer]:
@@ -128,12 +130,12 @@ def cell_counts(grid: np.ndarray) -> list[int]:
     return [int(c) for c in np.bincount(grid.ravel(), minlength=5)[:5]]
 
 
-def _end_drawing_turn(state: LifeState) -> LifeState:
+def end_drawing_turn(state: LifeState) -> LifeState:
     """Forget the drawing-turn bookkeeping (placed mask, turn board)."""
     return replace(state, placed=b"", turn_board=b"")
 
 
-def _begin_drawing_turn(state: LifeState) -> LifeState:
+def begin_drawing_turn(state: LifeState) -> LifeState:
     """Start a drawing turn: the board and budgets now are what ``reset_turn`` restores,
     and nothing counts as placed in this turn yet."""
     return replace(
@@ -146,7 +148,7 @@ def _begin_drawing_turn(state: LifeState) -> LifeState:
 
 def _finish(state: LifeState, winner: int | None) -> LifeState:
     """End the game: ``winner`` wins, or a draw when None."""
-    state = _end_drawing_turn(state)
+    state = end_drawing_turn(state)
     return replace(
         state,
         phase="finished",
@@ -202,7 +204,7 @@ def start_placement(state: LifeState) -> LifeState:
     alive = _alive(state)
     if len(alive) <= 1:
         return finish_last_standing(state)
-    return _begin_drawing_turn(replace(state, phase="placement", turn=alive[0].id))
+    return begin_drawing_turn(replace(state, phase="placement", turn=alive[0].id))
 
 
 def pass_placement_turn(state: LifeState) -> LifeState:
@@ -210,12 +212,12 @@ def pass_placement_turn(state: LifeState) -> LifeState:
     nxt = [p.id for p in _alive(state) if p.id > state.turn]
     if not nxt:
         return start_running(state)
-    return _begin_drawing_turn(replace(state, turn=nxt[0]))
+    return begin_drawing_turn(replace(state, turn=nxt[0]))
 
 
 def start_running(state: LifeState) -> LifeState:
     """Leave a drawing phase: the simulation runs (``stable`` False, ready flags cleared)."""
-    state = _end_drawing_turn(state)
+    state = end_drawing_turn(state)
     return replace(
         state,
         phase="running",
@@ -231,7 +233,7 @@ def open_redraw(state: LifeState) -> LifeState:
     state = replace(
         state, phase="redraw", turn=0, stable=True, players=state.map_players(ready=False)
     )
-    return settle(_begin_drawing_turn(state))
+    return settle(begin_drawing_turn(state))
 
 
 def empty_redraw_round(state: LifeState) -> bool:
@@ -325,7 +327,7 @@ def end_player_turn(state: LifeState, player_id: int) -> LifeState:
     """
     if state.phase == "finished":
         raise GameError("GAME_FINISHED", "the game is over")
-    player = _acting_player(state, player_id)
+    player = acting_player(state, player_id)
     if state.phase == "placement":
         if state.turn != player_id:
             raise GameError("NOT_YOUR_TURN", f"player {state.turn} is placing")
@@ -344,35 +346,36 @@ def tick(state: LifeState, generations: int) -> LifeState:
     (DESIGN.md §3). Stops early when the phase leaves ``running``."""
     if state.phase != "running" or generations <= 0:
         return state
-    from engine.life import step  # the kernel (bit-parallel when it lands)
+    from engine.life import step  # the bit-parallel kernel
 
     grid = state.grid
     torus = state.config.torus
-    history = state.history
-    digest = stability.board_digest(grid)
+    detector = stability.RepeatDetector(state.history)
+    pop, digest = stability.population(grid), None
     generation = state.generation
     players = state.players
     outcome = None
     for _ in range(generations):
-        history = stability.push_digest(history, digest)
+        detector.push(grid, pop, digest)
         grid = step(grid, torus=torus)
         generation += 1
-        players, alive = _extinction(players, cell_counts(grid))
+        players, alive = _extinction(players, grid)
         if alive <= 1:
             outcome = "last_standing"
             break
         if generation >= state.config.max_generations:
             outcome = "score"
             break
-        digest = stability.board_digest(grid)
-        if stability.is_repeat(history, digest):
+        pop = stability.population(grid)
+        repeat, digest = detector.seen(grid, pop)
+        if repeat:
             outcome = "stable"
             break
     new = replace(
         state,
         board=np.ascontiguousarray(grid, dtype=np.uint8).tobytes(),
         generation=generation,
-        history=history,
+        history=detector.history(),
         players=players,
     )
     if outcome == "last_standing":
@@ -385,20 +388,25 @@ def tick(state: LifeState, generations: int) -> LifeState:
 
 
 def _extinction(
-    players: tuple[LifePlayer, ...], counts: list[int]
+    players: tuple[LifePlayer, ...], grid: np.ndarray
 ) -> tuple[tuple[LifePlayer, ...], int]:
     """DESIGN.md §3 end condition 1: after a generation, a remaining player with no cells
     is out. Returns the players and how many remain."""
-    if all(p.out or counts[p.id] for p in players):
-        return players, sum(1 for p in players if not p.out)
-    players = tuple(p if p.out or counts[p.id] else replace(p, out=True) for p in players)
+    gone = {p.id for p in players if not p.out and not (grid == p.id).any()}
+    if gone:
+        players = tuple(replace(p, out=True) if p.id in gone else p for p in players)
     return players, sum(1 for p in players if not p.out)
 
 
 # =========================================================================== actions
 
 
-def _acting_player(state: LifeState, player_id: int) -> LifePlayer:
+def acting_player(state: LifeState, player_id: int) -> LifePlayer:
+    """The joined player ``player_id``, who must not be out.
+
+    Raises:
+        GameError: ``UNKNOWN_PLAYER``; ``INVALID_ACTION`` when the player is out.
+    """
     player = state.player(player_id)
     if player.out:
         raise GameError("INVALID_ACTION", f"player {player_id} is out of the game")
@@ -694,7 +702,7 @@ def apply_action(state: LifeState, player_id: int, action: dict[str, Any]) -> Li
         )
     if state.phase == "finished":
         raise GameError("GAME_FINISHED", "the game is over")
-    player = _acting_player(state, player_id)
+    player = acting_player(state, player_id)
     new = handler(state, player, action)
     if new.phase == "redraw":
         return settle(new)

@@ -274,7 +274,7 @@ def _parse_header(line: str, lineno: int) -> tuple[int, int, str | None]:
     parts = line[indent:].rstrip().split(",")
     values: dict[str, tuple[str, int]] = {}
     col = indent
-    for part in parts:
+    for k, part in enumerate(parts):
         m = _HEADER_FIELD.match(part)
         if not m:
             raise _err_at(lineno, col, f"bad header field {part.strip()!r}: expected key = value")
@@ -283,6 +283,10 @@ def _parse_header(line: str, lineno: int) -> tuple[int, int, str | None]:
             raise _err_at(lineno, col + m.start(1), f"unknown header field {m.group(1)!r}")
         if key in values:
             raise _err_at(lineno, col + m.start(1), f"header field {key!r} given twice")
+        if key == "rule":  # the rest of the line: Golly rules may hold commas ("B3/S23:T10,10")
+            value = ",".join([part, *parts[k + 1 :]])[m.start(2) :].strip()
+            values[key] = (value, col + m.start(2))
+            break
         values[key] = (value, col + m.start(2))
         col += len(part) + 1
     for key in ("x", "y"):
@@ -474,7 +478,7 @@ def _parse_cells(lines: list[str]) -> Pattern:
     while rows and not rows[0][1].strip():
         rows.pop(0)
     if not rows:
-        raise PatternError("plaintext pattern has no rows", len(lines), 1)
+        raise PatternError("plaintext pattern has no rows", 1, 1)
     if len(rows) > MAX_SIDE:
         raise _err_at(rows[MAX_SIDE][0], 0, f"pattern taller than the limit {MAX_SIDE}")
     w = max(len(r) for _, r in rows)
@@ -492,17 +496,23 @@ def _parse_cells(lines: list[str]) -> Pattern:
 
 
 def _board_from_cells(
-    cells: list[tuple[int, int]], lineno: int
+    cells: list[tuple[int, int]], where: list[int]
 ) -> tuple[np.ndarray, tuple[int, int]]:
+    """Bounding-box board of live ``(x, y)`` cells; ``where[i]`` is cell i's 0-based line."""
     if not cells:
         return np.zeros((0, 0), dtype=np.uint8), (0, 0)
     xs = np.array([c[0] for c in cells], dtype=np.int64)
     ys = np.array([c[1] for c in cells], dtype=np.int64)
+    span_x = np.maximum.accumulate(xs) - np.minimum.accumulate(xs) + 1
+    span_y = np.maximum.accumulate(ys) - np.minimum.accumulate(ys) + 1
+    too_big = np.flatnonzero((span_x > MAX_SIDE) | (span_y > MAX_SIDE))
+    if too_big.size:
+        i = int(too_big[0])
+        raise _err_at(
+            where[i], 0, f"pattern of {span_x[i]}x{span_y[i]} exceeds the limit {MAX_SIDE}"
+        )
     x0, y0 = int(xs.min()), int(ys.min())
-    w, h = int(xs.max()) - x0 + 1, int(ys.max()) - y0 + 1
-    if w > MAX_SIDE or h > MAX_SIDE:
-        raise _err_at(lineno, 0, f"pattern of {w}x{h} exceeds the limit {MAX_SIDE}")
-    board = np.zeros((h, w), dtype=np.uint8)
+    board = np.zeros((int(span_y[-1]), int(span_x[-1])), dtype=np.uint8)
     board[ys - y0, xs - x0] = 1
     return board, (x0, y0)
 
@@ -511,6 +521,7 @@ def _parse_life105(lines: list[str], first: int) -> Pattern:
     comments: list[str] = []
     rule = "B3/S23"
     cells: list[tuple[int, int]] = []
+    where: list[int] = []
     bx = by = 0
     row = 0
     for i in range(first + 1, len(lines)):
@@ -532,12 +543,13 @@ def _parse_life105(lines: list[str], first: int) -> Pattern:
         for c, ch in enumerate(line):
             if ch == "*":
                 cells.append((bx + c, by + row))
+                where.append(i)
             elif ch != ".":
                 raise _err_at(i, c, f"unknown character {ch!r} in Life 1.05 (use . and *)")
         row += 1
         if len(cells) > MAX_SIDE * MAX_SIDE:
             raise _err_at(i, 0, "too many cells")
-    board, offset = _board_from_cells(cells, len(lines) - 1)
+    board, offset = _board_from_cells(cells, where)
     name = comments[0] if comments else None
     return Pattern(
         board=board,
@@ -551,6 +563,7 @@ def _parse_life105(lines: list[str], first: int) -> Pattern:
 
 def _parse_life106(lines: list[str], first: int) -> Pattern:
     cells: list[tuple[int, int]] = []
+    where: list[int] = []
     for i in range(first + 1, len(lines)):
         line = lines[i].strip()
         if not line or line.startswith("#"):
@@ -559,9 +572,10 @@ def _parse_life106(lines: list[str], first: int) -> Pattern:
         if len(parts) != 2 or not all(re.fullmatch(r"[+-]?\d{1,9}", p) for p in parts):
             raise _err_at(i, 0, f"bad Life 1.06 line {line!r}: expected two integers 'x y'")
         cells.append((int(parts[0]), int(parts[1])))
+        where.append(i)
         if len(cells) > MAX_SIDE * MAX_SIDE:
             raise _err_at(i, 0, "too many cells")
-    board, offset = _board_from_cells(cells, len(lines) - 1)
+    board, offset = _board_from_cells(cells, where)
     return Pattern(board=board, offset=offset, format="life106")
 
 

@@ -17,6 +17,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from engine.errors import GameError
+from engine.life.zones import zones_for
 
 #: Board side limits (DESIGN.md §3).
 MIN_SIDE, MAX_SIDE = 8, 1024
@@ -152,7 +153,8 @@ class LifeState:
         generation: generations run so far.
         speed: speed multiplier (1, 2, 4, 8).
         stable: the last run stopped on a stable board (redraw opened).
-        history: digests of the last boards before the current one (stability).
+        history: ``(population, digest)`` of each of the last 15 boards before the
+            current one, oldest first (:mod:`engine.life.stability`).
         winner: the winner's id once finished with ``result == "win"``.
         result: None while the game runs, then ``"win"`` or ``"draw"``.
     """
@@ -169,7 +171,7 @@ class LifeState:
     generation: int = 0
     speed: int = 1
     stable: bool = False
-    history: tuple[bytes, ...] = field(default=())
+    history: tuple[tuple[int, bytes], ...] = field(default=())
     winner: int | None = None
     result: str | None = None
 
@@ -210,6 +212,16 @@ class LifeState:
                 return self.players[player_id - 1]
         raise GameError("UNKNOWN_PLAYER", f"no player {player_id!r} in this game")
 
+    def drawing_zone(self, player_id: int) -> tuple[int, int, int, int]:
+        """The half-open zone ``(x0, y0, x1, y1)`` where ``player_id`` may draw (DESIGN.md
+        §3 "Players": a half or a quadrant, :func:`engine.life.zones.zones_for`).
+        The campaign's state overrides it with its level's zone.
+
+        Raises:
+            KeyError: ``player_id`` is not a seat of this game.
+        """
+        return zones_for(self.config.width, self.config.height, self.config.players)[player_id]
+
     def with_player(self, player: LifePlayer) -> LifeState:
         """A copy with ``player`` replacing the player of the same id."""
         players = list(self.players)
@@ -241,7 +253,7 @@ def encode(state: LifeState) -> bytes:
         "generation": state.generation,
         "speed": state.speed,
         "stable": state.stable,
-        "history": [d.hex() for d in state.history],
+        "history": [[pop, d.hex()] for pop, d in state.history],
         "winner": state.winner,
         "result": state.result,
         "lengths": [len(state.board), len(state.placed), len(state.turn_board)],
@@ -289,7 +301,7 @@ def decode(data: bytes) -> LifeState:
             generation=int(header["generation"]),
             speed=int(header["speed"]),
             stable=bool(header["stable"]),
-            history=tuple(bytes.fromhex(d) for d in header["history"]),
+            history=tuple((int(pop), bytes.fromhex(d)) for pop, d in header["history"]),
             winner=None if header["winner"] is None else int(header["winner"]),
             result=header["result"],
         )

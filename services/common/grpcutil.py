@@ -39,7 +39,9 @@ def add_health_and_reflection(
     return servicer
 
 
-async def set_serving(servicer: health.aio.HealthServicer, service_names: Iterable[str], serving: bool) -> None:
+async def set_serving(
+    servicer: health.aio.HealthServicer, service_names: Iterable[str], serving: bool
+) -> None:
     """Set the health status of ``""`` and every named service."""
     status = (
         health_pb2.HealthCheckResponse.SERVING

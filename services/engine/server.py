@@ -19,6 +19,7 @@ import structlog
 from cellwar.v1 import engine_pb2, engine_pb2_grpc
 
 import engine
+from engine.api import dumps
 from engine.errors import GameError
 from services.common import grpcutil
 from services.common.errors import ENGINE_VERSION_KEY, abort
@@ -63,7 +64,7 @@ def _json(data: bytes, what: str) -> Any:
 
 def _draft(d: Any) -> engine_pb2.EventDraft:
     return engine_pb2.EventDraft(
-        type=d.type, actor=d.actor, payload=engine.dumps(d.payload), state_hash=d.state_hash
+        type=d.type, actor=d.actor, payload=dumps(d.payload), state_hash=d.state_hash
     )
 
 
@@ -108,6 +109,9 @@ def tick(request: engine_pb2.TickRequest) -> engine_pb2.TickReply:
         except GameError as exc:
             log.warning("tick_failed", code=exc.code, error=exc.message)
             results.append(engine_pb2.TickResult(state=item.state))
+        except Exception:  # noqa: BLE001 - a rules bug in one game must not stop the others
+            log.exception("tick_crashed", kind=item.state.kind)
+            results.append(engine_pb2.TickResult(state=item.state))
     return engine_pb2.TickReply(results=results)
 
 
@@ -115,7 +119,7 @@ def views(request: engine_pb2.ViewsRequest) -> engine_pb2.ViewsReply:
     """JSON views of one state for each player id (0 = spectator)."""
     state = from_proto(request.state)
     return engine_pb2.ViewsReply(
-        views=[engine.dumps(engine.get_visible_state(state, pid or None)) for pid in request.player_ids]
+        views=[dumps(engine.get_visible_state(state, pid or None)) for pid in request.player_ids]
     )
 
 
@@ -123,13 +127,15 @@ def valid_actions(request: engine_pb2.ValidActionsRequest) -> engine_pb2.ValidAc
     """JSON list of a player's legal actions (one unit, or all when unit_id is 0)."""
     state = from_proto(request.state)
     actions = engine.get_valid_actions(state, request.player_id, request.unit_id or None)
-    return engine_pb2.ValidActionsReply(actions=engine.dumps(actions))
+    return engine_pb2.ValidActionsReply(actions=dumps(actions))
 
 
 class EngineServicer(engine_pb2_grpc.EngineServicer):
     """grpc.aio servicer: each RPC runs its function in a worker thread."""
 
-    async def _run(self, fn: Callable[[Any], T], request: Any, context: grpc.aio.ServicerContext) -> T:
+    async def _run(
+        self, fn: Callable[[Any], T], request: Any, context: grpc.aio.ServicerContext
+    ) -> T:
         await context.send_initial_metadata(((ENGINE_VERSION_KEY, engine.ENGINE_VERSION),))
         try:
             return await asyncio.to_thread(fn, request)

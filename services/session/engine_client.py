@@ -89,7 +89,9 @@ class EngineClient:
         )
         return list(reply.views)
 
-    async def valid_actions(self, state: engine_pb2.GameState, player_id: int, unit_id: int) -> bytes:
+    async def valid_actions(
+        self, state: engine_pb2.GameState, player_id: int, unit_id: int
+    ) -> bytes:
         """JSON list of legal actions. Raises ServiceError."""
         reply = await self._call(
             self.stub.ValidActions,

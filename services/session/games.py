@@ -227,7 +227,13 @@ class Games:
         game = Game(game_id, state, seq, commands, meta, broken=broken)
         game.last_snapshot_seq = snap.seq if snap else 0
         game.last_event_type = events[-1].type
-        log.info("game_loaded", game_id=game_id, seq=seq, phase=state.phase, snapshot=game.last_snapshot_seq)
+        log.info(
+            "game_loaded",
+            game_id=game_id,
+            seq=seq,
+            phase=state.phase,
+            snapshot=game.last_snapshot_seq,
+        )
         return game
 
     async def _after_load(self, game: Game) -> None:
@@ -345,18 +351,33 @@ class Games:
                 if game.stale:
                     await self.reload(game)
                 if game.broken:
-                    raise ServiceError("GAME_BROKEN", f"game {game_id} cannot be replayed: {game.broken}")
+                    raise ServiceError(
+                        "GAME_BROKEN", f"game {game_id} cannot be replayed: {game.broken}"
+                    )
                 if command_id and command_id in game.commands:
                     log.info("command_repeated", game_id=game_id, command_id=command_id)
                     return game, game.commands[command_id]
-                reply = await self.engine.decide(game.state, command_type, actor, payload)
+                try:
+                    reply = await self.engine.decide(game.state, command_type, actor, payload)
+                except ServiceError as exc:
+                    # A refusal must hold against the latest log, not a stale cache
+                    # (another instance may have written since): check, reload, retry.
+                    if exc.code in ("UNAVAILABLE", "INTERNAL") or attempt == MAX_ATTEMPTS - 1:
+                        raise
+                    if await self.store.last_seq(game_id) == game.seq:
+                        raise
+                    log.info("cache_behind_log", game_id=game_id, seq=game.seq)
+                    game.stale = True
+                    continue
                 if not reply.events:
                     return game, CommandResult(game.seq, actor)
                 events = self._events(reply.events, reply.state)
                 try:
                     stored = await self.store.append(game_id, events, game.seq, command_id)
                 except (ConcurrencyError, DuplicateCommandError) as exc:
-                    log.info("append_race_lost", game_id=game_id, attempt=attempt + 1, error=str(exc))
+                    log.info(
+                        "append_race_lost", game_id=game_id, attempt=attempt + 1, error=str(exc)
+                    )
                     game.stale = True
                     continue
                 except StoreUnavailable:
@@ -367,9 +388,13 @@ class Games:
                     game.commands[command_id] = result
                 await self._applied(game, stored, reply.state)
                 return game, result
-        raise ServiceError("CONFLICT", f"game {game_id} changed {MAX_ATTEMPTS} times meanwhile; retry")
+        raise ServiceError(
+            "CONFLICT", f"game {game_id} changed {MAX_ATTEMPTS} times meanwhile; retry"
+        )
 
-    async def record_tick(self, game: Game, expected_seq: int, result: engine_pb2.TickResult) -> bool:
+    async def record_tick(
+        self, game: Game, expected_seq: int, result: engine_pb2.TickResult
+    ) -> bool:
         """Append a tick's events unless the game changed since the tick was computed.
         Returns True when recorded. Never raises for store trouble (logged; retried by
         the next tick)."""
@@ -454,7 +479,9 @@ class Games:
             ServiceError: ``GAME_BROKEN``, engine codes, ``UNAVAILABLE``.
         """
         if game.broken:
-            raise ServiceError("GAME_BROKEN", f"game {game.game_id} cannot be replayed: {game.broken}")
+            raise ServiceError(
+                "GAME_BROKEN", f"game {game.game_id} cannot be replayed: {game.broken}"
+            )
         seq, state = game.seq, game.state
         key = (seq, player_id)
         task = game.views.get(key)
@@ -501,5 +528,7 @@ class Games:
         state = await self.engine.fold(snap.state if snap else None, events)
         expected = events[-1].state_hash if events else (snap.state.state_hash if snap else "")
         if state is None or state.state_hash != expected:
-            raise ServiceError("GAME_BROKEN", f"replay to seq {seq} does not match the recorded hash")
+            raise ServiceError(
+                "GAME_BROKEN", f"replay to seq {seq} does not match the recorded hash"
+            )
         return state

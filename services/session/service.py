@@ -51,7 +51,8 @@ def rpc(fn: Callable) -> Callable:
             try:
                 return await fn(self, request, context)
             except ServiceError as exc:
-                log.info("rpc_refused", code=exc.code, error=exc.message)
+                level = "error" if exc.code in ("INTERNAL", "GAME_BROKEN") else "info"
+                getattr(log, level)("rpc_refused", code=exc.code, error=exc.message)
                 await abort(context, exc.code, exc.message)
             except (asyncio.CancelledError, grpc.aio.AbortError):
                 raise
@@ -148,7 +149,9 @@ class SessionServicer(session_pb2_grpc.SessionServicer):
         game = await self.games.get(request.game_id)
         if game.broken:
             raise ServiceError("GAME_BROKEN", game.broken)
-        actions = await self.games.engine.valid_actions(game.state, request.player_id, request.unit_id)
+        actions = await self.games.engine.valid_actions(
+            game.state, request.player_id, request.unit_id
+        )
         return session_pb2.GetValidActionsReply(actions=actions)
 
     @rpc
@@ -180,7 +183,9 @@ class SessionServicer(session_pb2_grpc.SessionServicer):
                     changed = game.changed
                     seq, view = await self.games.view(game, request.player_id)
                     if seq != sent:
-                        await context.write(session_pb2.WatchUpdate(type="view", seq=seq, view=view))
+                        await context.write(
+                            session_pb2.WatchUpdate(type="view", seq=seq, view=view)
+                        )
                         sent = seq
                     if game.state.finished and game.seq == seq:
                         await context.write(
@@ -191,7 +196,9 @@ class SessionServicer(session_pb2_grpc.SessionServicer):
                         closing = asyncio.ensure_future(self.closing.wait())
                         waiting = asyncio.ensure_future(changed.wait())
                         try:
-                            await asyncio.wait({closing, waiting}, return_when=asyncio.FIRST_COMPLETED)
+                            await asyncio.wait(
+                                {closing, waiting}, return_when=asyncio.FIRST_COMPLETED
+                            )
                         finally:
                             closing.cancel()
                             waiting.cancel()

@@ -40,7 +40,9 @@ class Ticker:
         interval: seconds between two ticks (see :func:`tick_interval`).
     """
 
-    def __init__(self, games: Games, leases: Leases, generations_per_second: float, interval: float):
+    def __init__(
+        self, games: Games, leases: Leases, generations_per_second: float, interval: float
+    ):
         self.games = games
         self.leases = leases
         self.rate = generations_per_second
@@ -85,7 +87,12 @@ class Ticker:
                     if game.stale:
                         with contextlib.suppress(ServiceError):
                             await self.games.reload(game)
-        running = [g for g in self.games.loaded() if g.running and not g.stale]
+        running = []
+        for game in self.games.loaded():
+            if game.running and not game.stale:
+                running.append(game)
+            else:
+                game.due = 0.0
         for gid in [gid for gid in self.leases.held if gid not in {g.game_id for g in running}]:
             game = self.games.games.get(gid)
             if game is None or game.state.finished:

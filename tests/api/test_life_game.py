@@ -12,9 +12,9 @@ import httpx
 import nats
 import pytest
 import websockets
+from cellwar.v1 import events_pb2
 
 import engine
-from cellwar.v1 import events_pb2
 from client.bots import LifeBot
 from client.sdk import ApiError, AsyncCellWarClient
 
@@ -68,6 +68,8 @@ async def test_two_bots_play_a_game_to_the_end(api: AsyncCellWarClient, nats_url
     assert events[0]["type"] == "GameCreated" and events[-1]["type"] == "GameFinished"
     assert [e["type"] for e in events[1:3]] == ["PlayerJoined", "PlayerJoined"]
     assert any(e["type"] == "GenerationsTicked" for e in events)
+    actions = [e["payload"]["action"]["type"] for e in events if e["type"] == "ActionApplied"]
+    assert {"stamp", "place"} <= set(actions)
     assert all(e["engine_version"] and len(e["state_hash"]) == 64 for e in events)
     spectator_events = await api.events(game_id)  # a finished game's log is public
     assert [e["seq"] for e in spectator_events] == [e["seq"] for e in events]

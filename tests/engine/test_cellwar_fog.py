@@ -18,7 +18,9 @@ def start(units, width=12, height=12, players=2):
             d["standing"] = u[4]
         spec.append(d)
     state = engine.new_game(
-        engine.config_from_dict("cellwar", {"width": width, "height": height, "players": players, "units": spec})
+        engine.config_from_dict(
+            "cellwar", {"width": width, "height": height, "players": players, "units": spec}
+        )
     )
     for i in range(players):
         state = engine.add_player(state, f"p{i + 1}")
@@ -36,7 +38,12 @@ def visible_cells(view):
 
 
 def square(x, y, r, w=12, h=12):
-    return {(a, b) for a in range(x - r, x + r + 1) for b in range(y - r, y + r + 1) if 0 <= a < w and 0 <= b < h}
+    return {
+        (a, b)
+        for a in range(x - r, x + r + 1)
+        for b in range(y - r, y + r + 1)
+        if 0 <= a < w and 0 <= b < h
+    }
 
 
 @pytest.mark.parametrize(("utype", "radius"), [(INF, 1), (FORT, 2), (FAC, 1)])

@@ -21,7 +21,9 @@ def start(units, width=8, height=8, players=2):
             d["standing"] = u[4]
         spec.append(d)
     state = engine.new_game(
-        engine.config_from_dict("cellwar", {"width": width, "height": height, "players": players, "units": spec})
+        engine.config_from_dict(
+            "cellwar", {"width": width, "height": height, "players": players, "units": spec}
+        )
     )
     for i in range(players):
         state = engine.add_player(state, f"p{i + 1}")
@@ -49,9 +51,27 @@ FAR = (2, INF, 7, 7)  # an enemy far away, so the game goes on
 # (name, start units (unit 1 acts, owned by player 1), dx, dy, units after | error code)
 ACTION_TABLE = [
     # infantry
-    ("infantry stay -> fortification 1", [(1, INF, 3, 3), FAR], 0, 0, [(1, FORT, 3, 3, 1), (2, INF, 7, 7, 0)]),
-    ("infantry move to empty", [(1, INF, 3, 3), FAR], 1, -1, [(1, INF, 4, 2, 0), (2, INF, 7, 7, 0)]),
-    ("infantry attacks infantry", [(1, INF, 3, 3), (2, INF, 4, 3), FAR], 1, 0, [(1, INF, 4, 3, 0), (2, INF, 7, 7, 0)]),
+    (
+        "infantry stay -> fortification 1",
+        [(1, INF, 3, 3), FAR],
+        0,
+        0,
+        [(1, FORT, 3, 3, 1), (2, INF, 7, 7, 0)],
+    ),
+    (
+        "infantry move to empty",
+        [(1, INF, 3, 3), FAR],
+        1,
+        -1,
+        [(1, INF, 4, 2, 0), (2, INF, 7, 7, 0)],
+    ),
+    (
+        "infantry attacks infantry",
+        [(1, INF, 3, 3), (2, INF, 4, 3), FAR],
+        1,
+        0,
+        [(1, INF, 4, 3, 0), (2, INF, 7, 7, 0)],
+    ),
     (
         "infantry attacks fortification (1st hit)",
         [(1, INF, 3, 3), (1, INF, 0, 0), (2, FORT, 4, 4, 2), FAR],
@@ -59,14 +79,38 @@ ACTION_TABLE = [
         1,
         [(1, INF, 0, 0, 0), (2, INF, 4, 4, 0), (2, INF, 7, 7, 0)],
     ),
-    ("infantry attacks factory", [(1, INF, 3, 3), (2, FAC, 3, 4), FAR], 0, 1, [(1, INF, 3, 4, 0), (2, INF, 7, 7, 0)]),
+    (
+        "infantry attacks factory",
+        [(1, INF, 3, 3), (2, FAC, 3, 4), FAR],
+        0,
+        1,
+        [(1, INF, 3, 4, 0), (2, INF, 7, 7, 0)],
+    ),
     ("infantry onto own unit", [(1, INF, 3, 3), (1, INF, 2, 3), FAR], -1, 0, "INVALID_ACTION"),
     ("infantry off the board", [(1, INF, 0, 3), FAR], -1, 0, "INVALID_ACTION"),
     ("infantry off the board (corner)", [(1, INF, 0, 0), FAR], -1, -1, "INVALID_ACTION"),
     # fortification
-    ("fortification stay: standing +1", [(1, FORT, 3, 3, 1), FAR], 0, 0, [(1, FORT, 3, 3, 2), (2, INF, 7, 7, 0)]),
-    ("fortification stay at 3 -> factory", [(1, FORT, 3, 3, 2), FAR], 0, 0, [(1, FAC, 3, 3, 0), (2, INF, 7, 7, 0)]),
-    ("fortification moves -> infantry", [(1, FORT, 3, 3, 2), FAR], -1, 0, [(1, INF, 2, 3, 0), (2, INF, 7, 7, 0)]),
+    (
+        "fortification stay: standing +1",
+        [(1, FORT, 3, 3, 1), FAR],
+        0,
+        0,
+        [(1, FORT, 3, 3, 2), (2, INF, 7, 7, 0)],
+    ),
+    (
+        "fortification stay at 3 -> factory",
+        [(1, FORT, 3, 3, 2), FAR],
+        0,
+        0,
+        [(1, FAC, 3, 3, 0), (2, INF, 7, 7, 0)],
+    ),
+    (
+        "fortification moves -> infantry",
+        [(1, FORT, 3, 3, 2), FAR],
+        -1,
+        0,
+        [(1, INF, 2, 3, 0), (2, INF, 7, 7, 0)],
+    ),
     (
         "fortification attacks infantry",
         [(1, FORT, 3, 3, 1), (2, INF, 3, 2), FAR],
@@ -88,10 +132,22 @@ ACTION_TABLE = [
         -1,
         [(1, INF, 4, 2, 0), (2, INF, 7, 7, 0)],
     ),
-    ("fortification onto own unit", [(1, FORT, 3, 3, 1), (1, FAC, 3, 4), FAR], 0, 1, "INVALID_ACTION"),
+    (
+        "fortification onto own unit",
+        [(1, FORT, 3, 3, 1), (1, FAC, 3, 4), FAR],
+        0,
+        1,
+        "INVALID_ACTION",
+    ),
     ("fortification off the board", [(1, FORT, 7, 3, 1), (2, INF, 0, 7)], 1, 0, "INVALID_ACTION"),
     # factory (player 1 has no combat unit, so its factory may act)
-    ("factory produces on empty", [(1, FAC, 3, 3), FAR], 1, 0, [(1, FAC, 3, 3, 0), (1, INF, 4, 3, 0), (2, INF, 7, 7, 0)]),
+    (
+        "factory produces on empty",
+        [(1, FAC, 3, 3), FAR],
+        1,
+        0,
+        [(1, FAC, 3, 3, 0), (1, INF, 4, 3, 0), (2, INF, 7, 7, 0)],
+    ),
     ("factory (0,0) is invalid", [(1, FAC, 3, 3), FAR], 0, 0, "INVALID_ACTION"),
     ("factory onto own unit", [(1, FAC, 3, 3), (1, FAC, 4, 3), FAR], 1, 0, "INVALID_ACTION"),
     ("factory onto enemy", [(1, FAC, 3, 3), (2, INF, 4, 3), FAR], 1, 0, "INVALID_ACTION"),
@@ -99,7 +155,11 @@ ACTION_TABLE = [
 ]
 
 
-@pytest.mark.parametrize(("units", "dx", "dy", "expected"), [r[1:] for r in ACTION_TABLE], ids=[r[0] for r in ACTION_TABLE])
+@pytest.mark.parametrize(
+    ("units", "dx", "dy", "expected"),
+    [r[1:] for r in ACTION_TABLE],
+    ids=[r[0] for r in ACTION_TABLE],
+)
 def test_action_table(units, dx, dy, expected):
     state = start(units)
     before = engine.encode_state(state)
@@ -115,7 +175,9 @@ def test_action_table(units, dx, dy, expected):
 
 def test_valid_action_kinds():
     state = start([(1, INF, 3, 3), (1, FORT, 0, 0, 2), (2, INF, 4, 3), (2, FORT, 3, 4, 1), FAR])
-    kinds = {(d["unit_id"], d["dx"], d["dy"]): d["kind"] for d in engine.get_valid_actions(state, 1)}
+    kinds = {
+        (d["unit_id"], d["dx"], d["dy"]): d["kind"] for d in engine.get_valid_actions(state, 1)
+    }
     assert kinds[(1, 0, 0)] == "fortify"
     assert kinds[(1, 1, 0)] == "attack"
     assert kinds[(1, 0, 1)] == "attack"
@@ -125,7 +187,11 @@ def test_valid_action_kinds():
     assert (2, -1, 0) not in kinds  # off the board
     assert engine.get_valid_actions(start([(1, FORT, 3, 3, 1), FAR]), 1)[4]["kind"] == "stand"
     produce = engine.get_valid_actions(start([(1, FAC, 0, 0), FAR]), 1)
-    assert [(d["dx"], d["dy"], d["kind"]) for d in produce] == [(1, 0, "produce"), (0, 1, "produce"), (1, 1, "produce")]
+    assert [(d["dx"], d["dy"], d["kind"]) for d in produce] == [
+        (1, 0, "produce"),
+        (0, 1, "produce"),
+        (1, 1, "produce"),
+    ]
 
 
 def test_second_hit_takes_the_fortification():
@@ -142,7 +208,9 @@ def test_hit_fortification_stays_infantry_on_its_own_turn():
     state = engine.end_player_turn(act(state, 1, 2, 0, 0), 1)
     unit = state.unit(3)
     assert (unit.type, unit.standing) == (INF, 0)
-    assert {d["kind"] for d in engine.get_valid_actions(state, 2, 3) if (d["dx"], d["dy"]) == (0, 0)} == {"fortify"}
+    assert {
+        d["kind"] for d in engine.get_valid_actions(state, 2, 3) if (d["dx"], d["dy"]) == (0, 0)
+    } == {"fortify"}
 
 
 def end_both(state, p1_moves=(), p2_moves=()):
@@ -230,8 +298,15 @@ def test_unknown_or_foreign_unit_is_invalid():
 
 @pytest.mark.parametrize(
     "action",
-    [{}, {"unit_id": 1, "dx": 2, "dy": 0}, {"unit_id": 1, "dx": 0}, {"unit_id": "1", "dx": 0, "dy": 0},
-     {"unit_id": 1, "dx": True, "dy": 0}, {"unit_id": 1, "dx": 0.5, "dy": 0}, {"type": "pause"}],
+    [
+        {},
+        {"unit_id": 1, "dx": 2, "dy": 0},
+        {"unit_id": 1, "dx": 0},
+        {"unit_id": "1", "dx": 0, "dy": 0},
+        {"unit_id": 1, "dx": True, "dy": 0},
+        {"unit_id": 1, "dx": 0.5, "dy": 0},
+        {"type": "pause"},
+    ],
 )
 def test_malformed_actions(action):
     assert code(engine.apply_action, start([(1, INF, 3, 3), FAR]), 1, action) == "MALFORMED"
@@ -335,7 +410,14 @@ def test_joining():
     config = engine.config_from_dict("cellwar", {})
     state = engine.new_game(config)
     s = engine.summary(state)
-    assert (s.kind, s.phase, s.players_joined, s.max_players, s.generation, s.speed) == ("cellwar", "waiting", 0, 2, 0, 1)
+    assert (s.kind, s.phase, s.players_joined, s.max_players, s.generation, s.speed) == (
+        "cellwar",
+        "waiting",
+        0,
+        2,
+        0,
+        1,
+    )
     state = engine.add_player(engine.add_player(state, "a"), "b")
     assert (state.phase, state.turn, state.round) == ("playing", 1, 1)
     assert code(engine.add_player, state, "c") == "GAME_FULL"
@@ -346,8 +428,14 @@ def test_default_start():
     config = config_from_dict({"players": 4})
     cells = [(u.owner, u.type, u.x, u.y) for u in config.units]
     assert cells == [
-        (1, INF, 0, 0), (1, INF, 1, 0), (2, INF, 15, 15), (2, INF, 14, 15),
-        (3, INF, 15, 0), (3, INF, 14, 0), (4, INF, 0, 15), (4, INF, 1, 15),
+        (1, INF, 0, 0),
+        (1, INF, 1, 0),
+        (2, INF, 15, 15),
+        (2, INF, 14, 15),
+        (3, INF, 15, 0),
+        (3, INF, 14, 0),
+        (4, INF, 0, 15),
+        (4, INF, 1, 15),
     ]
     state = engine.new_game(config)
     assert [u.id for u in state.units] == list(range(1, 9))
@@ -360,9 +448,19 @@ def test_default_start():
 @pytest.mark.parametrize(
     "data",
     [
-        {"units": [{"owner": 1, "type": "factory", "x": 0, "y": 0}, {"owner": 2, "type": "fortification", "x": 3, "y": 3}]},
+        {
+            "units": [
+                {"owner": 1, "type": "factory", "x": 0, "y": 0},
+                {"owner": 2, "type": "fortification", "x": 3, "y": 3},
+            ]
+        },
         {"players": 3, "width": 9},
-        {"units": [{"owner": 1, "type": "fortification", "x": 0, "y": 0, "standing": 3}, {"owner": 2, "type": "infantry", "x": 3, "y": 3}]},
+        {
+            "units": [
+                {"owner": 1, "type": "fortification", "x": 0, "y": 0, "standing": 3},
+                {"owner": 2, "type": "infantry", "x": 3, "y": 3},
+            ]
+        },
         {"width": 30, "height": 5, "players": 8, "disconnect_timeout_s": 2.5},
     ],
 )
@@ -373,7 +471,12 @@ def test_config_round_trip(data):
 
 def test_fortification_standing_3_is_a_factory():
     config = config_from_dict(
-        {"units": [{"owner": 1, "type": "fortification", "x": 0, "y": 0, "standing": 3}, {"owner": 2, "type": "infantry", "x": 3, "y": 3}]}
+        {
+            "units": [
+                {"owner": 1, "type": "fortification", "x": 0, "y": 0, "standing": 3},
+                {"owner": 2, "type": "infantry", "x": 3, "y": 3},
+            ]
+        }
     )
     assert config.units[0].type == FAC
     assert config_to_dict(config)["units"][0] == {"owner": 1, "type": "factory", "x": 0, "y": 0}
@@ -438,7 +541,20 @@ def test_produced_ids_are_unique_and_never_reused():
 
 
 def test_kind_module_contract():
-    for name in ("config_from_dict", "config_to_dict", "new_game", "add_player", "apply_action",
-                 "end_player_turn", "tick", "remove_player", "get_visible_state",
-                 "get_valid_actions", "get_winner", "summary", "encode_state", "decode_state"):
+    for name in (
+        "config_from_dict",
+        "config_to_dict",
+        "new_game",
+        "add_player",
+        "apply_action",
+        "end_player_turn",
+        "tick",
+        "remove_player",
+        "get_visible_state",
+        "get_valid_actions",
+        "get_winner",
+        "summary",
+        "encode_state",
+        "decode_state",
+    ):
         assert callable(getattr(cw, name))

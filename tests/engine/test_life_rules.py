@@ -527,3 +527,15 @@ def test_encode_decode_round_trip_in_every_phase():
         back = engine.decode_state(data)
         assert back == s
         assert engine.encode_state(back) == data
+
+
+def test_every_library_pattern_can_be_stamped():
+    patterns = pytest.importorskip("engine.life.patterns")
+    if not hasattr(patterns, "names"):
+        pytest.skip("pattern library not written yet")
+    state = start(width=200, height=100, budget=10_000)
+    for name in patterns.names():
+        live_cells = int(np.count_nonzero(patterns.get(name).board))
+        for rotation in (0, 3):
+            new = act(state, 1, "stamp", pattern=name, x=10, y=10, rotation=rotation)
+            assert new.player(1).budget_left == 10_000 - live_cells, name

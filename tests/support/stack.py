@@ -112,7 +112,9 @@ async def wait_serving(target: str, timeout: float = 20.0, service: str = "") ->
         stub = health_pb2_grpc.HealthStub(channel)
         while True:
             try:
-                reply = await stub.Check(health_pb2.HealthCheckRequest(service=service), timeout=1.0)
+                reply = await stub.Check(
+                    health_pb2.HealthCheckRequest(service=service), timeout=1.0
+                )
                 if reply.status == health_pb2.HealthCheckResponse.SERVING:
                     return
             except grpc.aio.AioRpcError:

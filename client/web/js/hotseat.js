@@ -162,7 +162,8 @@ export class HotseatGame extends EventTarget {
     const v = this.views.get(pid) || this.latest;
     if (!v) return null;
     if (Array.isArray(v.zone) && v.you === pid) return v.zone;
-    if (Array.isArray(v.zones) && v.zones[pid - 1]) return v.zones[pid - 1];
+    const z = v.zones && (Array.isArray(v.zones) ? v.zones[pid - 1] : v.zones[String(pid)]);
+    if (Array.isArray(z)) return z;
     return defaultZone(pid, v.width, v.height, this.pids.length);
   }
 
@@ -172,17 +173,26 @@ export class HotseatGame extends EventTarget {
     return v && Array.isArray(v.players) ? v.players.find((p) => p.id === pid) : undefined;
   }
 
-  /** Budget left of a seat, minus what is queued. */
+  /** Budget left of a seat, minus what is queued; null when the shown view hides it. */
   budgetLeft(pid) {
     const p = this.player(pid);
-    const b = p && Number.isFinite(p.budget_left) ? p.budget_left : 0;
-    return Math.max(0, b - (this.pendingPlace.get(pid) || 0));
+    if (!p || !Number.isFinite(p.budget_left)) return null;
+    return Math.max(0, p.budget_left - (this.pendingPlace.get(pid) || 0));
   }
 
-  /** Live cells of a seat's colour on the shown board (overlay included). */
+  /** Live cells of a seat's colour (queued strokes included); null when hidden. */
   cellsOf(pid) {
     const p = this.player(pid);
-    return p && Number.isFinite(p.cells) ? p.cells : 0;
+    if (!p || !Number.isFinite(p.cells)) return null;
+    let n = p.cells;
+    if (this.overlay.size) {
+      const { cells } = this.displayCells();
+      for (const [i, st] of this.overlay) {
+        if (cells[i] === pid && st !== pid) n -= 1;
+        else if (cells[i] !== pid && st === pid) n += 1;
+      }
+    }
+    return n;
   }
 
   /**
@@ -195,7 +205,7 @@ export class HotseatGame extends EventTarget {
     if (!pid || this.busy) return;
     const { cells: board, width } = this.displayCells();
     const [x0, y0, x1, y1] = this.zoneOf(pid);
-    let budget = this.budgetLeft(pid);
+    let budget = this.budgetLeft(pid) ?? 0;
     const accepted = [];
     const op = this._opFor(pid, mode);
     for (const [x, y] of cells) {
@@ -339,7 +349,8 @@ export class HotseatGame extends EventTarget {
       await this.drain();
       for (const pid of this.pids) {
         if (this.phase !== 'redraw') break;
-        if ((this.player(pid) || {}).out || this.readyInRound.has(pid)) continue;
+        const p = this.player(pid) || {};
+        if (p.out || p.ready || this.readyInRound.has(pid)) continue;
         const res = await api.endTurn(this.gameId, this.tokens.get(pid));
         this.readyInRound.add(pid);
         this.applyView(pid, res.view, res.seq);
@@ -354,7 +365,8 @@ export class HotseatGame extends EventTarget {
       await this.drain();
       for (const pid of this.pids) {
         if (this.phase === 'finished') break;
-        if ((this.player(pid) || {}).out) continue;
+        const p = this.player(pid) || {};
+        if (p.out || p.proposed_finish) continue;
         const res = await api.action(this.gameId, this.tokens.get(pid), { type: 'propose_finish' });
         this.applyView(pid, res.view, res.seq);
       }

@@ -117,10 +117,13 @@ export class GameScreen {
       const el = $(`hud-p${pid}`);
       el.classList.toggle('acting', pid === acting && !this.handover);
       el.classList.toggle('out', !!p.out);
-      $(`name-${pid}`).textContent = name(pid);
-      $(`cells-${pid}`).textContent = String(p.cells ?? 0);
-      const budget = g.budgetLeft(pid);
-      $(`budget-${pid}`).textContent = String(budget);
+      $(`name-${pid}`).textContent = name(pid) + (phase === 'redraw' && p.ready ? ' ✓' : '');
+      // While the device is handed over, the next player learns nothing of the last one's.
+      const masked = this.handover && pid !== 2;
+      const cells = masked ? null : g.cellsOf(pid);
+      $(`cells-${pid}`).textContent = cells === null ? '?' : String(cells);
+      const budget = masked ? null : g.budgetLeft(pid);
+      $(`budget-${pid}`).textContent = budget === null ? '?' : String(budget);
       $(`budget-wrap-${pid}`).classList.toggle('empty', budget === 0);
     }
     $('hud-phase').textContent = t(`phase.${phase}`, { name: name(acting || v.turn || 1) });
@@ -137,7 +140,9 @@ export class GameScreen {
     $('panel-redraw').hidden = phase !== 'redraw';
     $('panel-running').hidden = phase !== 'running' && phase !== 'paused';
     $('btn-finish').hidden = !['running', 'paused', 'redraw'].includes(phase);
-    for (const id of ['btn-done', 'btn-reset', 'btn-ready', 'btn-pause', 'btn-finish']) $(id).disabled = busy;
+    for (const id of ['btn-done', 'btn-reset', 'btn-reset-redraw', 'btn-ready', 'btn-pause', 'btn-finish']) {
+      $(id).disabled = busy;
+    }
     $('btn-pause').textContent = t(phase === 'paused' ? 'action.resume' : 'action.pause');
     $('btn-pause').dataset.state = phase;
     for (const b of this.root.querySelectorAll('button.speed')) {
@@ -208,6 +213,7 @@ export class GameScreen {
   _bind() {
     $('btn-menu').addEventListener('click', () => this.app.toMenu());
     $('btn-reset').addEventListener('click', () => this.game && this.game.resetTurn());
+    $('btn-reset-redraw').addEventListener('click', () => this.game && this.game.resetTurn());
     $('btn-done').addEventListener('click', () => this._done());
     $('handover-back').addEventListener('click', () => this._setHandover(false));
     $('handover-accept').addEventListener('click', () => this._acceptHandover());

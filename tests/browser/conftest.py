@@ -1,0 +1,217 @@
+"""Browser test fixtures: the whole stack (real NATS, engine + session in-process, the
+gateway on a free port) and a headless system Chromium driven by Playwright.
+
+The stack and the gateway run on their own event loop in a background thread, so the
+tests can use Playwright's sync API. ``CELLWAR_BROWSER_BASE_URL`` points the tests at an
+already running deployment instead (no stack is started then).
+
+Chromium: ``/usr/bin/chromium`` (Debian package ``chromium``) or ``CELLWAR_CHROMIUM``;
+the tests skip when it is missing. Playwright never downloads a browser here.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+CHROMIUM = os.environ.get("CELLWAR_CHROMIUM", "/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-quic",
+]
+#: Life tick rate of the test stack (generations/s before the speed multiplier).
+GENERATIONS_PER_SECOND = 200.0
+SCREENSHOTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "screenshots"
+
+
+class LiveServer:
+    """Engine + session (``tests.support.stack.start_stack``) and the gateway app under
+    uvicorn on 127.0.0.1, port 0, all on one event loop in a daemon thread."""
+
+    def __init__(self, nats_url: str, generations_per_second: float) -> None:
+        self.nats_url = nats_url
+        self.generations_per_second = generations_per_second
+        self.url = ""
+        self._ready = threading.Event()
+        self._error: BaseException | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._stop: asyncio.Event | None = None
+        self._thread = threading.Thread(target=self._run, name="cellwar-live-server", daemon=True)
+
+    def start(self, timeout: float = 30.0) -> None:
+        """Start and wait until the gateway answers (seconds). Raises what startup raised."""
+        self._thread.start()
+        if not self._ready.wait(timeout):
+            raise TimeoutError(f"stack + gateway not up after {timeout} s")
+        if self._error is not None:
+            raise self._error
+
+    def stop(self, timeout: float = 15.0) -> None:
+        """Stop the gateway, then the stack (seconds to wait)."""
+        if self._loop is not None and self._stop is not None:
+            self._loop.call_soon_threadsafe(self._stop.set)
+        self._thread.join(timeout)
+
+    def _run(self) -> None:
+        try:
+            asyncio.run(self._main())
+        except BaseException as exc:  # reported to the starting thread
+            self._error = self._error or exc
+            self._ready.set()
+
+    async def _main(self) -> None:
+        import uvicorn
+
+        from gateway.app import create_app
+        from tests.support.stack import start_stack
+
+        self._loop = asyncio.get_running_loop()
+        self._stop = asyncio.Event()
+        stack = await start_stack(self.nats_url, generations_per_second=self.generations_per_second)
+        try:
+            settings = stack.settings.model_copy(update={"session_addr": stack.session_target})
+            config = uvicorn.Config(
+                create_app(settings), host="127.0.0.1", port=0, log_level="warning", lifespan="on"
+            )
+            server = uvicorn.Server(config)
+            serving = asyncio.create_task(server.serve())
+            while not server.started:
+                if serving.done():
+                    serving.result()  # raises the startup error
+                    raise RuntimeError("uvicorn stopped during startup")
+                await asyncio.sleep(0.02)
+            port = server.servers[0].sockets[0].getsockname()[1]
+            self.url = f"http://127.0.0.1:{port}"
+            self._ready.set()
+            await self._stop.wait()
+            server.should_exit = True
+            await serving
+        finally:
+            await stack.stop()
+
+
+@pytest.fixture(scope="session")
+def chromium_path() -> str:
+    """The system Chromium; skips the test when it is not installed."""
+    if not Path(CHROMIUM).exists():
+        pytest.skip(
+            f"Chromium not found at {CHROMIUM} (apt-get install chromium, or set CELLWAR_CHROMIUM)"
+        )
+    try:
+        import playwright.sync_api  # noqa: F401
+    except ImportError:
+        pytest.skip("Python package playwright is not installed")
+    return CHROMIUM
+
+
+@pytest.fixture(scope="session")
+def live_url(request: pytest.FixtureRequest, chromium_path: str) -> Iterator[str]:
+    """Base URL of a running CellWar (gateway serving client/web at "/")."""
+    external = os.environ.get("CELLWAR_BROWSER_BASE_URL")
+    if external:
+        yield external.rstrip("/")
+        return
+    try:
+        import gateway.app  # noqa: F401
+        import tests.support.stack  # noqa: F401
+    except ImportError as exc:
+        pytest.skip(f"stack not importable yet: {exc}")
+    nats_url = request.getfixturevalue("nats_url")
+    server = LiveServer(nats_url, GENERATIONS_PER_SECOND)
+    server.start()
+    try:
+        yield server.url
+    finally:
+        server.stop()
+
+
+@pytest.fixture(scope="session")
+def browser(chromium_path: str):
+    """Headless system Chromium (session scope)."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        b = pw.chromium.launch(executable_path=chromium_path, headless=True, args=CHROMIUM_ARGS)
+        try:
+            yield b
+        finally:
+            b.close()
+
+
+@dataclass
+class Problems:
+    """Console errors, page errors, failed requests and HTTP answers >= 400 of a page."""
+
+    console: list[str] = field(default_factory=list)
+    page_errors: list[str] = field(default_factory=list)
+    failed: list[str] = field(default_factory=list)
+    bad_status: list[str] = field(default_factory=list)
+    allowed_status: set[tuple[str, int]] = field(default_factory=set)
+
+    def all(self) -> list[str]:
+        return self.console + self.page_errors + self.failed + self.bad_status
+
+
+@pytest.fixture
+def problems() -> Problems:
+    return Problems()
+
+
+@pytest.fixture
+def page(browser, problems: Problems, request: pytest.FixtureRequest):
+    """A fresh page (own context, empty localStorage, 1280×900) that records problems;
+    the test asserts ``problems.all() == []``. A screenshot is saved when the test fails."""
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    p = context.new_page()
+    p.set_default_timeout(10_000)
+
+    def on_console(msg) -> None:
+        if msg.type == "error":
+            problems.console.append(msg.text)
+
+    def on_response(resp) -> None:
+        if resp.status >= 400:
+            path = resp.url.split("?")[0]
+            if not any(
+                path.endswith(suffix) and resp.status == status
+                for suffix, status in problems.allowed_status
+            ):
+                problems.bad_status.append(f"{resp.status} {resp.request.method} {resp.url}")
+
+    p.on("console", on_console)
+    p.on("pageerror", lambda exc: problems.page_errors.append(str(exc)))
+    p.on(
+        "requestfailed",
+        lambda req: problems.failed.append(f"{req.method} {req.url}: {req.failure}"),
+    )
+    p.on("response", on_response)
+    yield p
+    if getattr(request.node, "rep_call", None) is not None and request.node.rep_call.failed:
+        shot(p, f"FAILED-{request.node.name}")
+    context.close()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    rep = outcome.get_result()
+    setattr(item, f"rep_{rep.when}", rep)
+
+
+def shot(page, name: str) -> Path:
+    """Save a screenshot to test-artifacts/screenshots/<name>.png."""
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    path = SCREENSHOTS / f"{name}.png"
+    page.screenshot(path=str(path))
+    return path

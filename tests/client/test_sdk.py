@@ -1,0 +1,59 @@
+"""The SDK's request and error handling, against the real gateway app in process."""
+
+from __future__ import annotations
+
+import asyncio
+
+import httpx
+import pytest
+
+from client.sdk import ApiError, AsyncCellWarClient, CellWarClient, stream_url
+from gateway.app import create_app
+from services.common.settings import Settings
+
+
+def test_stream_url_follows_the_scheme_and_quotes_the_token():
+    assert stream_url("http://h:8000", "g1", None) == "ws://h:8000/game/g1/stream"
+    assert stream_url("https://h/api/", "g1", "a.b=") == "wss://h/api/game/g1/stream?token=a.b%3D"
+
+
+async def test_error_answers_raise_api_error_with_status_and_code():
+    app = create_app(Settings(session_addr="127.0.0.1:9", web_dir="/nonexistent"))
+    async with app.router.lifespan_context(app):
+        api = AsyncCellWarClient("http://gw", transport=httpx.ASGITransport(app=app))
+        async with api:
+            with pytest.raises(ApiError) as unauthorized:
+                await api.state("g1", "bad-token")
+            assert (unauthorized.value.status, unauthorized.value.code) == (401, "UNAUTHORIZED")
+            with pytest.raises(ApiError) as malformed:
+                await api.speed("g1", app.state.signer.issue("g1", 1), 3)
+            assert (malformed.value.status, malformed.value.code) == (422, "MALFORMED")
+
+
+def test_sync_client_raises_api_error_on_a_non_json_error():
+    def handler(request: httpx.Request) -> httpx.Response:
+        assert request.headers["Idempotency-Key"]
+        return httpx.Response(502, text="bad gateway")
+
+    with CellWarClient("http://gw", transport=httpx.MockTransport(handler)) as api, pytest.raises(ApiError) as err:
+        api.create_game("life")
+    assert err.value.status == 502 and err.value.code == "HTTP_ERROR"
+
+
+@pytest.mark.integration
+async def test_sync_client_plays_through_the_real_gateway(gateway: str):
+    """The blocking client runs in a thread (the gateway serves in this event loop)."""
+
+    def scenario() -> tuple[dict, dict, dict]:
+        with CellWarClient(gateway) as api:
+            game_id = api.create_game("life", {"width": 20, "height": 20, "budget": 5})
+            alice, bob = api.join(game_id, "alice"), api.join(game_id, "bob")
+            placed = api.place(game_id, alice.token, [(1, 1), (2, 1), (1, 2), (2, 2)])
+            api.end_turn(game_id, alice.token)
+            first_message = next(iter(api.stream(game_id, bob.token)))
+            return placed, api.state(game_id, bob.token), first_message
+
+    placed, bob_view, message = await asyncio.to_thread(scenario)
+    assert placed["view"]["players"][0]["budget_left"] == 1
+    assert bob_view["turn"] == 2 and bob_view["you"] == 2
+    assert message["type"] == "view" and message["view"]["you"] == 2
