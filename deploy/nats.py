@@ -42,14 +42,14 @@ def write_config(path: Path, *, port: int, store_dir: Path, http_port: int | Non
     """
     store_dir.mkdir(parents=True, exist_ok=True)
     lines = [
-        "listen: 127.0.0.1:%d" % port,
+        f"listen: 127.0.0.1:{port}",
         "jetstream {",
         f'  store_dir: "{store_dir.resolve()}"',
         "  sync_interval: always",
         "}",
     ]
     if http_port:
-        lines.append("http: 127.0.0.1:%d" % http_port)
+        lines.append(f"http: 127.0.0.1:{http_port}")
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("\n".join(lines) + "\n")
     return path

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import grpc
 import structlog
-from cellwar.v1 import session_pb2_grpc
 from fastapi import FastAPI
 from fastapi.staticfiles import StaticFiles
 
+from cellwar.v1 import session_pb2_grpc
 from gateway.errors import install_error_handlers
 from gateway.observability import AccessLogMiddleware, Metrics
 from gateway.routes import games, health, stream

@@ -12,10 +12,10 @@ import uuid
 from typing import Annotated
 
 import structlog
-from cellwar.v1 import session_pb2_grpc
 from fastapi import Depends, Header, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
+from cellwar.v1 import session_pb2_grpc
 from gateway.tokens import Player, TokenSigner
 
 #: Deadline of one unary call to the session service (seconds).

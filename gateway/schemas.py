@@ -61,15 +61,16 @@ class CellWarUnitBody(_Strict):
     x: Annotated[StrictInt, Field(ge=0, description="Column")]
     y: Annotated[StrictInt, Field(ge=0, description="Row")]
     standing: Annotated[
-        StrictInt | None, Field(ge=0, description="Counter of turns standing (fortify/factory)")
+        StrictInt | None,
+        Field(ge=1, le=3, description="Fortifications only: standing counter 1..3 (3 = a factory)"),
     ] = None
 
 
 class CellWarConfigBody(_Strict):
     """A CellWar game's config (DESIGN §5)."""
 
-    width: Annotated[StrictInt, Field(ge=2, le=256, description="Board width in cells")] = 16
-    height: Annotated[StrictInt, Field(ge=2, le=256, description="Board height in cells")] = 16
+    width: Annotated[StrictInt, Field(ge=4, le=64, description="Board width in cells")] = 16
+    height: Annotated[StrictInt, Field(ge=4, le=64, description="Board height in cells")] = 16
     players: Annotated[StrictInt, Field(ge=2, le=8, description="Seats, 2..8")] = 2
     units: Annotated[
         list[CellWarUnitBody] | None,

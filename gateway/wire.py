@@ -10,8 +10,9 @@ import json
 from datetime import UTC
 from typing import Any
 
-from cellwar.v1 import events_pb2
 from fastapi.responses import Response
+
+from cellwar.v1 import events_pb2
 
 
 def _view_bytes(view: bytes) -> bytes:

@@ -9,10 +9,10 @@ from __future__ import annotations
 import json
 from typing import Annotated, Any
 
-from cellwar.v1 import session_pb2
 from fastapi import APIRouter, Body, Path, Query, Request, status
 from fastapi.responses import Response
 
+from cellwar.v1 import session_pb2
 from gateway.deps import (
     RPC_TIMEOUT_S,
     CommandId,

@@ -18,10 +18,10 @@ import json
 
 import grpc
 import structlog
-from cellwar.v1 import session_pb2
 from fastapi import APIRouter, WebSocket, WebSocketDisconnect
 from starlette.websockets import WebSocketState
 
+from cellwar.v1 import session_pb2
 from gateway.errors import ApiError, from_rpc_error
 from gateway.observability import Metrics
 from gateway.wire import seq_view_json

@@ -14,7 +14,7 @@ import grpc
 
 #: Trailing metadata key that carries the machine code.
 ERROR_CODE_KEY = "cellwar-error-code"
-#: Initial metadata key with which the engine service names its rules version.
+#: Trailing metadata key with which the engine service names its rules version.
 ENGINE_VERSION_KEY = "cellwar-engine-version"
 
 #: Codes whose status is not the default FAILED_PRECONDITION (a rule refusing a command).

@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import grpc
-from cellwar.v1 import engine_pb2, engine_pb2_grpc, events_pb2
 
+from cellwar.v1 import engine_pb2, engine_pb2_grpc, events_pb2
 from services.common.errors import ENGINE_VERSION_KEY, ServiceError, error_from_rpc
 from services.common.grpcutil import GRPC_OPTIONS
 
@@ -43,7 +43,7 @@ class EngineClient:
         try:
             call = method(request, timeout=self.timeout)
             reply = await call
-            for key, value in await call.initial_metadata() or ():
+            for key, value in await call.trailing_metadata() or ():
                 if key == ENGINE_VERSION_KEY:
                     self.engine_version = str(value)
             return reply

@@ -20,8 +20,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import structlog
-from cellwar.v1 import engine_pb2, events_pb2
 
+from cellwar.v1 import engine_pb2, events_pb2
 from services.common.errors import ServiceError
 from services.common.settings import Settings
 from services.session.directory import Directory

@@ -10,9 +10,9 @@ from dataclasses import dataclass
 import grpc
 import nats
 import structlog
-from cellwar.v1 import session_pb2, session_pb2_grpc
 from nats.aio.client import Client as NATS
 
+from cellwar.v1 import session_pb2, session_pb2_grpc
 from services.common import grpcutil
 from services.common.settings import Settings
 from services.session import kv

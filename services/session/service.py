@@ -15,8 +15,8 @@ from typing import Any
 
 import grpc
 import structlog
-from cellwar.v1 import session_pb2, session_pb2_grpc
 
+from cellwar.v1 import session_pb2, session_pb2_grpc
 from services.common.errors import ServiceError, abort
 from services.session.games import Game, Games
 

@@ -15,8 +15,9 @@ from dataclasses import dataclass
 import nats.errors
 import nats.js.errors
 import structlog
-from cellwar.v1 import engine_pb2
 from nats.js.kv import KeyValue
+
+from cellwar.v1 import engine_pb2
 
 log = structlog.get_logger("cellwar.session.snapshots")
 

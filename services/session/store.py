@@ -16,11 +16,11 @@ from collections.abc import Sequence
 import nats.errors
 import nats.js.errors
 import structlog
-from cellwar.v1 import events_pb2
 from google.protobuf.timestamp_pb2 import Timestamp
 from nats.js import api
 from nats.js.client import JetStreamContext
 
+from cellwar.v1 import events_pb2
 from services.common.errors import ServiceError
 
 log = structlog.get_logger("cellwar.session.store")

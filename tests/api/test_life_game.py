@@ -12,9 +12,9 @@ import httpx
 import nats
 import pytest
 import websockets
-from cellwar.v1 import events_pb2
 
 import engine
+from cellwar.v1 import events_pb2
 from client.bots import LifeBot
 from client.sdk import ApiError, AsyncCellWarClient
 

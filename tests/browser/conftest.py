@@ -115,7 +115,7 @@ def chromium_path() -> str:
     return CHROMIUM
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def live_url(request: pytest.FixtureRequest, chromium_path: str) -> Iterator[str]:
     """Base URL of a running CellWar (gateway serving client/web at "/")."""
     external = os.environ.get("CELLWAR_BROWSER_BASE_URL")
@@ -136,9 +136,10 @@ def live_url(request: pytest.FixtureRequest, chromium_path: str) -> Iterator[str
         server.stop()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def browser(chromium_path: str):
-    """Headless system Chromium (session scope)."""
+    """Headless system Chromium, for the browser tests only: torn down after them, because
+    Playwright's sync API keeps an event loop running that would break async tests."""
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as pw:

@@ -124,6 +124,14 @@ def test_hotseat_game_to_winner(page, live_url, problems) -> None:
     assert s["board"] != before_board
     assert canvas_pixels(page) != before_pixels
     shot(page, "05-running")
+    # Later generations draw a different board (the R-pentomino keeps changing for long).
+    wait_snapshot(page, f"s.generation >= {s['generation'] + 4} || s.phase !== 'running'")
+    page.wait_for_timeout(50)
+    later = snapshot(page)
+    if later["generation"] > s["generation"]:
+        assert later["board"] != s["board"]
+        assert canvas_pixels(page) != before_pixels
+    s = later
 
     if s["phase"] == "running":
         page.get_by_test_id("btn-pause").click()
@@ -134,7 +142,7 @@ def test_hotseat_game_to_winner(page, live_url, problems) -> None:
             assert snapshot(page)["generation"] == gen
             page.get_by_test_id("speed-8").click()
             expect(page.get_by_test_id("speed-8")).to_have_class("speed active")
-            page.get_by_test_id("btn-pause").click()  # resume
+            page.keyboard.press(" ")  # space resumes (focus is on the 8× button)
             wait_snapshot(
                 page, f"s.phase !== 'paused' && (s.phase !== 'running' || s.generation > {gen})"
             )

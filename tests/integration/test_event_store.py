@@ -7,8 +7,8 @@ import uuid
 
 import nats
 import pytest
-from cellwar.v1 import events_pb2
 
+from cellwar.v1 import events_pb2
 from services.session.store import ConcurrencyError, DuplicateCommandError, EventStore
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(30)]

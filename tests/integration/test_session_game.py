@@ -8,8 +8,8 @@ import uuid
 
 import grpc
 import pytest
-from cellwar.v1 import session_pb2
 
+from cellwar.v1 import session_pb2
 from services.common.errors import error_from_rpc
 from tests.support.client import SessionClient, fold_from_scratch
 

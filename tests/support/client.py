@@ -8,8 +8,8 @@ import time
 from typing import Any
 
 import grpc
-from cellwar.v1 import engine_pb2, engine_pb2_grpc, session_pb2, session_pb2_grpc
 
+from cellwar.v1 import engine_pb2, engine_pb2_grpc, session_pb2, session_pb2_grpc
 from services.common.errors import error_from_rpc
 
 

@@ -77,6 +77,10 @@ export class HotseatGame extends EventTarget {
   }
 
   _onStream(pid, msg) {
+    if (msg.type === 'error' && msg.error) {
+      this._error(new ApiError(0, msg.error.code, msg.error.message));
+      return;
+    }
     if (msg.view) this.applyView(pid, msg.view, msg.seq);
     if (msg.type === 'finished') {
       if (!msg.view && this.latest) {

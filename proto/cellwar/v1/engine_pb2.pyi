@@ -136,3 +136,23 @@ class ValidActionsReply(_message.Message):
     ACTIONS_FIELD_NUMBER: _ClassVar[int]
     actions: bytes
     def __init__(self, actions: _Optional[bytes] = ...) -> None: ...
+
+class PatternsRequest(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class PatternsReply(_message.Message):
+    __slots__ = ("catalogue",)
+    CATALOGUE_FIELD_NUMBER: _ClassVar[int]
+    catalogue: bytes
+    def __init__(self, catalogue: _Optional[bytes] = ...) -> None: ...
+
+class LevelsRequest(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class LevelsReply(_message.Message):
+    __slots__ = ("levels",)
+    LEVELS_FIELD_NUMBER: _ClassVar[int]
+    levels: bytes
+    def __init__(self, levels: _Optional[bytes] = ...) -> None: ...

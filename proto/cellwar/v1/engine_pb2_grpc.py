@@ -63,6 +63,16 @@ class EngineStub:
                 request_serializer=cellwar_dot_v1_dot_engine__pb2.ValidActionsRequest.SerializeToString,
                 response_deserializer=cellwar_dot_v1_dot_engine__pb2.ValidActionsReply.FromString,
                 _registered_method=True)
+        self.Patterns = channel.unary_unary(
+                '/cellwar.v1.Engine/Patterns',
+                request_serializer=cellwar_dot_v1_dot_engine__pb2.PatternsRequest.SerializeToString,
+                response_deserializer=cellwar_dot_v1_dot_engine__pb2.PatternsReply.FromString,
+                _registered_method=True)
+        self.Levels = channel.unary_unary(
+                '/cellwar.v1.Engine/Levels',
+                request_serializer=cellwar_dot_v1_dot_engine__pb2.LevelsRequest.SerializeToString,
+                response_deserializer=cellwar_dot_v1_dot_engine__pb2.LevelsReply.FromString,
+                _registered_method=True)
 
 
 class EngineServicer:
@@ -107,6 +117,20 @@ class EngineServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def Patterns(self, request, context):
+        """The Life stamp library (DESIGN §3), as JSON.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def Levels(self, request, context):
+        """Campaign levels (DESIGN §4) without their enemy cells, as JSON.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_EngineServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -134,6 +158,16 @@ def add_EngineServicer_to_server(servicer, server):
                     servicer.ValidActions,
                     request_deserializer=cellwar_dot_v1_dot_engine__pb2.ValidActionsRequest.FromString,
                     response_serializer=cellwar_dot_v1_dot_engine__pb2.ValidActionsReply.SerializeToString,
+            ),
+            'Patterns': grpc.unary_unary_rpc_method_handler(
+                    servicer.Patterns,
+                    request_deserializer=cellwar_dot_v1_dot_engine__pb2.PatternsRequest.FromString,
+                    response_serializer=cellwar_dot_v1_dot_engine__pb2.PatternsReply.SerializeToString,
+            ),
+            'Levels': grpc.unary_unary_rpc_method_handler(
+                    servicer.Levels,
+                    request_deserializer=cellwar_dot_v1_dot_engine__pb2.LevelsRequest.FromString,
+                    response_serializer=cellwar_dot_v1_dot_engine__pb2.LevelsReply.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -275,6 +309,60 @@ class Engine:
             '/cellwar.v1.Engine/ValidActions',
             cellwar_dot_v1_dot_engine__pb2.ValidActionsRequest.SerializeToString,
             cellwar_dot_v1_dot_engine__pb2.ValidActionsReply.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Patterns(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/cellwar.v1.Engine/Patterns',
+            cellwar_dot_v1_dot_engine__pb2.PatternsRequest.SerializeToString,
+            cellwar_dot_v1_dot_engine__pb2.PatternsReply.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Levels(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/cellwar.v1.Engine/Levels',
+            cellwar_dot_v1_dot_engine__pb2.LevelsRequest.SerializeToString,
+            cellwar_dot_v1_dot_engine__pb2.LevelsReply.FromString,
             options,
             channel_credentials,
             insecure,

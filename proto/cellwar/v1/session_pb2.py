@@ -23,53 +23,60 @@ _sym_db = _symbol_database.Default()
 
 
 from cellwar.v1 import events_pb2 as cellwar_dot_v1_dot_events__pb2
+from cellwar.v1 import engine_pb2 as cellwar_dot_v1_dot_engine__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x18\x63\x65llwar/v1/session.proto\x12\ncellwar.v1\x1a\x17\x63\x65llwar/v1/events.proto\"E\n\x11\x43reateGameRequest\x12\x0c\n\x04kind\x18\x01 \x01(\t\x12\x0e\n\x06\x63onfig\x18\x02 \x01(\x0c\x12\x12\n\ncommand_id\x18\x03 \x01(\t\"\"\n\x0f\x43reateGameReply\x12\x0f\n\x07game_id\x18\x01 \x01(\t\"@\n\x0bJoinRequest\x12\x0f\n\x07game_id\x18\x01 \x01(\t\x12\x0c\n\x04name\x18\x02 \x01(\t\x12\x12\n\ncommand_id\x18\x03 \x01(\t\"T\n\nActRequest\x12\x0f\n\x07game_id\x18\x01 \x01(\t\x12\x11\n\tplayer_id\x18\x02 \x01(\r\x12\x0e\n\x06\x61\x63tion\x18\x03 \x01(\x0c\x12\x12\n\ncommand_id\x18\x04 \x01(\t\"H\n\x0e\x45ndTurnRequest\x12\x0f\n\x07game_id\x18\x01 \x01(\t\x12\x11\n\tplayer_id\x18\x02 \x01(\r\x12\x12\n\ncommand_id\x18\x03 \x01(\t\"F\n\x0cLeaveRequest\x12\x0f\n\x07game_id\x18\x01 \x01(\t\x12\x11\n\tplayer_id\x18\x02 \x01(\r\x12\x12\n\ncommand_id\x18\x03 \x01(\t\"<\n\x0c\x43ommandReply\x12\x0b\n\x03seq\x18\x01 \x01(\x04\x12\x11\n\tplayer_id\x18\x02 \x01(\r\x12\x0c\n\x04view\x18\x03 \x01(\x0c\"4\n\x0eGetViewRequest\x12\x0f\n\x07game_id\x18\x01 \x01(\t\x12\x11\n\tplayer_id\x18\x02 \x01(\r\"&\n\tViewReply\x12\x0b\n\x03seq\x18\x01 \x01(\x04\x12\x0c\n\x04view\x18\x02 \x01(\x0c\"I\n\x11ListEventsRequest\x12\x0f\n\x07game_id\x18\x01 \x01(\t\x12\x11\n\tplayer_id\x18\x02 \x01(\r\x12\x10\n\x08\x66rom_seq\x18\x03 \x01(\x04\"4\n\x0fListEventsReply\x12!\n\x06\x65vents\x18\x01 \x03(\x0b\x32\x11.cellwar.v1.Event\"@\n\rReplayRequest\x12\x0f\n\x07game_id\x18\x01 \x01(\t\x12\x11\n\tplayer_id\x18\x02 \x01(\r\x12\x0b\n\x03seq\x18\x03 \x01(\x04\"M\n\x16GetValidActionsRequest\x12\x0f\n\x07game_id\x18\x01 \x01(\t\x12\x11\n\tplayer_id\x18\x02 \x01(\r\x12\x0f\n\x07unit_id\x18\x03 \x01(\r\"\'\n\x14GetValidActionsReply\x12\x0f\n\x07\x61\x63tions\x18\x01 \x01(\x0c\"2\n\x0cWatchRequest\x12\x0f\n\x07game_id\x18\x01 \x01(\t\x12\x11\n\tplayer_id\x18\x02 \x01(\r\"6\n\x0bWatchUpdate\x12\x0c\n\x04type\x18\x01 \x01(\t\x12\x0b\n\x03seq\x18\x02 \x01(\x04\x12\x0c\n\x04view\x18\x03 \x01(\x0c\"\x12\n\x10ListGamesRequest\"x\n\x0bGameSummary\x12\x0f\n\x07game_id\x18\x01 \x01(\t\x12\x0c\n\x04kind\x18\x02 \x01(\t\x12\r\n\x05phase\x18\x03 \x01(\t\x12\x16\n\x0eplayers_joined\x18\x04 \x01(\r\x12\x13\n\x0bmax_players\x18\x05 \x01(\r\x12\x0e\n\x06\x63onfig\x18\x06 \x01(\x0c\"8\n\x0eListGamesReply\x12&\n\x05games\x18\x01 \x03(\x0b\x32\x17.cellwar.v1.GameSummary2\xe7\x05\n\x07Session\x12H\n\nCreateGame\x12\x1d.cellwar.v1.CreateGameRequest\x1a\x1b.cellwar.v1.CreateGameReply\x12\x39\n\x04Join\x12\x17.cellwar.v1.JoinRequest\x1a\x18.cellwar.v1.CommandReply\x12\x37\n\x03\x41\x63t\x12\x16.cellwar.v1.ActRequest\x1a\x18.cellwar.v1.CommandReply\x12?\n\x07\x45ndTurn\x12\x1a.cellwar.v1.EndTurnRequest\x1a\x18.cellwar.v1.CommandReply\x12;\n\x05Leave\x12\x18.cellwar.v1.LeaveRequest\x1a\x18.cellwar.v1.CommandReply\x12<\n\x07GetView\x12\x1a.cellwar.v1.GetViewRequest\x1a\x15.cellwar.v1.ViewReply\x12H\n\nListEvents\x12\x1d.cellwar.v1.ListEventsRequest\x1a\x1b.cellwar.v1.ListEventsReply\x12:\n\x06Replay\x12\x19.cellwar.v1.ReplayRequest\x1a\x15.cellwar.v1.ViewReply\x12W\n\x0fGetValidActions\x12\".cellwar.v1.GetValidActionsRequest\x1a .cellwar.v1.GetValidActionsReply\x12<\n\x05Watch\x12\x18.cellwar.v1.WatchRequest\x1a\x17.cellwar.v1.WatchUpdate0\x01\x12\x45\n\tListGames\x12\x1c.cellwar.v1.ListGamesRequest\x1a\x1a.cellwar.v1.ListGamesReplyb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x18\x63\x65llwar/v1/session.proto\x12\ncellwar.v1\x1a\x17\x63\x65llwar/v1/events.proto\x1a\x17\x63\x65llwar/v1/engine.proto\"Y\n\x11\x43reateGameRequest\x12\x0c\n\x04kind\x18\x01 \x01(\t\x12\x0e\n\x06\x63onfig\x18\x02 \x01(\x0c\x12\x12\n\ncommand_id\x18\x03 \x01(\t\x12\x12\n\nprofile_id\x18\x04 \x01(\t\"\"\n\x0f\x43reateGameReply\x12\x0f\n\x07game_id\x18\x01 \x01(\t\"@\n\x0bJoinRequest\x12\x0f\n\x07game_id\x18\x01 \x01(\t\x12\x0c\n\x04name\x18\x02 \x01(\t\x12\x12\n\ncommand_id\x18\x03 \x01(\t\"T\n\nActRequest\x12\x0f\n\x07game_id\x18\x01 \x01(\t\x12\x11\n\tplayer_id\x18\x02 \x01(\r\x12\x0e\n\x06\x61\x63tion\x18\x03 \x01(\x0c\x12\x12\n\ncommand_id\x18\x04 \x01(\t\"H\n\x0e\x45ndTurnRequest\x12\x0f\n\x07game_id\x18\x01 \x01(\t\x12\x11\n\tplayer_id\x18\x02 \x01(\r\x12\x12\n\ncommand_id\x18\x03 \x01(\t\"F\n\x0cLeaveRequest\x12\x0f\n\x07game_id\x18\x01 \x01(\t\x12\x11\n\tplayer_id\x18\x02 \x01(\r\x12\x12\n\ncommand_id\x18\x03 \x01(\t\"<\n\x0c\x43ommandReply\x12\x0b\n\x03seq\x18\x01 \x01(\x04\x12\x11\n\tplayer_id\x18\x02 \x01(\r\x12\x0c\n\x04view\x18\x03 \x01(\x0c\"4\n\x0eGetViewRequest\x12\x0f\n\x07game_id\x18\x01 \x01(\t\x12\x11\n\tplayer_id\x18\x02 \x01(\r\"&\n\tViewReply\x12\x0b\n\x03seq\x18\x01 \x01(\x04\x12\x0c\n\x04view\x18\x02 \x01(\x0c\"I\n\x11ListEventsRequest\x12\x0f\n\x07game_id\x18\x01 \x01(\t\x12\x11\n\tplayer_id\x18\x02 \x01(\r\x12\x10\n\x08\x66rom_seq\x18\x03 \x01(\x04\"4\n\x0fListEventsReply\x12!\n\x06\x65vents\x18\x01 \x03(\x0b\x32\x11.cellwar.v1.Event\"@\n\rReplayRequest\x12\x0f\n\x07game_id\x18\x01 \x01(\t\x12\x11\n\tplayer_id\x18\x02 \x01(\r\x12\x0b\n\x03seq\x18\x03 \x01(\x04\"M\n\x16GetValidActionsRequest\x12\x0f\n\x07game_id\x18\x01 \x01(\t\x12\x11\n\tplayer_id\x18\x02 \x01(\r\x12\x0f\n\x07unit_id\x18\x03 \x01(\r\"\'\n\x14GetValidActionsReply\x12\x0f\n\x07\x61\x63tions\x18\x01 \x01(\x0c\"2\n\x0cWatchRequest\x12\x0f\n\x07game_id\x18\x01 \x01(\t\x12\x11\n\tplayer_id\x18\x02 \x01(\r\"6\n\x0bWatchUpdate\x12\x0c\n\x04type\x18\x01 \x01(\t\x12\x0b\n\x03seq\x18\x02 \x01(\x04\x12\x0c\n\x04view\x18\x03 \x01(\x0c\"\x12\n\x10ListGamesRequest\"x\n\x0bGameSummary\x12\x0f\n\x07game_id\x18\x01 \x01(\t\x12\x0c\n\x04kind\x18\x02 \x01(\t\x12\r\n\x05phase\x18\x03 \x01(\t\x12\x16\n\x0eplayers_joined\x18\x04 \x01(\r\x12\x13\n\x0bmax_players\x18\x05 \x01(\r\x12\x0e\n\x06\x63onfig\x18\x06 \x01(\x0c\"8\n\x0eListGamesReply\x12&\n\x05games\x18\x01 \x03(\x0b\x32\x17.cellwar.v1.GameSummary\"$\n\x14\x43reateProfileRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\"\'\n\x11GetProfileRequest\x12\x12\n\nprofile_id\x18\x01 \x01(\t\"+\n\x07Profile\x12\x12\n\nprofile_id\x18\x01 \x01(\t\x12\x0c\n\x04\x64\x61ta\x18\x02 \x01(\x0c\x32\xf3\x07\n\x07Session\x12H\n\nCreateGame\x12\x1d.cellwar.v1.CreateGameRequest\x1a\x1b.cellwar.v1.CreateGameReply\x12\x39\n\x04Join\x12\x17.cellwar.v1.JoinRequest\x1a\x18.cellwar.v1.CommandReply\x12\x37\n\x03\x41\x63t\x12\x16.cellwar.v1.ActRequest\x1a\x18.cellwar.v1.CommandReply\x12?\n\x07\x45ndTurn\x12\x1a.cellwar.v1.EndTurnRequest\x1a\x18.cellwar.v1.CommandReply\x12;\n\x05Leave\x12\x18.cellwar.v1.LeaveRequest\x1a\x18.cellwar.v1.CommandReply\x12<\n\x07GetView\x12\x1a.cellwar.v1.GetViewRequest\x1a\x15.cellwar.v1.ViewReply\x12H\n\nListEvents\x12\x1d.cellwar.v1.ListEventsRequest\x1a\x1b.cellwar.v1.ListEventsReply\x12:\n\x06Replay\x12\x19.cellwar.v1.ReplayRequest\x1a\x15.cellwar.v1.ViewReply\x12W\n\x0fGetValidActions\x12\".cellwar.v1.GetValidActionsRequest\x1a .cellwar.v1.GetValidActionsReply\x12<\n\x05Watch\x12\x18.cellwar.v1.WatchRequest\x1a\x17.cellwar.v1.WatchUpdate0\x01\x12\x45\n\tListGames\x12\x1c.cellwar.v1.ListGamesRequest\x1a\x1a.cellwar.v1.ListGamesReply\x12\x42\n\x08Patterns\x12\x1b.cellwar.v1.PatternsRequest\x1a\x19.cellwar.v1.PatternsReply\x12<\n\x06Levels\x12\x19.cellwar.v1.LevelsRequest\x1a\x17.cellwar.v1.LevelsReply\x12\x46\n\rCreateProfile\x12 .cellwar.v1.CreateProfileRequest\x1a\x13.cellwar.v1.Profile\x12@\n\nGetProfile\x12\x1d.cellwar.v1.GetProfileRequest\x1a\x13.cellwar.v1.Profileb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'cellwar.v1.session_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_CREATEGAMEREQUEST']._serialized_start=65
-  _globals['_CREATEGAMEREQUEST']._serialized_end=134
-  _globals['_CREATEGAMEREPLY']._serialized_start=136
-  _globals['_CREATEGAMEREPLY']._serialized_end=170
-  _globals['_JOINREQUEST']._serialized_start=172
-  _globals['_JOINREQUEST']._serialized_end=236
-  _globals['_ACTREQUEST']._serialized_start=238
-  _globals['_ACTREQUEST']._serialized_end=322
-  _globals['_ENDTURNREQUEST']._serialized_start=324
-  _globals['_ENDTURNREQUEST']._serialized_end=396
-  _globals['_LEAVEREQUEST']._serialized_start=398
-  _globals['_LEAVEREQUEST']._serialized_end=468
-  _globals['_COMMANDREPLY']._serialized_start=470
-  _globals['_COMMANDREPLY']._serialized_end=530
-  _globals['_GETVIEWREQUEST']._serialized_start=532
-  _globals['_GETVIEWREQUEST']._serialized_end=584
-  _globals['_VIEWREPLY']._serialized_start=586
-  _globals['_VIEWREPLY']._serialized_end=624
-  _globals['_LISTEVENTSREQUEST']._serialized_start=626
-  _globals['_LISTEVENTSREQUEST']._serialized_end=699
-  _globals['_LISTEVENTSREPLY']._serialized_start=701
-  _globals['_LISTEVENTSREPLY']._serialized_end=753
-  _globals['_REPLAYREQUEST']._serialized_start=755
-  _globals['_REPLAYREQUEST']._serialized_end=819
-  _globals['_GETVALIDACTIONSREQUEST']._serialized_start=821
-  _globals['_GETVALIDACTIONSREQUEST']._serialized_end=898
-  _globals['_GETVALIDACTIONSREPLY']._serialized_start=900
-  _globals['_GETVALIDACTIONSREPLY']._serialized_end=939
-  _globals['_WATCHREQUEST']._serialized_start=941
-  _globals['_WATCHREQUEST']._serialized_end=991
-  _globals['_WATCHUPDATE']._serialized_start=993
-  _globals['_WATCHUPDATE']._serialized_end=1047
-  _globals['_LISTGAMESREQUEST']._serialized_start=1049
-  _globals['_LISTGAMESREQUEST']._serialized_end=1067
-  _globals['_GAMESUMMARY']._serialized_start=1069
-  _globals['_GAMESUMMARY']._serialized_end=1189
-  _globals['_LISTGAMESREPLY']._serialized_start=1191
-  _globals['_LISTGAMESREPLY']._serialized_end=1247
-  _globals['_SESSION']._serialized_start=1250
-  _globals['_SESSION']._serialized_end=1993
+  _globals['_CREATEGAMEREQUEST']._serialized_start=90
+  _globals['_CREATEGAMEREQUEST']._serialized_end=179
+  _globals['_CREATEGAMEREPLY']._serialized_start=181
+  _globals['_CREATEGAMEREPLY']._serialized_end=215
+  _globals['_JOINREQUEST']._serialized_start=217
+  _globals['_JOINREQUEST']._serialized_end=281
+  _globals['_ACTREQUEST']._serialized_start=283
+  _globals['_ACTREQUEST']._serialized_end=367
+  _globals['_ENDTURNREQUEST']._serialized_start=369
+  _globals['_ENDTURNREQUEST']._serialized_end=441
+  _globals['_LEAVEREQUEST']._serialized_start=443
+  _globals['_LEAVEREQUEST']._serialized_end=513
+  _globals['_COMMANDREPLY']._serialized_start=515
+  _globals['_COMMANDREPLY']._serialized_end=575
+  _globals['_GETVIEWREQUEST']._serialized_start=577
+  _globals['_GETVIEWREQUEST']._serialized_end=629
+  _globals['_VIEWREPLY']._serialized_start=631
+  _globals['_VIEWREPLY']._serialized_end=669
+  _globals['_LISTEVENTSREQUEST']._serialized_start=671
+  _globals['_LISTEVENTSREQUEST']._serialized_end=744
+  _globals['_LISTEVENTSREPLY']._serialized_start=746
+  _globals['_LISTEVENTSREPLY']._serialized_end=798
+  _globals['_REPLAYREQUEST']._serialized_start=800
+  _globals['_REPLAYREQUEST']._serialized_end=864
+  _globals['_GETVALIDACTIONSREQUEST']._serialized_start=866
+  _globals['_GETVALIDACTIONSREQUEST']._serialized_end=943
+  _globals['_GETVALIDACTIONSREPLY']._serialized_start=945
+  _globals['_GETVALIDACTIONSREPLY']._serialized_end=984
+  _globals['_WATCHREQUEST']._serialized_start=986
+  _globals['_WATCHREQUEST']._serialized_end=1036
+  _globals['_WATCHUPDATE']._serialized_start=1038
+  _globals['_WATCHUPDATE']._serialized_end=1092
+  _globals['_LISTGAMESREQUEST']._serialized_start=1094
+  _globals['_LISTGAMESREQUEST']._serialized_end=1112
+  _globals['_GAMESUMMARY']._serialized_start=1114
+  _globals['_GAMESUMMARY']._serialized_end=1234
+  _globals['_LISTGAMESREPLY']._serialized_start=1236
+  _globals['_LISTGAMESREPLY']._serialized_end=1292
+  _globals['_CREATEPROFILEREQUEST']._serialized_start=1294
+  _globals['_CREATEPROFILEREQUEST']._serialized_end=1330
+  _globals['_GETPROFILEREQUEST']._serialized_start=1332
+  _globals['_GETPROFILEREQUEST']._serialized_end=1371
+  _globals['_PROFILE']._serialized_start=1373
+  _globals['_PROFILE']._serialized_end=1416
+  _globals['_SESSION']._serialized_start=1419
+  _globals['_SESSION']._serialized_end=2430
 # @@protoc_insertion_point(module_scope)

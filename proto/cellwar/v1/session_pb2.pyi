@@ -1,4 +1,5 @@
 from cellwar.v1 import events_pb2 as _events_pb2
+from cellwar.v1 import engine_pb2 as _engine_pb2
 from google.protobuf.internal import containers as _containers
 from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
@@ -8,14 +9,16 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 DESCRIPTOR: _descriptor.FileDescriptor
 
 class CreateGameRequest(_message.Message):
-    __slots__ = ("kind", "config", "command_id")
+    __slots__ = ("kind", "config", "command_id", "profile_id")
     KIND_FIELD_NUMBER: _ClassVar[int]
     CONFIG_FIELD_NUMBER: _ClassVar[int]
     COMMAND_ID_FIELD_NUMBER: _ClassVar[int]
+    PROFILE_ID_FIELD_NUMBER: _ClassVar[int]
     kind: str
     config: bytes
     command_id: str
-    def __init__(self, kind: _Optional[str] = ..., config: _Optional[bytes] = ..., command_id: _Optional[str] = ...) -> None: ...
+    profile_id: str
+    def __init__(self, kind: _Optional[str] = ..., config: _Optional[bytes] = ..., command_id: _Optional[str] = ..., profile_id: _Optional[str] = ...) -> None: ...
 
 class CreateGameReply(_message.Message):
     __slots__ = ("game_id",)
@@ -176,3 +179,23 @@ class ListGamesReply(_message.Message):
     GAMES_FIELD_NUMBER: _ClassVar[int]
     games: _containers.RepeatedCompositeFieldContainer[GameSummary]
     def __init__(self, games: _Optional[_Iterable[_Union[GameSummary, _Mapping]]] = ...) -> None: ...
+
+class CreateProfileRequest(_message.Message):
+    __slots__ = ("name",)
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    def __init__(self, name: _Optional[str] = ...) -> None: ...
+
+class GetProfileRequest(_message.Message):
+    __slots__ = ("profile_id",)
+    PROFILE_ID_FIELD_NUMBER: _ClassVar[int]
+    profile_id: str
+    def __init__(self, profile_id: _Optional[str] = ...) -> None: ...
+
+class Profile(_message.Message):
+    __slots__ = ("profile_id", "data")
+    PROFILE_ID_FIELD_NUMBER: _ClassVar[int]
+    DATA_FIELD_NUMBER: _ClassVar[int]
+    profile_id: str
+    data: bytes
+    def __init__(self, profile_id: _Optional[str] = ..., data: _Optional[bytes] = ...) -> None: ...

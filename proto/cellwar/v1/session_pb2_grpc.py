@@ -3,6 +3,7 @@
 import grpc
 import warnings
 
+from cellwar.v1 import engine_pb2 as cellwar_dot_v1_dot_engine__pb2
 from cellwar.v1 import session_pb2 as cellwar_dot_v1_dot_session__pb2
 
 GRPC_GENERATED_VERSION = '1.85.1'
@@ -92,6 +93,26 @@ class SessionStub:
                 request_serializer=cellwar_dot_v1_dot_session__pb2.ListGamesRequest.SerializeToString,
                 response_deserializer=cellwar_dot_v1_dot_session__pb2.ListGamesReply.FromString,
                 _registered_method=True)
+        self.Patterns = channel.unary_unary(
+                '/cellwar.v1.Session/Patterns',
+                request_serializer=cellwar_dot_v1_dot_engine__pb2.PatternsRequest.SerializeToString,
+                response_deserializer=cellwar_dot_v1_dot_engine__pb2.PatternsReply.FromString,
+                _registered_method=True)
+        self.Levels = channel.unary_unary(
+                '/cellwar.v1.Session/Levels',
+                request_serializer=cellwar_dot_v1_dot_engine__pb2.LevelsRequest.SerializeToString,
+                response_deserializer=cellwar_dot_v1_dot_engine__pb2.LevelsReply.FromString,
+                _registered_method=True)
+        self.CreateProfile = channel.unary_unary(
+                '/cellwar.v1.Session/CreateProfile',
+                request_serializer=cellwar_dot_v1_dot_session__pb2.CreateProfileRequest.SerializeToString,
+                response_deserializer=cellwar_dot_v1_dot_session__pb2.Profile.FromString,
+                _registered_method=True)
+        self.GetProfile = channel.unary_unary(
+                '/cellwar.v1.Session/GetProfile',
+                request_serializer=cellwar_dot_v1_dot_session__pb2.GetProfileRequest.SerializeToString,
+                response_deserializer=cellwar_dot_v1_dot_session__pb2.Profile.FromString,
+                _registered_method=True)
 
 
 class SessionServicer:
@@ -167,6 +188,32 @@ class SessionServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def Patterns(self, request, context):
+        """The Life stamp library (passes Engine.Patterns through).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def Levels(self, request, context):
+        """Campaign: the level list and player profiles (KV PROFILES).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def CreateProfile(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetProfile(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_SessionServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -224,6 +271,26 @@ def add_SessionServicer_to_server(servicer, server):
                     servicer.ListGames,
                     request_deserializer=cellwar_dot_v1_dot_session__pb2.ListGamesRequest.FromString,
                     response_serializer=cellwar_dot_v1_dot_session__pb2.ListGamesReply.SerializeToString,
+            ),
+            'Patterns': grpc.unary_unary_rpc_method_handler(
+                    servicer.Patterns,
+                    request_deserializer=cellwar_dot_v1_dot_engine__pb2.PatternsRequest.FromString,
+                    response_serializer=cellwar_dot_v1_dot_engine__pb2.PatternsReply.SerializeToString,
+            ),
+            'Levels': grpc.unary_unary_rpc_method_handler(
+                    servicer.Levels,
+                    request_deserializer=cellwar_dot_v1_dot_engine__pb2.LevelsRequest.FromString,
+                    response_serializer=cellwar_dot_v1_dot_engine__pb2.LevelsReply.SerializeToString,
+            ),
+            'CreateProfile': grpc.unary_unary_rpc_method_handler(
+                    servicer.CreateProfile,
+                    request_deserializer=cellwar_dot_v1_dot_session__pb2.CreateProfileRequest.FromString,
+                    response_serializer=cellwar_dot_v1_dot_session__pb2.Profile.SerializeToString,
+            ),
+            'GetProfile': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetProfile,
+                    request_deserializer=cellwar_dot_v1_dot_session__pb2.GetProfileRequest.FromString,
+                    response_serializer=cellwar_dot_v1_dot_session__pb2.Profile.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -526,6 +593,114 @@ class Session:
             '/cellwar.v1.Session/ListGames',
             cellwar_dot_v1_dot_session__pb2.ListGamesRequest.SerializeToString,
             cellwar_dot_v1_dot_session__pb2.ListGamesReply.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Patterns(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/cellwar.v1.Session/Patterns',
+            cellwar_dot_v1_dot_engine__pb2.PatternsRequest.SerializeToString,
+            cellwar_dot_v1_dot_engine__pb2.PatternsReply.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Levels(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/cellwar.v1.Session/Levels',
+            cellwar_dot_v1_dot_engine__pb2.LevelsRequest.SerializeToString,
+            cellwar_dot_v1_dot_engine__pb2.LevelsReply.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def CreateProfile(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/cellwar.v1.Session/CreateProfile',
+            cellwar_dot_v1_dot_session__pb2.CreateProfileRequest.SerializeToString,
+            cellwar_dot_v1_dot_session__pb2.Profile.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetProfile(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/cellwar.v1.Session/GetProfile',
+            cellwar_dot_v1_dot_session__pb2.GetProfileRequest.SerializeToString,
+            cellwar_dot_v1_dot_session__pb2.Profile.FromString,
             options,
             channel_credentials,
             insecure,

@@ -235,6 +235,7 @@ export class GameScreen {
       const phase = this.game.phase;
       if (phase !== 'running' && phase !== 'paused') return;
       e.preventDefault();
+      if (e.target instanceof HTMLButtonElement) e.target.blur(); // no second toggle by the button
       this._togglePause();
     });
   }
