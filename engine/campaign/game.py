@@ -48,8 +48,6 @@ Decisions where DESIGN.md §4 is silent:
 
 from __future__ import annotations
 
-import json
-import struct
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from functools import cached_property
@@ -61,7 +59,7 @@ from engine.campaign.levels import LEVEL_COUNT, Level, UnknownLevelError, level
 from engine.errors import GameError
 from engine.life import game as life
 from engine.life import stability
-from engine.life.state import COLOURS, MAX_INT, LifePlayer, LifeState
+from engine.life.state import COLOURS, MAX_INT, LifePlayer, LifeState, decode_fields, encode
 
 #: The player's colour / id (red) and the enemy's colour (green).
 PLAYER, ENEMY = 1, 2
@@ -502,33 +500,11 @@ def summary(state: CampaignState):
 
 # =========================================================================== encoding
 
-_HEADER = struct.Struct(">I")
-
-
 def encode_state(state: CampaignState) -> bytes:
-    """Canonical bytes: a 4-byte length, a key-sorted compact JSON header (config, level
-    progress, players, history), then the board, placed mask and turn board bytes.
-    Equal states give equal bytes. The board is stored, not rebuilt from the level,
-    since the simulation changes it."""
-    header = {
-        "config": config_to_dict(state.config),
-        "phase": state.phase,
-        "turn": state.turn,
-        "players": [
-            [p.id, p.name, p.budget_left, p.turn_budget, p.out, p.proposed_finish, p.ready]
-            for p in state.players
-        ],
-        "generation": state.generation,
-        "run_start": state.run_start,
-        "speed": state.speed,
-        "stable": state.stable,
-        "history": [[pop, d.hex()] for pop, d in state.history],
-        "winner": state.winner,
-        "result": state.result,
-        "lengths": [len(state.board), len(state.placed), len(state.turn_board)],
-    }
-    head = json.dumps(header, separators=(",", ":"), sort_keys=True).encode()
-    return _HEADER.pack(len(head)) + head + state.board + state.placed + state.turn_board
+    """Canonical bytes (the Life codec, :func:`engine.life.state.encode`, with the level
+    config and ``run_start`` in the header). The board is stored, not rebuilt from the
+    level, since the simulation changes it."""
+    return encode(state, config_dict=config_to_dict(state.config), extra={"run_start": state.run_start})
 
 
 def decode_state(data: bytes) -> CampaignState:
@@ -537,45 +513,8 @@ def decode_state(data: bytes) -> CampaignState:
     Raises:
         GameError: ``MALFORMED`` when the bytes are not an encoded campaign state.
     """
+    fields, header = decode_fields(data, config_from_dict, what="campaign")
     try:
-        (n,) = _HEADER.unpack_from(data, 0)
-        header = json.loads(data[4 : 4 + n])
-        config = config_from_dict(header["config"])
-        nb, npl, nt = header["lengths"]
-        off = 4 + n
-        board = bytes(data[off : off + nb])
-        placed = bytes(data[off + nb : off + nb + npl])
-        turn_board = bytes(data[off + nb + npl : off + nb + npl + nt])
-        cells = config.width * config.height
-        if (
-            len(board) != cells
-            or len(placed) not in (0, cells)
-            or len(turn_board) not in (0, cells)
-        ):
-            raise ValueError("board size does not match the level")
-        if off + nb + npl + nt != len(data):
-            raise ValueError("trailing bytes")
-        players = tuple(
-            LifePlayer(int(i), str(nm), int(b), int(tb), bool(o), bool(pf), bool(r))
-            for i, nm, b, tb, o, pf, r in header["players"]
-        )
-        return CampaignState(
-            config=config,
-            phase=str(header["phase"]),
-            turn=int(header["turn"]),
-            players=players,
-            board=board,
-            placed=placed,
-            turn_board=turn_board,
-            generation=int(header["generation"]),
-            run_start=int(header["run_start"]),
-            speed=int(header["speed"]),
-            stable=bool(header["stable"]),
-            history=tuple((int(pop), bytes.fromhex(d)) for pop, d in header["history"]),
-            winner=None if header["winner"] is None else int(header["winner"]),
-            result=header["result"],
-        )
-    except GameError as exc:
-        raise GameError("MALFORMED", f"not an encoded campaign state: {exc.message}") from exc
-    except (ValueError, KeyError, TypeError, struct.error) as exc:
+        return CampaignState(**fields, run_start=int(header["run_start"]))
+    except (KeyError, TypeError, ValueError) as exc:
         raise GameError("MALFORMED", f"not an encoded campaign state: {exc}") from exc

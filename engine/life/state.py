@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import struct
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
 
@@ -238,12 +238,16 @@ class LifeState:
 _HEADER = struct.Struct(">I")
 
 
-def encode(state: LifeState) -> bytes:
+def encode(state: LifeState, *, config_dict: Mapping[str, Any] | None = None, extra: Mapping[str, Any] | None = None) -> bytes:
     """Canonical bytes: a 4-byte length, a key-sorted compact JSON header, then the
     board, placed mask and turn board bytes (lengths in the header). Equal states give
-    equal bytes; no compression, so the bytes do not depend on a zlib version."""
+    equal bytes; no compression, so the bytes do not depend on a zlib version.
+
+    ``config_dict`` replaces the Life config in the header and ``extra`` adds keys (the
+    campaign kind stores its level config and ``run_start`` this way).
+    """
     header = {
-        "config": config_to_dict(state.config),
+        "config": dict(config_dict) if config_dict is not None else config_to_dict(state.config),
         "phase": state.phase,
         "turn": state.turn,
         "players": [
@@ -257,21 +261,27 @@ def encode(state: LifeState) -> bytes:
         "winner": state.winner,
         "result": state.result,
         "lengths": [len(state.board), len(state.placed), len(state.turn_board)],
+        **(extra or {}),
     }
     head = json.dumps(header, separators=(",", ":"), sort_keys=True).encode()
     return _HEADER.pack(len(head)) + head + state.board + state.placed + state.turn_board
 
 
-def decode(data: bytes) -> LifeState:
-    """Inverse of :func:`encode`.
+def decode_fields(
+    data: bytes, parse_config: Callable[[Mapping[str, Any]], Any], what: str = "Life"
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Split bytes of :func:`encode` into (state fields, the whole JSON header).
+
+    ``parse_config`` turns the header's config into the kind's config value (its
+    ``width`` and ``height`` are checked against the board bytes).
 
     Raises:
-        GameError: ``MALFORMED`` when the bytes are not an encoded Life state.
+        GameError: ``MALFORMED`` when the bytes are not an encoded state of that kind.
     """
     try:
         (n,) = _HEADER.unpack_from(data, 0)
         header = json.loads(data[4 : 4 + n])
-        config = config_from_dict(header["config"])
+        config = parse_config(header["config"])
         nb, np_, nt = header["lengths"]
         off = 4 + n
         board = bytes(data[off : off + nb])
@@ -290,22 +300,33 @@ def decode(data: bytes) -> LifeState:
             LifePlayer(int(i), str(nm), int(b), int(tb), bool(o), bool(pf), bool(r))
             for i, nm, b, tb, o, pf, r in header["players"]
         )
-        return LifeState(
-            config=config,
-            phase=str(header["phase"]),
-            turn=int(header["turn"]),
-            players=players,
-            board=board,
-            placed=placed,
-            turn_board=turn_board,
-            generation=int(header["generation"]),
-            speed=int(header["speed"]),
-            stable=bool(header["stable"]),
-            history=tuple((int(pop), bytes.fromhex(d)) for pop, d in header["history"]),
-            winner=None if header["winner"] is None else int(header["winner"]),
-            result=header["result"],
-        )
+        fields = {
+            "config": config,
+            "phase": str(header["phase"]),
+            "turn": int(header["turn"]),
+            "players": players,
+            "board": board,
+            "placed": placed,
+            "turn_board": turn_board,
+            "generation": int(header["generation"]),
+            "speed": int(header["speed"]),
+            "stable": bool(header["stable"]),
+            "history": tuple((int(pop), bytes.fromhex(d)) for pop, d in header["history"]),
+            "winner": None if header["winner"] is None else int(header["winner"]),
+            "result": header["result"],
+        }
+        return fields, header
     except GameError as exc:
-        raise GameError("MALFORMED", f"not an encoded Life state: {exc.message}") from exc
+        raise GameError("MALFORMED", f"not an encoded {what} state: {exc.message}") from exc
     except (ValueError, KeyError, TypeError, struct.error) as exc:
-        raise GameError("MALFORMED", f"not an encoded Life state: {exc}") from exc
+        raise GameError("MALFORMED", f"not an encoded {what} state: {exc}") from exc
+
+
+def decode(data: bytes) -> LifeState:
+    """Inverse of :func:`encode`.
+
+    Raises:
+        GameError: ``MALFORMED`` when the bytes are not an encoded Life state.
+    """
+    fields, _ = decode_fields(data, config_from_dict)
+    return LifeState(**fields)

@@ -10,6 +10,7 @@ keeps answering health checks; numpy releases the GIL for much of a Life step.
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -20,7 +21,9 @@ import structlog
 import engine
 from cellwar.v1 import engine_pb2, engine_pb2_grpc
 from engine.api import dumps
+from engine.campaign import levels as campaign_levels
 from engine.errors import GameError
+from engine.life import patterns as life_patterns
 from services.common import grpcutil
 from services.common.errors import ENGINE_VERSION_KEY, abort
 
@@ -134,6 +137,40 @@ def valid_actions(request: engine_pb2.ValidActionsRequest) -> engine_pb2.ValidAc
     return engine_pb2.ValidActionsReply(actions=dumps(actions))
 
 
+@functools.lru_cache(maxsize=1)
+def patterns_json() -> bytes:
+    """The stamp library (DESIGN §3) as JSON bytes: ``{"categories": {category: [ids]},
+    "patterns": [{"id", "name", "category", "width", "height", "cells": [[x, y], ...],
+    "source"}]}``, categories in the order still_lifes, oscillators, spaceships,
+    methuselahs, guns (not key-sorted: the order is the library's); sizes in cells, ``x``
+    the column, ``y`` the row. Computed once."""
+    data = {"categories": life_patterns.categories(), "patterns": life_patterns.catalogue()}
+    return json.dumps(data, separators=(",", ":")).encode()
+
+
+@functools.lru_cache(maxsize=1)
+def levels_json() -> bytes:
+    """The campaign levels (DESIGN §4) without their enemy cells, as JSON bytes: a list of
+    ``{"number", "name": {"en", "ru"}, "hint": {"en", "ru"}, "width", "height",
+    "zone": [x0, y0, x1, y1], "budget", "hopeless"}`` (sizes and budgets in cells), in
+    level order. Computed once."""
+    return dumps(
+        [
+            {
+                "number": lv.number,
+                "name": {"en": lv.name_en, "ru": lv.name_ru},
+                "hint": {"en": lv.hint_en, "ru": lv.hint_ru},
+                "width": lv.width,
+                "height": lv.height,
+                "zone": list(lv.zone),
+                "budget": lv.budget,
+                "hopeless": lv.hopeless,
+            }
+            for lv in campaign_levels()
+        ]
+    )
+
+
 class EngineServicer(engine_pb2_grpc.EngineServicer):
     """grpc.aio servicer. Fold and Tick, and any call on a large state, run in a worker
     thread; a small Decide/Views runs inline (a thread hop costs more than the work)."""
@@ -174,6 +211,14 @@ class EngineServicer(engine_pb2_grpc.EngineServicer):
 
     async def ValidActions(self, request, context):  # noqa: N802
         return await self._run(valid_actions, request, context, inline=True)
+
+    async def Patterns(self, request, context):  # noqa: N802
+        return await self._run(
+            lambda _: engine_pb2.PatternsReply(catalogue=patterns_json()), request, context
+        )
+
+    async def Levels(self, request, context):  # noqa: N802
+        return await self._run(lambda _: engine_pb2.LevelsReply(levels=levels_json()), request, context)
 
 
 async def create_server(address: str = "127.0.0.1:0") -> tuple[grpc.aio.Server, int]:

@@ -43,6 +43,23 @@ class Directory:
                 log.warning("directory_entry_unreadable", game_id=key, error=str(exc))
         return self.entries
 
+    async def fetch(self, game_id: str) -> dict[str, Any] | None:
+        """The entry of ``game_id``: the mirror's, else read from KV into the mirror (an
+        entry another instance wrote after this one started); None when there is none or
+        KV does not answer (logged)."""
+        if game_id in self.entries:
+            return self.entries[game_id]
+        try:
+            entry = await self.kv.get(game_id)
+            if entry.value:
+                self.entries[game_id] = json.loads(entry.value)
+        except (nats.js.errors.KeyNotFoundError, nats.js.errors.KeyDeletedError):
+            return None
+        except (TimeoutError, nats.errors.Error, ValueError) as exc:
+            log.warning("directory_entry_unreadable", game_id=game_id, error=str(exc))
+            return None
+        return self.entries.get(game_id)
+
     async def put(self, game_id: str, entry: dict[str, Any]) -> None:
         """Store an entry (mirror first, then KV; a KV failure is logged, not raised:
         the directory is rebuilt from the event log when a game loads)."""

@@ -98,3 +98,14 @@ class EngineClient:
             engine_pb2.ValidActionsRequest(state=state, player_id=player_id, unit_id=unit_id),
         )
         return reply.actions
+
+    async def patterns(self) -> bytes:
+        """The Life stamp library as JSON (``{"categories", "patterns"}``). Raises ServiceError."""
+        reply = await self._call(self.stub.Patterns, engine_pb2.PatternsRequest())
+        return reply.catalogue
+
+    async def levels(self) -> bytes:
+        """The campaign levels as JSON (list of ``{"number", "name", "hint", "width",
+        "height", "zone", "budget", "hopeless"}``). Raises ServiceError."""
+        reply = await self._call(self.stub.Levels, engine_pb2.LevelsRequest())
+        return reply.levels

@@ -26,6 +26,7 @@ from services.common.errors import ServiceError
 from services.common.settings import Settings
 from services.session.directory import Directory
 from services.session.engine_client import EngineClient
+from services.session.profiles import Profiles
 from services.session.snapshots import Snapshot, SnapshotStore
 from services.session.store import (
     ConcurrencyError,
@@ -57,7 +58,9 @@ class Game:
         state: the engine state after event ``seq`` (opaque bytes + summary).
         seq: per-game seq of the last event (0 = none yet).
         commands: command id -> result, for every command in the log.
-        meta: ``kind``, ``config`` (from GameCreated) and ``created_at`` (ISO time).
+        meta: ``kind``, ``config`` (from GameCreated), ``created_at`` (ISO time) and,
+            for a campaign game played for a profile, ``profile_id`` (kept in the
+            directory entry, as the engine's events do not carry it).
         stale: the cache may be behind the log (a lost race or an unanswered write);
             reload before the next command.
         broken: why the log cannot be folded ("" = fine); such a game refuses commands.
@@ -128,12 +131,15 @@ class Games:
         directory: Directory,
         engine: EngineClient,
         settings: Settings,
+        profiles: Profiles | None = None,
     ) -> None:
         self.store = store
         self.snapshots = snapshots
         self.directory = directory
         self.engine = engine
         self.settings = settings
+        #: Campaign progress (KV PROFILES); None = not recorded.
+        self.profiles = profiles
         self.games: dict[str, Game] = {}
         self._load_locks: dict[str, asyncio.Lock] = {}
 
@@ -190,6 +196,11 @@ class Games:
             "config": created.get("config", {}),
             "created_at": events[0].time.ToJsonString(),
         }
+        profile_id = None
+        if meta["kind"] == "campaign":
+            profile_id = (await self.directory.fetch(game_id) or {}).get("profile_id")
+        if profile_id:
+            meta["profile_id"] = profile_id
         commands: dict[str, CommandResult] = {}
         broken = ""
         for i, event in enumerate(events):
@@ -259,6 +270,8 @@ class Games:
             except (ConcurrencyError, DuplicateCommandError, StoreUnavailable) as exc:
                 game.stale = True
                 log.warning("repair_failed", game_id=game.game_id, error=str(exc))
+        if not game.broken and game.state.finished:
+            await self._record_progress(game)  # idempotent: a rebuilt win counts once
         await self._update_directory(game, force=game.game_id not in self.directory.entries)
         if not game.broken and game.last_snapshot_seq < game.seq and game.state.finished:
             await self._snapshot(game)
@@ -277,9 +290,12 @@ class Games:
 
     # ------------------------------------------------------------------ commands
 
-    async def create(self, kind: str, config: Any, command_id: str = "") -> str:
+    async def create(
+        self, kind: str, config: Any, command_id: str = "", profile_id: str = ""
+    ) -> str:
         """Create a game; returns its id. A retried create (same command id) returns the
-        same id and records nothing.
+        same id and records nothing. ``profile_id`` (campaign only, checked by the caller):
+        the profile whose progress the game counts for, stored in the directory entry.
 
         Raises:
             ServiceError: engine codes (``INVALID_CONFIG``, ...), ``CONFLICT``, ``UNAVAILABLE``.
@@ -311,6 +327,8 @@ class Games:
                 "created_at": stored[0].time.ToJsonString(),
             },
         )
+        if profile_id and kind == "campaign":
+            game.meta["profile_id"] = profile_id
         self.games[game_id] = game
         async with game.lock:
             await self._update_directory(game, force=True)
@@ -443,6 +461,10 @@ class Games:
         )
         if due:
             await self._snapshot(game)
+        if any(e.type == "GameFinished" for e in stored):
+            # Before the directory says "finished": a crash in between leaves the game
+            # unfinished in the directory, so the restart rebuilds it and records again.
+            await self._record_progress(game)
         if (
             before.phase != state.phase
             or before.players_joined != state.players_joined
@@ -466,8 +488,18 @@ class Games:
             "players_joined": game.state.players_joined,
             "max_players": game.state.max_players,
         }
+        if game.meta.get("profile_id"):
+            entry["profile_id"] = game.meta["profile_id"]
         if force or self.directory.entries.get(game.game_id) != entry:
             await self.directory.put(game.game_id, entry)
+
+    async def _record_progress(self, game: Game) -> None:
+        """A finished campaign game played for a profile: merge its outcome into the
+        profile (KV PROFILES). Never raises (failures are logged)."""
+        profile_id = game.meta.get("profile_id")
+        if self.profiles is None or not profile_id or not game.state.finished:
+            return
+        await self.profiles.record_finished(game.game_id, profile_id, self.engine, game.state)
 
     # ------------------------------------------------------------------ views
 

@@ -20,6 +20,7 @@ from services.session.directory import Directory
 from services.session.engine_client import EngineClient
 from services.session.games import Games
 from services.session.leases import Leases
+from services.session.profiles import Profiles
 from services.session.service import SessionServicer
 from services.session.snapshots import SnapshotStore
 from services.session.store import EventStore
@@ -96,9 +97,9 @@ async def create_server(
     snapshots = SnapshotStore(await kv.ensure_bucket(js, kv.SNAPSHOTS, replicas=reps))
     directory = Directory(await kv.ensure_bucket(js, kv.DIRECTORY, replicas=reps))
     leases_kv = await kv.ensure_bucket(js, kv.LEASES, replicas=reps, ttl_s=settings.lease_ttl_s)
-    await kv.ensure_bucket(js, kv.PROFILES, replicas=reps)
+    profiles = Profiles(await kv.ensure_bucket(js, kv.PROFILES, replicas=reps))
     engine = EngineClient(engine_target, timeout=settings.engine_timeout_s)
-    games = Games(store, snapshots, directory, engine, settings)
+    games = Games(store, snapshots, directory, engine, settings, profiles)
     await games.start()
     leases = Leases(leases_kv, settings.instance_id, settings.lease_ttl_s)
     ticker = Ticker(

@@ -3,6 +3,7 @@
 // outside the active zone and previews the tool. Redraws only when something changed,
 // on requestAnimationFrame. Turns pointer strokes into cell lists for the caller.
 
+import { classifyStamp } from './stamps.js';
 import { footprint, line, strokeTool } from './tools.js';
 
 const COLOR_VARS = ['--cell-dead', '--cell-1', '--cell-2', '--cell-3', '--cell-4'];
@@ -19,9 +20,12 @@ export class BoardView {
   /**
    * @param {HTMLCanvasElement} canvas
    * @param {{onStroke?: (cells: number[][], mode: 'place'|'erase') => void,
-   *          onStrokeEnd?: () => void}} handlers
+   *          onStrokeEnd?: () => void, onStamp?: (x: number, y: number) => void,
+   *          onRotate?: (delta: number) => void}} handlers
    */
-  constructor(canvas, { onStroke = () => {}, onStrokeEnd = () => {} } = {}) {
+  constructor(canvas, {
+    onStroke = () => {}, onStrokeEnd = () => {}, onStamp = () => {}, onRotate = () => {},
+  } = {}) {
     this.canvas = canvas;
     this.ctx = canvas.getContext('2d');
     this.off = document.createElement('canvas');
@@ -40,7 +44,11 @@ export class BoardView {
     this.frame = 0;
     this.onStroke = onStroke;
     this.onStrokeEnd = onStrokeEnd;
-    this.stroke = null; // {tool, last: [x, y], pointerId}
+    this.onStamp = onStamp;
+    this.onRotate = onRotate;
+    this.stamp = null; // rotated stamp {cells, width, height} or null (the tool draws)
+    this.tapMode = false; // place on release (touch screens)
+    this.stroke = null; // {kind: 'draw'|'tap'|'stamp'|'stamp-tap', tool, last: [x, y], pointerId}
     this.refreshColors();
     this._bindPointer();
     this._onResize = () => this.fit();
@@ -109,6 +117,24 @@ export class BoardView {
   setTool(toolId) {
     this.toolId = toolId;
     this.invalidate();
+  }
+
+  /** A rotated stamp ({cells, width, height}) replaces the tool on the left button; null: none. */
+  setStamp(stamp) {
+    this.stamp = stamp;
+    this.invalidate();
+  }
+
+  /** Tap mode: a press only highlights, the release places (tools, stamps, erasing). */
+  setTapMode(on) {
+    this.tapMode = !!on;
+    this.stroke = null;
+    this.invalidate();
+  }
+
+  /** State of cell index i as shown (overlay over board). */
+  stateAt(i) {
+    return this.overlay.has(i) ? this.overlay.get(i) : this.cells[i];
   }
 
   /** Size the canvas to its container (integer CSS pixels per cell when they fit). */
@@ -205,13 +231,57 @@ export class BoardView {
     }
 
     if (this.interactive && this.hover) {
-      const tool = this.stroke ? this.stroke.tool : strokeTool(this.toolId, 0);
-      const lo = -Math.floor((tool.size - 1) / 2);
-      const [hx, hy] = this.hover;
-      ctx.strokeStyle = tool.mode === 'erase' ? this.zoneColor : this.cellCss[this.hoverColor] || this.zoneColor;
-      ctx.lineWidth = Math.max(1, Math.round(sx / 6));
-      ctx.strokeRect((hx + lo) * sx + 0.5, (hy + lo) * sy + 0.5, tool.size * sx - 1, tool.size * sy - 1);
+      const stamping = this.stroke ? this.stroke.kind.startsWith('stamp') : !!this.stamp;
+      const pressed = !!this.stroke && this.tapMode;
+      if (stamping && this.stamp) {
+        this._renderStamp(ctx, sx, sy, pressed);
+      } else {
+        const tool = this.stroke ? this.stroke.tool : strokeTool(this.toolId, 0);
+        const lo = -Math.floor((tool.size - 1) / 2);
+        const [hx, hy] = this.hover;
+        const color = tool.mode === 'erase' ? this.zoneColor : this.cellCss[this.hoverColor] || this.zoneColor;
+        const rx = (hx + lo) * sx;
+        const ry = (hy + lo) * sy;
+        if (pressed) { // tap mode: where the release will place, clearly marked
+          ctx.globalAlpha = 0.45;
+          ctx.fillStyle = color;
+          ctx.fillRect(rx, ry, tool.size * sx, tool.size * sy);
+          ctx.globalAlpha = 1;
+        }
+        ctx.strokeStyle = color;
+        ctx.lineWidth = Math.max(1, Math.round(sx / 6));
+        ctx.strokeRect(rx + 0.5, ry + 0.5, tool.size * sx - 1, tool.size * sy - 1);
+      }
     }
+  }
+
+  /** The stamp preview at the hover cell: own colour where it would place, grey outside
+   * the zone, crossed on live cells (skipped). */
+  _renderStamp(ctx, sx, sy, pressed) {
+    const [hx, hy] = this.hover;
+    const cells = classifyStamp(this.stamp.cells, hx, hy, this.zone, this.width, this.height, (i) => this.stateAt(i));
+    const own = this.cellCss[this.hoverColor] || this.zoneColor;
+    ctx.globalAlpha = pressed ? 0.85 : 0.6;
+    for (const [x, y, kind] of cells) {
+      if (kind === 'off') continue;
+      ctx.fillStyle = kind === 'place' ? own : '#8a8f99';
+      if (kind !== 'skip') ctx.fillRect(x * sx, y * sy, sx, sy);
+    }
+    ctx.globalAlpha = 1;
+    ctx.strokeStyle = '#8a8f99';
+    ctx.lineWidth = Math.max(1, Math.round(sx / 8));
+    ctx.beginPath();
+    for (const [x, y, kind] of cells) {
+      if (kind !== 'skip') continue;
+      ctx.moveTo(x * sx + 1, y * sy + 1);
+      ctx.lineTo((x + 1) * sx - 1, (y + 1) * sy - 1);
+      ctx.moveTo((x + 1) * sx - 1, y * sy + 1);
+      ctx.lineTo(x * sx + 1, (y + 1) * sy - 1);
+    }
+    ctx.stroke();
+    ctx.strokeStyle = own;
+    ctx.lineWidth = 1;
+    ctx.strokeRect(hx * sx + 0.5, hy * sy + 0.5, this.stamp.width * sx - 1, this.stamp.height * sy - 1);
   }
 
   _emit(tool, cells) {
@@ -227,20 +297,31 @@ export class BoardView {
       const cell = this.cellAt(e.clientX, e.clientY);
       if (!cell) return;
       e.preventDefault();
-      c.setPointerCapture(e.pointerId);
-      const tool = strokeTool(this.toolId, e.button);
-      this.stroke = { tool, last: cell, pointerId: e.pointerId };
+      try { c.setPointerCapture(e.pointerId); } catch { /* synthetic pointer */ }
       this.hover = cell;
-      this._emit(tool, footprint(cell[0], cell[1], tool.size));
+      if (e.button === 0 && this.stamp) {
+        // One placement per press: at the press, or (tap mode) at the release.
+        this.stroke = { kind: this.tapMode ? 'stamp-tap' : 'stamp', pointerId: e.pointerId, last: cell };
+        if (!this.tapMode) this.onStamp(cell[0], cell[1]);
+      } else {
+        const tool = strokeTool(this.toolId, e.button);
+        this.stroke = { kind: this.tapMode ? 'tap' : 'draw', tool, last: cell, pointerId: e.pointerId };
+        if (!this.tapMode) this._emit(tool, footprint(cell[0], cell[1], tool.size));
+      }
       this.invalidate();
     });
     c.addEventListener('pointermove', (e) => {
       const cell = this.cellAt(e.clientX, e.clientY);
       const moved = !cell !== !this.hover || (cell && (cell[0] !== this.hover[0] || cell[1] !== this.hover[1]));
-      this.hover = cell;
-      if (moved) this.invalidate();
       const s = this.stroke;
+      // While pressed in tap mode the highlight stays on the board (the release places there).
+      if (cell || !s) this.hover = cell;
+      if (moved) this.invalidate();
       if (!s || s.pointerId !== e.pointerId || !cell || !this.interactive) return;
+      if (s.kind !== 'draw') {
+        s.last = cell;
+        return;
+      }
       if (cell[0] === s.last[0] && cell[1] === s.last[1]) return;
       const seen = new Set();
       const cells = [];
@@ -256,20 +337,31 @@ export class BoardView {
       s.last = cell;
       this._emit(s.tool, cells);
     });
-    const end = (e) => {
-      if (this.stroke && this.stroke.pointerId === e.pointerId) {
-        this.stroke = null;
-        this.onStrokeEnd();
-        this.invalidate();
+    const end = (e, cancelled) => {
+      const s = this.stroke;
+      if (!s || s.pointerId !== e.pointerId) return;
+      this.stroke = null;
+      if (!cancelled && this.interactive) {
+        const cell = this.cellAt(e.clientX, e.clientY) || s.last;
+        if (s.kind === 'tap') this._emit(s.tool, footprint(cell[0], cell[1], s.tool.size));
+        if (s.kind === 'stamp-tap') this.onStamp(cell[0], cell[1]);
       }
+      if (s.kind === 'draw' || s.kind === 'tap') this.onStrokeEnd();
+      if (e.pointerType === 'touch') this.hover = null;
+      this.invalidate();
     };
-    c.addEventListener('pointerup', end);
-    c.addEventListener('pointercancel', end);
+    c.addEventListener('pointerup', (e) => end(e, false));
+    c.addEventListener('pointercancel', (e) => end(e, true));
     c.addEventListener('pointerleave', () => {
       if (!this.stroke) {
         this.hover = null;
         this.invalidate();
       }
     });
+    c.addEventListener('wheel', (e) => {
+      if (!this.interactive || !this.stamp || !e.deltaY) return;
+      e.preventDefault();
+      this.onRotate(e.deltaY > 0 ? 1 : -1);
+    }, { passive: false });
   }
 }

@@ -237,6 +237,40 @@ export class HotseatGame extends EventTarget {
     this._flush();
   }
 
+  /**
+   * Stamp a pattern as the acting seat: `cells` are the rotated pattern's cells relative
+   * to (x, y). The cells it would place (own zone, dead) are shown at once; the server
+   * skips the rest for free. Returns 'ok', 'empty' (nothing to place) or 'budget'.
+   */
+  stamp(pattern, x, y, rotation, cells) {
+    const pid = this.actingPid();
+    if (!pid || this.busy) return 'empty';
+    const { cells: board, width, height } = this.displayCells();
+    const [x0, y0, x1, y1] = this.zoneOf(pid);
+    const news = [];
+    for (const [dx, dy] of cells) {
+      const cx = x + dx;
+      const cy = y + dy;
+      if (cx < x0 || cx >= x1 || cy < y0 || cy >= y1 || cx >= width || cy >= height) continue;
+      const i = cy * width + cx;
+      const cur = this.overlay.has(i) ? this.overlay.get(i) : board[i];
+      if (cur === 0) news.push(i);
+    }
+    if (!news.length) return 'empty';
+    if (news.length > (this.budgetLeft(pid) ?? 0)) return 'budget';
+    const op = { pid, type: 'stamp', body: { type: 'stamp', pattern, x, y, rotation }, cells: [], indexes: news };
+    for (const i of news) {
+      this.overlay.set(i, pid);
+      this.overlayOp.set(i, op);
+    }
+    op.placed = news.length;
+    this.pendingPlace.set(pid, (this.pendingPlace.get(pid) || 0) + news.length);
+    this.queue.push(op);
+    this._changed();
+    this._flush();
+    return 'ok';
+  }
+
   _opFor(pid, type) {
     const last = this.queue[this.queue.length - 1];
     if (last && last.pid === pid && last.type === type) return last;
@@ -251,7 +285,8 @@ export class HotseatGame extends EventTarget {
     const op = this.queue.shift();
     this.inflight = op;
     try {
-      const res = await api.action(this.gameId, this.tokens.get(op.pid), { type: op.type, cells: op.cells });
+      const body = op.body || { type: op.type, cells: op.cells };
+      const res = await api.action(this.gameId, this.tokens.get(op.pid), body);
       this.applyView(op.pid, res.view, res.seq);
     } catch (err) {
       this._error(err);
@@ -263,8 +298,9 @@ export class HotseatGame extends EventTarget {
           this.overlayOp.delete(i);
         }
       }
-      if (op.type === 'place') {
-        this.pendingPlace.set(op.pid, Math.max(0, (this.pendingPlace.get(op.pid) || 0) - op.cells.length));
+      if (op.type === 'place' || op.type === 'stamp') {
+        const n = op.type === 'stamp' ? op.placed : op.cells.length;
+        this.pendingPlace.set(op.pid, Math.max(0, (this.pendingPlace.get(op.pid) || 0) - n));
       }
       this.inflight = null;
       this._changed();

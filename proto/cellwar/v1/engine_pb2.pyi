@@ -156,3 +156,17 @@ class LevelsReply(_message.Message):
     LEVELS_FIELD_NUMBER: _ClassVar[int]
     levels: bytes
     def __init__(self, levels: _Optional[bytes] = ...) -> None: ...
+
+class PlayerLogRequest(_message.Message):
+    __slots__ = ("events", "player_id")
+    EVENTS_FIELD_NUMBER: _ClassVar[int]
+    PLAYER_ID_FIELD_NUMBER: _ClassVar[int]
+    events: _containers.RepeatedCompositeFieldContainer[_events_pb2.Event]
+    player_id: int
+    def __init__(self, events: _Optional[_Iterable[_Union[_events_pb2.Event, _Mapping]]] = ..., player_id: _Optional[int] = ...) -> None: ...
+
+class PlayerLogReply(_message.Message):
+    __slots__ = ("events",)
+    EVENTS_FIELD_NUMBER: _ClassVar[int]
+    events: bytes
+    def __init__(self, events: _Optional[bytes] = ...) -> None: ...

@@ -63,6 +63,11 @@ class EngineStub:
                 request_serializer=cellwar_dot_v1_dot_engine__pb2.ValidActionsRequest.SerializeToString,
                 response_deserializer=cellwar_dot_v1_dot_engine__pb2.ValidActionsReply.FromString,
                 _registered_method=True)
+        self.PlayerLog = channel.unary_unary(
+                '/cellwar.v1.Engine/PlayerLog',
+                request_serializer=cellwar_dot_v1_dot_engine__pb2.PlayerLogRequest.SerializeToString,
+                response_deserializer=cellwar_dot_v1_dot_engine__pb2.PlayerLogReply.FromString,
+                _registered_method=True)
         self.Patterns = channel.unary_unary(
                 '/cellwar.v1.Engine/Patterns',
                 request_serializer=cellwar_dot_v1_dot_engine__pb2.PatternsRequest.SerializeToString,
@@ -117,6 +122,14 @@ class EngineServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def PlayerLog(self, request, context):
+        """A player's fog-filtered view of a log (CellWar): fold the events from GameCreated
+        and keep only what that player could see when each happened.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def Patterns(self, request, context):
         """The Life stamp library (DESIGN §3), as JSON.
         """
@@ -158,6 +171,11 @@ def add_EngineServicer_to_server(servicer, server):
                     servicer.ValidActions,
                     request_deserializer=cellwar_dot_v1_dot_engine__pb2.ValidActionsRequest.FromString,
                     response_serializer=cellwar_dot_v1_dot_engine__pb2.ValidActionsReply.SerializeToString,
+            ),
+            'PlayerLog': grpc.unary_unary_rpc_method_handler(
+                    servicer.PlayerLog,
+                    request_deserializer=cellwar_dot_v1_dot_engine__pb2.PlayerLogRequest.FromString,
+                    response_serializer=cellwar_dot_v1_dot_engine__pb2.PlayerLogReply.SerializeToString,
             ),
             'Patterns': grpc.unary_unary_rpc_method_handler(
                     servicer.Patterns,
@@ -309,6 +327,33 @@ class Engine:
             '/cellwar.v1.Engine/ValidActions',
             cellwar_dot_v1_dot_engine__pb2.ValidActionsRequest.SerializeToString,
             cellwar_dot_v1_dot_engine__pb2.ValidActionsReply.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def PlayerLog(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/cellwar.v1.Engine/PlayerLog',
+            cellwar_dot_v1_dot_engine__pb2.PlayerLogRequest.SerializeToString,
+            cellwar_dot_v1_dot_engine__pb2.PlayerLogReply.FromString,
             options,
             channel_credentials,
             insecure,
