@@ -116,11 +116,17 @@ class _Requests:
     """Request shapes shared by both clients: (method, path, kwargs) per operation."""
 
     @staticmethod
-    def create(kind: str, config: dict[str, Any] | None, key: str | None) -> tuple[str, str, dict]:
-        return "POST", "/game/create", {
-            "json": {"kind": kind, "config": dict(config or {})},
-            "headers": _post_headers(None, key),
-        }
+    def create(
+        kind: str, config: dict[str, Any] | None, key: str | None, profile_token: str | None = None
+    ) -> tuple[str, str, dict]:
+        headers = _post_headers(None, key)
+        if profile_token:
+            headers["X-Profile-Token"] = profile_token
+        return "POST", "/game/create", {"json": {"kind": kind, "config": dict(config or {})}, "headers": headers}
+
+    @staticmethod
+    def create_profile(name: str) -> tuple[str, str, dict]:
+        return "POST", "/profiles", {"json": {"name": name}}
 
     @staticmethod
     def join(game_id: str, name: str, key: str | None) -> tuple[str, str, dict]:
@@ -172,12 +178,48 @@ class AsyncCellWarClient:
     # -- lobby and seats
 
     async def create_game(
-        self, kind: str = "life", config: dict[str, Any] | None = None, *, idempotency_key: str | None = None
+        self,
+        kind: str = "life",
+        config: dict[str, Any] | None = None,
+        *,
+        idempotency_key: str | None = None,
+        profile_token: str | None = None,
     ) -> str:
         """Create a game; returns its id. ``config`` per kind (DESIGN §7), defaults filled
-        by the server (Life: 60×60, 2 players, budget 100)."""
-        method, path, kw = _Requests.create(kind, config, idempotency_key)
+        by the server (Life: 60×60, 2 players, budget 100). ``profile_token`` (campaign):
+        the level counts for that profile; ApiError 409 ``LEVEL_LOCKED`` if not unlocked."""
+        method, path, kw = _Requests.create(kind, config, idempotency_key, profile_token)
         return (await self._call(method, path, **kw))["game_id"]
+
+    async def create_campaign(
+        self, level: int = 1, profile_token: str | None = None, *, idempotency_key: str | None = None
+    ) -> str:
+        """Start campaign level ``level`` (1..103), for a profile when ``profile_token`` is
+        given. Raises ApiError 409 ``LEVEL_LOCKED`` for a level the profile has not reached."""
+        return await self.create_game(
+            "campaign", {"level": level}, idempotency_key=idempotency_key, profile_token=profile_token
+        )
+
+    # -- library and campaign profiles
+
+    async def patterns(self) -> dict[str, Any]:
+        """The stamp library: ``{"categories": {category: [ids]}, "patterns": [{"id", "name",
+        "category", "width", "height", "cells"}]}``."""
+        return await self._call("GET", "/patterns")
+
+    async def levels(self, profile_token: str | None = None) -> list[dict[str, Any]]:
+        """The campaign levels (``number, name, hint, width, height, zone, budget,
+        hopeless``); with ``profile_token`` also ``unlocked`` and ``best`` each."""
+        return (await self._call("GET", "/campaign/levels", headers=_auth(profile_token)))["levels"]
+
+    async def create_profile(self, name: str = "") -> dict[str, Any]:
+        """A new campaign profile: ``{"profile_id", "profile_token"}`` (keep the token)."""
+        method, path, kw = _Requests.create_profile(name)
+        return await self._call(method, path, **kw)
+
+    async def profile(self, profile_token: str) -> dict[str, Any]:
+        """Campaign progress: ``{"profile_id", "name", "unlocked", "best"}``."""
+        return await self._call("GET", "/profile", headers=_auth(profile_token))
 
     async def join(self, game_id: str, name: str, *, idempotency_key: str | None = None) -> Seat:
         """Take the next free seat of ``game_id``. Raises ApiError 409 ``GAME_FULL``."""
@@ -337,11 +379,41 @@ class CellWarClient:
         return response.json()
 
     def create_game(
-        self, kind: str = "life", config: dict[str, Any] | None = None, *, idempotency_key: str | None = None
+        self,
+        kind: str = "life",
+        config: dict[str, Any] | None = None,
+        *,
+        idempotency_key: str | None = None,
+        profile_token: str | None = None,
     ) -> str:
-        """Create a game; returns its id."""
-        method, path, kw = _Requests.create(kind, config, idempotency_key)
+        """Create a game; returns its id (``profile_token``: campaign progress)."""
+        method, path, kw = _Requests.create(kind, config, idempotency_key, profile_token)
         return self._call(method, path, **kw)["game_id"]
+
+    def create_campaign(
+        self, level: int = 1, profile_token: str | None = None, *, idempotency_key: str | None = None
+    ) -> str:
+        """Start campaign level ``level``, for a profile when ``profile_token`` is given."""
+        return self.create_game(
+            "campaign", {"level": level}, idempotency_key=idempotency_key, profile_token=profile_token
+        )
+
+    def patterns(self) -> dict[str, Any]:
+        """The stamp library ``{"categories", "patterns"}``."""
+        return self._call("GET", "/patterns")
+
+    def levels(self, profile_token: str | None = None) -> list[dict[str, Any]]:
+        """The campaign levels (with ``unlocked``/``best`` when a profile token is given)."""
+        return self._call("GET", "/campaign/levels", headers=_auth(profile_token))["levels"]
+
+    def create_profile(self, name: str = "") -> dict[str, Any]:
+        """A new campaign profile: ``{"profile_id", "profile_token"}``."""
+        method, path, kw = _Requests.create_profile(name)
+        return self._call(method, path, **kw)
+
+    def profile(self, profile_token: str) -> dict[str, Any]:
+        """Campaign progress: ``{"profile_id", "name", "unlocked", "best"}``."""
+        return self._call("GET", "/profile", headers=_auth(profile_token))
 
     def join(self, game_id: str, name: str, *, idempotency_key: str | None = None) -> Seat:
         """Take the next free seat of ``game_id``."""

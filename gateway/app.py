@@ -14,8 +14,8 @@ from fastapi.staticfiles import StaticFiles
 from cellwar.v1 import session_pb2_grpc
 from gateway.errors import install_error_handlers
 from gateway.observability import AccessLogMiddleware, Metrics
-from gateway.routes import games, health, stream
-from gateway.tokens import TokenSigner
+from gateway.routes import campaign, games, health, patterns, stream
+from gateway.tokens import ProfileSigner, TokenSigner
 from services.common.grpcutil import GRPC_OPTIONS
 from services.common.settings import Settings
 
@@ -84,17 +84,25 @@ def create_app(settings: Settings, session_channel: grpc.aio.Channel | None = No
         openapi_tags=[
             {"name": "games", "description": "Create, join and play games; event log and replay."},
             {"name": "stream", "description": "WebSocket views (documented in the description)."},
+            {"name": "library", "description": "The Life stamp library (pattern catalogue)."},
+            {
+                "name": "campaign",
+                "description": "Campaign levels and profiles (progress kept server-side).",
+            },
             {"name": "operations", "description": "Liveness, readiness, Prometheus metrics."},
         ],
     )
     app.state.settings = settings
     app.state.signer = TokenSigner(settings.secret)
+    app.state.profile_signer = ProfileSigner(settings.secret)
     app.state.metrics = Metrics()
     install_error_handlers(app)
     app.add_middleware(AccessLogMiddleware, metrics=app.state.metrics)
     app.include_router(health.router)
     app.include_router(games.router)
     app.include_router(stream.router)
+    app.include_router(patterns.router)
+    app.include_router(campaign.router)
     web = _web_dir(settings)
     if web is not None:
         # Mounted last: every API route above wins over a file of the same path.

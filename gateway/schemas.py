@@ -289,7 +289,11 @@ class EventOut(BaseModel):
     actor: int = Field(description="Player id; 0 = the system")
     payload: dict[str, Any]
     time: str = Field(description="ISO 8601, UTC")
-    state_hash: str = Field(description="sha256 of the canonical state after the event")
+    state_hash: str | None = Field(
+        None,
+        description="sha256 of the canonical state after the event; absent in a fog-filtered "
+        "CellWar log (a running game read by a player)",
+    )
     engine_version: str
 
 

@@ -64,3 +64,36 @@ class TokenSigner:
         if data["g"] != game_id:
             raise ApiError(403, "FORBIDDEN", "the player token belongs to another game")
         return Player(game_id=data["g"], player_id=data["p"])
+
+
+#: itsdangerous salt of profile tokens: a player token is never a valid profile token.
+PROFILE_TOKEN_SALT = "cellwar-profile"
+
+
+class ProfileSigner:
+    """Issues and verifies campaign profile tokens (``{"pr": profile_id}`` signed with the
+    same secret as player tokens, salt :data:`PROFILE_TOKEN_SALT`). They do not expire:
+    the token is the profile."""
+
+    def __init__(self, secret: str) -> None:
+        self._serializer = URLSafeSerializer(secret, salt=PROFILE_TOKEN_SALT)
+
+    def issue(self, profile_id: str) -> str:
+        """A URL-safe token for ``profile_id``."""
+        return str(self._serializer.dumps({"pr": profile_id}))
+
+    def verify(self, token: str | None) -> str:
+        """The profile id of ``token``.
+
+        Raises:
+            ApiError: 401 ``UNAUTHORIZED`` when the token is missing, garbled or forged.
+        """
+        if not token:
+            raise ApiError(401, "UNAUTHORIZED", "a profile token is required")
+        try:
+            data = self._serializer.loads(token)
+        except BadSignature as exc:
+            raise ApiError(401, "UNAUTHORIZED", "the profile token is not valid") from exc
+        if not isinstance(data, dict) or not isinstance(data.get("pr"), str) or not data["pr"]:
+            raise ApiError(401, "UNAUTHORIZED", "the profile token is not valid")
+        return data["pr"]

@@ -37,8 +37,9 @@ def raw_json_response(body: bytes, status_code: int = 200) -> Response:
 
 def event_json(event: events_pb2.Event) -> dict[str, Any]:
     """One event as the REST log shows it: ``seq, type, actor, payload`` (parsed JSON),
-    ``time`` (ISO 8601, UTC), ``state_hash``, ``engine_version``."""
-    return {
+    ``time`` (ISO 8601, UTC), ``state_hash``, ``engine_version``. ``state_hash`` is left
+    out when the session sent none (a fog-filtered CellWar log: a hash would leak)."""
+    out = {
         "seq": event.seq,
         "type": event.type,
         "actor": event.actor,
@@ -47,3 +48,6 @@ def event_json(event: events_pb2.Event) -> dict[str, Any]:
         "state_hash": event.state_hash,
         "engine_version": event.engine_version,
     }
+    if not event.state_hash:
+        del out["state_hash"]
+    return out

@@ -22,6 +22,7 @@ from gateway.deps import (
     SignerDep,
     player_id_of,
 )
+from gateway.profile_deps import ProfileHeader
 from gateway.schemas import (
     ActionBody,
     CommandResult,
@@ -69,12 +70,22 @@ def _dumps(obj: Any) -> bytes:
     responses=_ERRORS,
     summary="Create a game",
     description="Create a Life, campaign or CellWar game. Omitted config fields take "
-    "the defaults (Life: 60×60, 2 players, budget 100, hard edges, 5000 generations).",
+    "the defaults (Life: 60×60, 2 players, budget 100, hard edges, 5000 generations). "
+    "Campaign: send `X-Profile-Token` (from POST /profiles) so the level counts for your "
+    "profile; a level above the profile's `unlocked` is refused with 409 `LEVEL_LOCKED`.",
 )
-async def create_game(body: Annotated[CreateGameBody, Body()], session: SessionDep, cid: CommandId) -> GameCreated:
-    """POST /game/create → 201 ``{"game_id"}``."""
+async def create_game(
+    body: Annotated[CreateGameBody, Body()], session: SessionDep, cid: CommandId, profile_id: ProfileHeader
+) -> GameCreated:
+    """POST /game/create → 201 ``{"game_id"}``. Campaign: ``X-Profile-Token`` makes the
+    level count for that profile (409 ``LEVEL_LOCKED`` when not unlocked yet)."""
     reply = await session.CreateGame(
-        session_pb2.CreateGameRequest(kind=body.kind, config=_dumps(config_json(body)), command_id=cid),
+        session_pb2.CreateGameRequest(
+            kind=body.kind,
+            config=_dumps(config_json(body)),
+            command_id=cid,
+            profile_id=profile_id if body.kind == "campaign" and profile_id else "",
+        ),
         timeout=RPC_TIMEOUT_S,
     )
     return GameCreated(game_id=reply.game_id)
@@ -174,7 +185,8 @@ async def leave(game_id: GameId, player: CurrentPlayer, session: SessionDep, cid
     responses=_ERRORS,
     summary="The event log",
     description="Events from `from_seq` on, in order. A player gets the log filtered to "
-    "what it may see; without a token (spectator) the log of a finished game.",
+    "what it may see (CellWar while it runs: its fog, no `state_hash`); without a token "
+    "(spectator) the log of a finished game (403 FORBIDDEN while a CellWar game runs).",
 )
 async def list_events(
     game_id: GameId,

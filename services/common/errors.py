@@ -22,6 +22,7 @@ _STATUS: dict[str, grpc.StatusCode] = {
     "MALFORMED": grpc.StatusCode.INVALID_ARGUMENT,
     "INVALID_CONFIG": grpc.StatusCode.INVALID_ARGUMENT,
     "GAME_NOT_FOUND": grpc.StatusCode.NOT_FOUND,
+    "PROFILE_NOT_FOUND": grpc.StatusCode.NOT_FOUND,
     "UNAUTHORIZED": grpc.StatusCode.UNAUTHENTICATED,
     "FORBIDDEN": grpc.StatusCode.PERMISSION_DENIED,
     "CONFLICT": grpc.StatusCode.ABORTED,

@@ -22,6 +22,7 @@ import engine
 from cellwar.v1 import engine_pb2, engine_pb2_grpc
 from engine.api import dumps
 from engine.campaign import levels as campaign_levels
+from engine.cellwar.log import player_log as cellwar_player_log
 from engine.errors import GameError
 from engine.life import patterns as life_patterns
 from services.common import grpcutil
@@ -137,6 +138,22 @@ def valid_actions(request: engine_pb2.ValidActionsRequest) -> engine_pb2.ValidAc
     return engine_pb2.ValidActionsReply(actions=dumps(actions))
 
 
+def player_log(request: engine_pb2.PlayerLogRequest) -> engine_pb2.PlayerLogReply:
+    """A player's fog-filtered log (``engine.cellwar.log.player_log``) as JSON: a list of
+    ``{"seq", "type", "actor", "payload"}`` (no ``state_hash``). Raises GameError."""
+    events = [
+        {
+            "seq": e.seq,
+            "type": e.type,
+            "actor": e.actor,
+            "payload": _json(e.payload, "event payload"),
+            "state_hash": e.state_hash,
+        }
+        for e in request.events
+    ]
+    return engine_pb2.PlayerLogReply(events=dumps(cellwar_player_log(events, request.player_id)))
+
+
 @functools.lru_cache(maxsize=1)
 def patterns_json() -> bytes:
     """The stamp library (DESIGN §3) as JSON bytes: ``{"categories": {category: [ids]},
@@ -211,6 +228,9 @@ class EngineServicer(engine_pb2_grpc.EngineServicer):
 
     async def ValidActions(self, request, context):  # noqa: N802
         return await self._run(valid_actions, request, context, inline=True)
+
+    async def PlayerLog(self, request, context):  # noqa: N802
+        return await self._run(player_log, request, context)
 
     async def Patterns(self, request, context):  # noqa: N802
         return await self._run(

@@ -109,3 +109,11 @@ class EngineClient:
         "height", "zone", "budget", "hopeless"}``). Raises ServiceError."""
         reply = await self._call(self.stub.Levels, engine_pb2.LevelsRequest())
         return reply.levels
+
+    async def player_log(self, events: Sequence[events_pb2.Event], player_id: int) -> bytes:
+        """A player's fog-filtered view of a whole log (CellWar), as JSON: a list of
+        ``{"seq", "type", "actor", "payload"}``. Raises ServiceError."""
+        reply = await self._call(
+            self.stub.PlayerLog, engine_pb2.PlayerLogRequest(events=events, player_id=player_id)
+        )
+        return reply.events

@@ -449,6 +449,11 @@ class Games:
     ) -> None:
         """Take the new state into the cache, snapshot when due, update the directory,
         wake watchers. Call under the game's lock."""
+        if any(e.type == "GameFinished" for e in stored):
+            # Before the cache and the directory show "finished": whoever sees the end
+            # sees the progress, and a crash in between leaves the game unfinished in
+            # the directory, so the restart rebuilds it and records again.
+            await self._record_progress(game, state)
         before = game.state
         game.state = state
         game.seq = stored[-1].seq
@@ -456,15 +461,12 @@ class Games:
         due = (
             any(e.type == "TurnEnded" for e in stored)
             or before.phase != state.phase
+            or before.turn != state.turn  # a turn began (CellWar rollback target)
             or state.finished
             or game.seq - game.last_snapshot_seq >= self.settings.snapshot_every
         )
         if due:
             await self._snapshot(game)
-        if any(e.type == "GameFinished" for e in stored):
-            # Before the directory says "finished": a crash in between leaves the game
-            # unfinished in the directory, so the restart rebuilds it and records again.
-            await self._record_progress(game)
         if (
             before.phase != state.phase
             or before.players_joined != state.players_joined
@@ -493,13 +495,17 @@ class Games:
         if force or self.directory.entries.get(game.game_id) != entry:
             await self.directory.put(game.game_id, entry)
 
-    async def _record_progress(self, game: Game) -> None:
-        """A finished campaign game played for a profile: merge its outcome into the
-        profile (KV PROFILES). Never raises (failures are logged)."""
+    async def _record_progress(
+        self, game: Game, state: engine_pb2.GameState | None = None
+    ) -> None:
+        """A finished campaign game played for a profile: merge its outcome (``state``,
+        default the cached one) into the profile (KV PROFILES). Never raises (failures
+        are logged)."""
+        state = state if state is not None else game.state
         profile_id = game.meta.get("profile_id")
-        if self.profiles is None or not profile_id or not game.state.finished:
+        if self.profiles is None or not profile_id or not state.finished:
             return
-        await self.profiles.record_finished(game.game_id, profile_id, self.engine, game.state)
+        await self.profiles.record_finished(game.game_id, profile_id, self.engine, state)
 
     # ------------------------------------------------------------------ views
 

@@ -16,9 +16,14 @@ from typing import Any
 import grpc
 import structlog
 
-from cellwar.v1 import session_pb2, session_pb2_grpc
+from cellwar.v1 import engine_pb2, session_pb2, session_pb2_grpc
 from services.common.errors import ServiceError, abort
 from services.session.games import Game, Games
+from services.session.library import Library
+from services.session.presence import Presence
+from services.session.profiles import Profiles, public
+from services.session.rollback import remove_player
+from services.session.visibility import list_events, replay
 
 log = structlog.get_logger("cellwar.session")
 
@@ -63,15 +68,6 @@ def rpc(fn: Callable) -> Callable:
     return wrapper
 
 
-def visible_events(game: Game, player_id: int, events: list) -> list:
-    """The events ``player_id`` may see. Life and campaign: all of them.
-
-    Hook for CellWar fog of war (DESIGN §7): a player gets the log fog-filtered while the
-    game runs, everyone gets it whole once it is finished. Not built yet.
-    """
-    return events
-
-
 class SessionServicer(session_pb2_grpc.SessionServicer):
     """RPCs of ``cellwar.v1.Session`` (see proto/cellwar/v1/session.proto).
 
@@ -83,16 +79,51 @@ class SessionServicer(session_pb2_grpc.SessionServicer):
     def __init__(self, games: Games, closing: asyncio.Event) -> None:
         self.games = games
         self.closing = closing
+        self.library = Library(games.engine)
+        #: Open Watch streams per player; removes players who stay away (CellWar).
+        self.presence = Presence(games, closing)
 
     async def _reply(self, game: Game, player_id: int, seq: int) -> session_pb2.CommandReply:
         _, view = await self.games.view(game, player_id)
+        view = self.presence.overlay(game.game_id, view)
         return session_pb2.CommandReply(seq=seq, player_id=player_id, view=view)
 
     @rpc
     async def CreateGame(self, request, context):  # noqa: N802 - gRPC method names
         config = _json_object(request.config, "config")
-        game_id = await self.games.create(request.kind, config, request.command_id)
+        profile_id = request.profile_id if request.kind == "campaign" else ""
+        if profile_id:
+            structlog.contextvars.bind_contextvars(profile_id=profile_id)
+            await self._profiles().check_level(profile_id, config.get("level", 1))
+        game_id = await self.games.create(
+            request.kind, config, request.command_id, profile_id=profile_id
+        )
         return session_pb2.CreateGameReply(game_id=game_id)
+
+    def _profiles(self) -> Profiles:
+        """The profile store. Raises ServiceError UNAVAILABLE when there is none."""
+        if self.games.profiles is None:
+            raise ServiceError("UNAVAILABLE", "this session keeps no profiles")
+        return self.games.profiles
+
+    @rpc
+    async def Patterns(self, request, context):  # noqa: N802
+        return engine_pb2.PatternsReply(catalogue=await self.library.patterns())
+
+    @rpc
+    async def Levels(self, request, context):  # noqa: N802
+        return engine_pb2.LevelsReply(levels=await self.library.levels())
+
+    @rpc
+    async def CreateProfile(self, request, context):  # noqa: N802
+        profile_id, profile = await self._profiles().create(request.name)
+        return session_pb2.Profile(profile_id=profile_id, data=_dumps(public(profile)))
+
+    @rpc
+    async def GetProfile(self, request, context):  # noqa: N802
+        structlog.contextvars.bind_contextvars(profile_id=request.profile_id)
+        profile = await self._profiles().get(request.profile_id)
+        return session_pb2.Profile(profile_id=request.profile_id, data=_dumps(public(profile)))
 
     @rpc
     async def Join(self, request, context):  # noqa: N802
@@ -119,9 +150,15 @@ class SessionServicer(session_pb2_grpc.SessionServicer):
 
     @rpc
     async def Leave(self, request, context):  # noqa: N802
-        payload = _dumps({"player_id": request.player_id, "reason": "left"})
-        game, result = await self.games.execute(
-            request.game_id, "remove_player", request.player_id, payload, request.command_id
+        # Same path as a disconnect past the timeout: a rollback first during one's own
+        # CellWar turn (services/session/rollback.py).
+        game, result = await remove_player(
+            self.games,
+            request.game_id,
+            request.player_id,
+            "left",
+            actor=request.player_id,
+            command_id=request.command_id,
         )
         return await self._reply(game, request.player_id, result.seq)
 
@@ -129,19 +166,19 @@ class SessionServicer(session_pb2_grpc.SessionServicer):
     async def GetView(self, request, context):  # noqa: N802
         game = await self.games.get(request.game_id)
         seq, view = await self.games.view(game, request.player_id)
+        view = self.presence.overlay(game.game_id, view)
         return session_pb2.ViewReply(seq=seq, view=view)
 
     @rpc
     async def ListEvents(self, request, context):  # noqa: N802
         game = await self.games.get(request.game_id)
-        events = await self.games.store.read(game.game_id, max(request.from_seq, 1))
-        return session_pb2.ListEventsReply(events=visible_events(game, request.player_id, events))
+        events = await list_events(self.games, game, request.player_id, request.from_seq)
+        return session_pb2.ListEventsReply(events=events)
 
     @rpc
     async def Replay(self, request, context):  # noqa: N802
         game = await self.games.get(request.game_id)
-        state = await self.games.state_at(game, request.seq)
-        view = await self.games.render(game.game_id, request.seq, state, request.player_id)
+        view = await replay(self.games, game, request.player_id, request.seq)
         return session_pb2.ViewReply(seq=request.seq, view=view)
 
     @rpc
@@ -170,39 +207,45 @@ class SessionServicer(session_pb2_grpc.SessionServicer):
             ]
         )
 
+    async def _watch(self, game: Game, player_id: int, context) -> None:
+        """The loop of :meth:`Watch`: a view when the seq or the presence changed."""
+        sent: tuple[int, int] | None = None
+        while not self.closing.is_set():
+            changed = game.changed
+            seq, view = await self.games.view(game, player_id)
+            key = (seq, self.presence.version(game.game_id))
+            view = self.presence.overlay(game.game_id, view)
+            if key != sent:
+                await context.write(session_pb2.WatchUpdate(type="view", seq=seq, view=view))
+                sent = key
+            if game.state.finished and game.seq == seq:
+                await context.write(session_pb2.WatchUpdate(type="finished", seq=seq, view=view))
+                return
+            if game.seq == seq and key == (seq, self.presence.version(game.game_id)):
+                closing = asyncio.ensure_future(self.closing.wait())
+                waiting = asyncio.ensure_future(changed.wait())
+                try:
+                    await asyncio.wait({closing, waiting}, return_when=asyncio.FIRST_COMPLETED)
+                finally:
+                    closing.cancel()
+                    waiting.cancel()
+        await abort(context, "UNAVAILABLE", "session service is stopping")
+
     async def Watch(self, request, context):  # noqa: N802
-        """Stream the player's view now and after every change; ``finished`` at the end.
-        Ends with UNAVAILABLE when the server stops (the client reconnects)."""
+        """Stream the player's view now and after every change (and every change of the
+        players' presence); ``finished`` at the end. Ends with UNAVAILABLE when the server
+        stops (the client reconnects). An open stream with a player id is that player's
+        presence (services/session/presence.py)."""
         with structlog.contextvars.bound_contextvars(
             rpc="Watch", game_id=request.game_id, player_id=request.player_id or None
         ):
             try:
                 game = await self.games.get(request.game_id)
-                sent = -1
-                while not self.closing.is_set():
-                    changed = game.changed
-                    seq, view = await self.games.view(game, request.player_id)
-                    if seq != sent:
-                        await context.write(
-                            session_pb2.WatchUpdate(type="view", seq=seq, view=view)
-                        )
-                        sent = seq
-                    if game.state.finished and game.seq == seq:
-                        await context.write(
-                            session_pb2.WatchUpdate(type="finished", seq=seq, view=view)
-                        )
-                        return
-                    if game.seq == seq:
-                        closing = asyncio.ensure_future(self.closing.wait())
-                        waiting = asyncio.ensure_future(changed.wait())
-                        try:
-                            await asyncio.wait(
-                                {closing, waiting}, return_when=asyncio.FIRST_COMPLETED
-                            )
-                        finally:
-                            closing.cancel()
-                            waiting.cancel()
-                await abort(context, "UNAVAILABLE", "session service is stopping")
+                self.presence.opened(game, request.player_id)
+                try:
+                    await self._watch(game, request.player_id, context)
+                finally:
+                    self.presence.closed(game, request.player_id)
             except ServiceError as exc:
                 await abort(context, exc.code, exc.message)
             except (asyncio.CancelledError, grpc.aio.AbortError):

@@ -121,12 +121,15 @@ export class BoardView {
 
   /** A rotated stamp ({cells, width, height}) replaces the tool on the left button; null: none. */
   setStamp(stamp) {
+    const same = stamp === this.stamp || (stamp && this.stamp && stamp.key === this.stamp.key);
+    if (same) return;
     this.stamp = stamp;
     this.invalidate();
   }
 
   /** Tap mode: a press only highlights, the release places (tools, stamps, erasing). */
   setTapMode(on) {
+    if (this.tapMode === !!on) return;
     this.tapMode = !!on;
     this.stroke = null;
     this.invalidate();

@@ -2,18 +2,22 @@
 
 import { ApiError } from './api.js';
 import { createHotseatGame, HotseatGame } from './hotseat.js';
+import { clearJoinFromUrl, createOnlineGame, joinIdFromUrl, joinOnlineGame, OnlineGame } from './online.js';
 import { setLang, t } from './i18n.js';
 import { loadGame, loadPrefs, patchGame, saveGame, savePrefs } from './storage.js';
 import { confirmDialog, hideToast, toast } from './screens/dialogs.js';
 import { GameScreen } from './screens/game.js';
 import { initSetupScreen } from './screens/setup.js';
 import { initStartScreen } from './screens/start.js';
+import { initModes } from './modes.js';
 
 const SCREENS = ['start', 'setup', 'game'];
 let current = null;
+let modes = null; // CellWar, replay and campaign screens (js/modes.js)
 
 function show(name) {
   for (const s of SCREENS) document.getElementById(`screen-${s}`).hidden = s !== name;
+  if (modes) modes.show(name); // hides the mode screens that are not `name`
   current = name;
   document.body.dataset.screen = name;
   if (name === 'start') start.show();
@@ -42,18 +46,22 @@ const app = {
     setLang(lang);
     game.refreshStyle();
   },
-  async openSetup() {
+  /** @param {'hotseat'|'online'} [mode] */
+  async openSetup(mode = 'hotseat') {
     if (hasUnfinishedSave() && !(await confirmDialog(t('setup.confirmReplace')))) return;
     show('setup');
+    setup.show(mode);
   },
   back() {
     show('start');
   },
-  /** Create a new hot-seat game with this config and show it. */
-  async start(config) {
+  /** Create a new hot-seat (or online: seat 1 here, a share link for the others) game. */
+  async start(config, mode = 'hotseat') {
     let save;
     try {
-      save = await createHotseatGame(config, [t('player.1'), t('player.2')]);
+      save = mode === 'online'
+        ? await createOnlineGame(config, t('player.1'))
+        : await createHotseatGame(config, [1, 2, 3, 4].map((i) => t(`player.${i}`)));
     } catch (err) {
       toast(t('error.generic', { message: err.message }));
       return;
@@ -61,13 +69,35 @@ const app = {
     saveGame(save);
     await app.play(save);
   },
-  async rematch(config) {
+  async rematch(config, mode = 'hotseat') {
     game.detach();
-    await app.start(config);
+    await app.start(config, mode);
+  },
+  /** Take a seat of a shared game (a `#join=<id>` link); resumes it when this browser already plays it. */
+  async joinByLink(gameId) {
+    const saved = loadGame();
+    if (saved && saved.gameId === gameId) {
+      await app.play(saved);
+      return;
+    }
+    if (saved && !(await confirmDialog(t('online.joinConfirm')))) {
+      show('start');
+      return;
+    }
+    let save;
+    try {
+      save = await joinOnlineGame(gameId, t('player.2'));
+    } catch (err) {
+      toast(t('online.joinFailed', { message: err.message }));
+      show('start');
+      return;
+    }
+    saveGame(save);
+    await app.play(save);
   },
   /** Load a saved game into the game screen; back to the menu if it is gone. */
   async play(save) {
-    const g = new HotseatGame(save);
+    const g = save.mode === 'online' ? new OnlineGame(save) : new HotseatGame(save);
     try {
       await g.start();
     } catch (err) {
@@ -84,7 +114,8 @@ const app = {
     patchGame({ suspended: false });
     hideToast();
     show('game');
-    game.attach(g, { handover: !!save.handover && g.phase === 'placement' && g.actingPid() === 1 });
+    const handoverPid = save.handover === true ? 1 : Number(save.handover) || 0;
+    game.attach(g, { handover: !g.online && handoverPid > 0 && g.phase === 'placement' && g.actingPid() === handoverPid });
   },
   continueGame() {
     const save = loadGame();
@@ -93,7 +124,7 @@ const app = {
   },
   /** Leave the game screen; an unfinished game stays saved ("Continue game"). */
   toMenu({ finished = false } = {}) {
-    if (finished) saveGame(null);
+    if (finished && (game.game || !current || current === 'game')) saveGame(null);
     else patchGame({ suspended: true });
     game.detach();
     show('start');
@@ -106,6 +137,7 @@ setLang(prefs.lang);
 const start = initStartScreen(app);
 const setup = initSetupScreen(app);
 const game = new GameScreen(app);
+modes = initModes({ show, toMenu: () => app.toMenu({ finished: true }), lifeGameId: () => game.game && game.game.gameId });
 
 // Test and debugging hook (read-only).
 window.cellwar = {
@@ -113,6 +145,12 @@ window.cellwar = {
   screen: () => current,
 };
 
+const joinId = joinIdFromUrl();
 const saved = loadGame();
-if (saved && !saved.suspended) app.play(saved);
+if (joinId) {
+  clearJoinFromUrl();
+  app.joinByLink(joinId);
+} else if (saved && !saved.suspended && saved.mode !== undefined && saved.mode !== 'hotseat' && saved.mode !== 'online') {
+  show('start'); // a save of another mode: its own screen resumes it
+} else if (saved && !saved.suspended) app.play(saved);
 else show('start');

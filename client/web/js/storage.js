@@ -29,10 +29,27 @@ function writeAll(data) {
   }
 }
 
-/** Preferences merged over the defaults. */
+/** The browser's language when we have it (Russian or English). */
+function browserLang() {
+  const langs = (typeof navigator !== 'undefined' && (navigator.languages || [navigator.language])) || [];
+  for (const l of langs) {
+    const code = String(l || '').slice(0, 2).toLowerCase();
+    if (code === 'ru' || code === 'en') return code;
+  }
+  return 'en';
+}
+
+/** Preferences merged over the defaults (unknown or broken values → defaults). */
 export function loadPrefs() {
   const p = readAll().prefs;
-  return { ...DEFAULT_PREFS, ...(p && typeof p === 'object' ? p : {}) };
+  const out = { ...DEFAULT_PREFS, lang: browserLang(), ...(p && typeof p === 'object' && !Array.isArray(p) ? p : {}) };
+  if (out.theme !== 'dark' && out.theme !== 'light') out.theme = DEFAULT_PREFS.theme;
+  if (out.lang !== 'en' && out.lang !== 'ru') out.lang = browserLang();
+  if (typeof out.size !== 'string' && typeof out.size !== 'number') out.size = DEFAULT_PREFS.size;
+  if (!Number.isFinite(Number(out.budget)) || Number(out.budget) < 0) out.budget = DEFAULT_PREFS.budget;
+  if (out.players !== 2 && out.players !== 4) out.players = 2;
+  out.torus = !!out.torus;
+  return out;
 }
 
 /** Merge a patch into the saved preferences. */
@@ -49,9 +66,14 @@ export function savePrefs(patch) {
  */
 export function loadGame() {
   const g = readAll().game;
-  if (!g || typeof g !== 'object' || typeof g.gameId !== 'string' || !g.tokens || typeof g.tokens !== 'object') {
+  if (!g || typeof g !== 'object' || typeof g.gameId !== 'string' || !/^[\w-]{1,64}$/.test(g.gameId)
+      || !g.tokens || typeof g.tokens !== 'object' || Array.isArray(g.tokens)) {
     return null;
   }
+  if (g.mode !== undefined && typeof g.mode !== 'string') return null;
+  const seats = Object.entries(g.tokens);
+  if (!seats.length || seats.some(([k, v]) => !/^[1-4]$/.test(k) || typeof v !== 'string' || !v)) return null;
+  if (g.config !== undefined && (!g.config || typeof g.config !== 'object')) return null;
   return g;
 }
 

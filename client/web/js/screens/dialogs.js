@@ -23,7 +23,10 @@ export function confirmDialog(text) {
     const onNo = () => done(false);
     const onKey = (e) => {
       if (e.key === 'Escape') done(false);
-      if (e.key === ' ') e.stopPropagation();
+      if (e.key === ' ') { // space does nothing under the dialog (no pause, no accidental "Yes")
+        e.preventDefault();
+        e.stopPropagation();
+      }
     };
     yes.addEventListener('click', onYes);
     no.addEventListener('click', onNo);
@@ -34,7 +37,8 @@ export function confirmDialog(text) {
 
 /** Is a modal overlay open (space and shortcuts are ignored then)? */
 export function modalOpen() {
-  return !document.getElementById('overlay-confirm').hidden;
+  const help = document.getElementById('overlay-help');
+  return !document.getElementById('overlay-confirm').hidden || (!!help && !help.hidden);
 }
 
 let toastTimer = null;

@@ -1,4 +1,8 @@
-// Hot-seat settings: board size preset, torus, budget (preset or any number ≥ 0).
+// Life game settings (hot-seat or online): board size preset, torus, budget (preset or
+// any number ≥ 0), players 2 or 4, and the "How to play" dialog.
+
+import { t } from '../i18n.js';
+import { openHelp } from './help.js';
 
 /** "60" → 60×60, "60x100" → width 60, height 100. */
 export function parseSize(value) {
@@ -8,35 +12,54 @@ export function parseSize(value) {
 }
 
 /**
- * @param {{back: () => void, start: (config: object) => void, prefs: () => object,
- *          savePrefs: (patch: object) => void}} app
+ * @param {{back: () => void, start: (config: object, mode: string) => void,
+ *          prefs: () => object, savePrefs: (patch: object) => void}} app
  */
 export function initSetupScreen(app) {
   const form = document.getElementById('setup-form');
   const size = document.getElementById('setup-size');
   const torus = document.getElementById('setup-torus');
   const budget = document.getElementById('setup-budget');
+  const players = document.getElementById('setup-players');
   const startBtn = document.getElementById('setup-start');
+  const title = document.getElementById('setup-title');
+  let mode = 'hotseat';
   document.getElementById('setup-back').addEventListener('click', () => app.back());
+  document.getElementById('setup-help').addEventListener('click', () => openHelp());
+  const labels = () => {
+    title.dataset.i18n = mode === 'online' ? 'setup.title.online' : 'setup.title';
+    title.textContent = t(title.dataset.i18n);
+    startBtn.dataset.i18n = mode === 'online' ? 'setup.start.online' : 'setup.start';
+    startBtn.textContent = t(startBtn.dataset.i18n);
+    form.dataset.mode = mode;
+  };
   form.addEventListener('submit', async (e) => {
     e.preventDefault();
     const b = Math.max(0, Math.floor(Number(budget.value)));
     if (!Number.isFinite(b)) return;
-    app.savePrefs({ size: size.value, torus: torus.checked, budget: b });
+    const n = players.value === '4' ? 4 : 2;
+    app.savePrefs({ size: size.value, torus: torus.checked, budget: b, players: n });
     const { width, height } = parseSize(size.value);
     startBtn.disabled = true;
     try {
-      await app.start({ width, height, players: 2, budget: b, torus: torus.checked });
+      await app.start({ width, height, players: n, budget: b, torus: torus.checked }, mode);
     } finally {
       startBtn.disabled = false;
     }
   });
   return {
-    show() {
+    /** @param {'hotseat'|'online'} m */
+    show(m = mode) {
+      mode = m === 'online' ? 'online' : 'hotseat';
+      labels();
       const p = app.prefs();
       size.value = [...size.options].some((o) => o.value === String(p.size)) ? String(p.size) : '60';
       torus.checked = !!p.torus;
       budget.value = String(Number.isFinite(Number(p.budget)) ? p.budget : 100);
+      players.value = String(p.players === 4 ? 4 : 2);
+    },
+    get mode() {
+      return mode;
     },
   };
 }

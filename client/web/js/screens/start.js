@@ -10,6 +10,7 @@ export function initStartScreen(app) {
   const theme = document.getElementById('pref-theme');
   const lang = document.getElementById('pref-lang');
   document.getElementById('btn-hotseat').addEventListener('click', () => app.openSetup());
+  document.getElementById('btn-online').addEventListener('click', () => app.openSetup('online'));
   document.getElementById('btn-continue').addEventListener('click', () => app.continueGame());
   theme.addEventListener('change', () => app.setTheme(theme.value));
   lang.addEventListener('change', () => app.setLang(lang.value));

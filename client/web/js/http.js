@@ -1,0 +1,42 @@
+// Small fetch wrapper for the mode screens (CellWar, replay, campaign): any headers,
+// optional bearer token, Idempotency-Key on POST, ApiError with the API's machine code.
+
+import { ApiError } from './api.js';
+
+function newId() {
+  if (globalThis.crypto?.randomUUID) return crypto.randomUUID();
+  return `${Date.now().toString(36)}-${Math.random().toString(36).slice(2)}`;
+}
+
+/**
+ * @param {'GET'|'POST'} method
+ * @param {string} path same-origin path (query included)
+ * @param {{token?: string, body?: object, headers?: object}} [opts]
+ * @returns {Promise<any>} the JSON answer
+ * @throws {ApiError}
+ */
+export async function request(method, path, { token, body, headers = {} } = {}) {
+  const h = { Accept: 'application/json', ...headers };
+  if (body !== undefined) h['Content-Type'] = 'application/json';
+  if (token) h.Authorization = `Bearer ${token}`;
+  if (method === 'POST') h['Idempotency-Key'] = newId();
+  let res;
+  try {
+    res = await fetch(path, { method, headers: h, body: body === undefined ? undefined : JSON.stringify(body) });
+  } catch (err) {
+    throw new ApiError(0, 'NETWORK', err.message);
+  }
+  let data = null;
+  try {
+    data = await res.json();
+  } catch {
+    data = null;
+  }
+  if (!res.ok) {
+    const e = data && data.error;
+    throw new ApiError(res.status, (e && e.code) || `HTTP_${res.status}`, (e && e.message) || res.statusText);
+  }
+  return data;
+}
+
+export const gamePath = (id) => `/game/${encodeURIComponent(id)}`;

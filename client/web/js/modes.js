@@ -1,0 +1,96 @@
+// The CellWar, replay and campaign screens wired into the app: start-screen buttons,
+// screen switching (main.js calls show(name) for every screen change), theme/language
+// refresh, "Watch replay" on the Life winner screen, shared links (#cellwar=<id>,
+// #replay=<id>) and the test hook window.cellwarModes.
+
+import './modes-i18n.js';
+import { t } from './i18n.js';
+import { CellWarScreen } from './cellwar/screen.js';
+import { loadCellWar } from './cellwar/game.js';
+import { ReplayScreen } from './replay/screen.js';
+import { CampaignScreen, loadCampaign } from './campaign/screen.js';
+
+const $ = (id) => document.getElementById(id);
+const SCREENS = ['cw-setup', 'cw', 'replay', 'campaign-levels', 'campaign'];
+
+/**
+ * @param {{show: (name: string) => void, toMenu: () => void, lifeGameId: () => string|null}} app
+ */
+export function initModes(app) {
+  let active = null;
+  const modes = {
+    show: (name) => app.show(name),
+    toStart: () => app.show('start'),
+    openReplay: (id) => replay.open(id),
+  };
+  const cellwar = new CellWarScreen(modes);
+  const replay = new ReplayScreen(modes);
+  const campaign = new CampaignScreen(modes);
+
+  $('btn-cellwar').addEventListener('click', () => cellwar.showSetup());
+  $('btn-replay').addEventListener('click', () => replay.open(''));
+  $('btn-campaign').addEventListener('click', () => campaign.openLevels());
+  $('btn-continue-campaign').addEventListener('click', () => campaign.resume());
+  $('winner-replay').addEventListener('click', () => {
+    const id = app.lifeGameId();
+    app.toMenu();
+    if (id) replay.open(id);
+  });
+
+  const applyPlaceholders = () => {
+    for (const el of document.querySelectorAll('[data-i18n-placeholder]')) el.placeholder = t(el.dataset.i18nPlaceholder);
+  };
+  applyPlaceholders();
+  // Theme and language live on <html>: refresh colours and texts when they change.
+  new MutationObserver(() => {
+    applyPlaceholders();
+    cellwar.refreshStyle();
+    replay.refreshStyle();
+    campaign.refreshStyle();
+    if (active === 'start') updateStart();
+  }).observe(document.documentElement, { attributes: true, attributeFilter: ['data-theme', 'lang'] });
+
+  function updateStart() {
+    const p = loadCampaign().parked;
+    $('btn-continue-campaign').hidden = !p;
+    if (p) {
+      const n = p.name && typeof p.name === 'object' ? (p.name[document.documentElement.lang] || p.name.en) : '';
+      $('continue-campaign-level').textContent = t('camp.level', { n: p.level, total: 103 }) + (n ? ` · ${n}` : '');
+    }
+  }
+
+  window.cellwarModes = {
+    cellwar: () => cellwar.snapshot(),
+    replay: () => replay.snapshot(),
+    campaign: () => campaign.snapshot(),
+    screen: () => active,
+  };
+
+  // Shared links and resumable games (after main.js has shown its first screen).
+  queueMicrotask(() => {
+    const m = /^#(cellwar|replay)=([\w-]{1,64})$/.exec(location.hash);
+    if (m) {
+      history.replaceState(null, '', location.pathname + location.search);
+      if (m[1] === 'cellwar') cellwar.joinShared(m[2]);
+      else replay.open(m[2]);
+      return;
+    }
+    if (active !== 'start') return; // a Life game is being resumed
+    const cw = loadCellWar();
+    if (cw && !cw.suspended) cellwar.play(cw);
+    else if (campaign.parkedActive()) campaign.resume();
+  });
+
+  return {
+    /** Called by main.js on every screen change: show `name` if it is one of ours. */
+    show(name) {
+      if (active === 'replay' && name !== 'replay') replay.leave();
+      if (active === 'cw' && name !== 'cw') cellwar.detach();
+      if (active === 'campaign' && name !== 'campaign') campaign.detach();
+      if (name !== active) $('modes-toast').hidden = true;
+      for (const s of SCREENS) $(`screen-${s}`).hidden = s !== name;
+      active = name;
+      if (name === 'start') updateStart();
+    },
+  };
+}

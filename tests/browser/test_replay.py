@@ -1,0 +1,140 @@
+"""The replay viewer against the real stack.
+
+A quick Life game is played and finished over the REST API (httpx); the viewer opens it
+by id, the timeline is moved with the keyboard to an event, and the shown seq,
+generation and board must equal GET /game/{id}/replay?seq=n. Step buttons, a click in the
+event list, play at 16x, an unknown id (a clear message) and the light theme.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+
+import httpx
+import pytest
+
+from tests.browser.conftest import shot as _shot
+
+pytestmark = [pytest.mark.browser, pytest.mark.timeout(90)]
+
+
+def shot(page, name: str) -> None:
+    page.wait_for_timeout(250)  # the screen's fade-in
+    _shot(page, name)
+
+
+def post(client: httpx.Client, path: str, token: str | None = None, body: dict | None = None) -> dict:
+    headers = {"Idempotency-Key": str(uuid.uuid4())}
+    if token:
+        headers["Authorization"] = f"Bearer {token}"
+    r = client.post(path, json=body if body is not None else {}, headers=headers)
+    assert r.status_code in (200, 201), r.text
+    return r.json()
+
+
+def finished_life_game(base: str) -> str:
+    """A 16x16 Life game: a blinker vs a block, a few generations, finished by agreement."""
+    with httpx.Client(base_url=base, timeout=10) as c:
+        gid = post(c, "/game/create", body={"kind": "life", "config": {"width": 16, "height": 16, "budget": 10}})["game_id"]
+        tok = {i: post(c, f"/game/{gid}/join", body={"name": f"p{i}"})["player_token"] for i in (1, 2)}
+        post(c, f"/game/{gid}/action", tok[1], {"type": "place", "cells": [[3, 4], [4, 4], [5, 4]]})
+        post(c, f"/game/{gid}/end_turn", tok[1])
+        post(c, f"/game/{gid}/action", tok[2], {"type": "place", "cells": [[11, 4], [12, 4], [11, 5], [12, 5]]})
+        post(c, f"/game/{gid}/end_turn", tok[2])
+        deadline = time.monotonic() + 10
+        while c.get(f"/game/{gid}/state", headers={"Authorization": f"Bearer {tok[1]}"}).json()["phase"] != "redraw":
+            assert time.monotonic() < deadline, "the board never settled"
+            time.sleep(0.05)
+        for i in (1, 2):
+            post(c, f"/game/{gid}/action", tok[i], {"type": "propose_finish"})
+        assert c.get(f"/game/{gid}/events").json()["events"][-1]["type"] == "GameFinished"
+    return gid
+
+
+def replay_view(base: str, gid: str, seq: int) -> dict:
+    r = httpx.get(f"{base}/game/{gid}/replay", params={"seq": seq}, timeout=10)
+    assert r.status_code == 200, r.text
+    return r.json()["view"]
+
+
+def shown(page) -> dict:
+    return page.evaluate("window.cellwarModes.replay()")
+
+
+def wait_shown(page, seq: int) -> None:
+    page.wait_for_function(f"() => window.cellwarModes.replay().shownSeq === {seq}")
+
+
+def test_replay_scrub_life_game(page, live_url, problems) -> None:
+    from playwright.sync_api import expect
+
+    gid = finished_life_game(live_url)
+    events = httpx.get(f"{live_url}/game/{gid}/events", timeout=10).json()["events"]
+    last = events[-1]["seq"]
+    target = next(e["seq"] for e in events if e["type"] == "TurnEnded" and e["actor"] == 2)
+
+    page.goto(live_url + "/")
+    page.get_by_test_id("mode-replay").click()
+    expect(page.get_by_test_id("replay-message")).to_be_visible()
+    page.get_by_test_id("replay-id").fill(gid)
+    page.get_by_test_id("replay-open").click()
+    wait_shown(page, last)  # opens at the end
+    expect(page.get_by_test_id("replay-total")).to_have_text(str(last))
+    expect(page.locator("#replay-events li")).to_have_count(len(events))
+
+    # Drag the timeline with the keyboard: Home, then right to the target event.
+    timeline = page.get_by_test_id("replay-timeline")
+    timeline.focus()
+    page.keyboard.press("Home")
+    wait_shown(page, events[0]["seq"])
+    for _ in range(target - events[0]["seq"]):
+        page.keyboard.press("ArrowRight")
+    wait_shown(page, target)
+    expect(page.get_by_test_id("replay-seq")).to_have_text(str(target))
+    expect(page.get_by_test_id(f"replay-event-{target}")).to_have_class("current")
+    want = replay_view(live_url, gid, target)
+    got = shown(page)["view"]
+    assert got["board"] == want["board"] and got["generation"] == want["generation"] == 0
+    assert page.get_by_test_id("replay-stats").get_attribute("data-generation") == "0"
+    shot(page, "replay-01-scrubbed-dark")
+
+    # Step forward: the first generations tick; the board matches the API.
+    page.get_by_test_id("replay-next").click()
+    wait_shown(page, target + 1)
+    want = replay_view(live_url, gid, target + 1)
+    assert shown(page)["view"]["board"] == want["board"]
+    assert want["generation"] > 0
+    expect(page.get_by_test_id("replay-stats")).to_contain_text(f"Generation {want['generation']}")
+    page.get_by_test_id("replay-prev").click()
+    wait_shown(page, target)
+
+    # Click an event in the list, then play to the end at 16x.
+    page.get_by_test_id("replay-event-2").click()
+    wait_shown(page, 2)
+    page.get_by_test_id("replay-speed-16").click()
+    page.get_by_test_id("replay-play").click()
+    wait_shown(page, last)
+    page.wait_for_function("() => !window.cellwarModes.replay().playing")
+    assert shown(page)["view"]["phase"] == "finished"
+
+    # Light theme.
+    page.get_by_test_id("replay-menu").click()
+    page.get_by_test_id("pref-theme").select_option("light")
+    page.get_by_test_id("mode-replay").click()
+    page.get_by_test_id("replay-id").fill(gid)
+    page.get_by_test_id("replay-open").click()
+    wait_shown(page, last)
+    page.get_by_test_id(f"replay-event-{target}").click()
+    wait_shown(page, target)
+    shot(page, "replay-01-scrubbed-light")
+
+    # An unknown id: a clear message (the 404 is expected).
+    problems.allowed_status.add(("/events", 404))
+    page.get_by_test_id("replay-id").fill("no-such-game")
+    page.get_by_test_id("replay-open").click()
+    expect(page.get_by_test_id("replay-message")).to_contain_text("No game with id")
+    expect(page.get_by_test_id("replay-body")).to_be_hidden()
+    shot(page, "replay-02-unknown-light")
+    problems.console[:] = [c for c in problems.console if "404" not in c]
+    assert problems.all() == []

@@ -1,0 +1,166 @@
+"""Screens: theme and language (switchable, remembered, the browser's language by
+default), the "How to play" dialog, pattern categories translated, screenshots of the
+main screens in both themes (test-artifacts/screenshots/life-<theme>-*.png) and the
+canvas on a 300×300 board (no per-cell DOM, decode + draw per frame small)."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.browser.conftest import shot
+from tests.browser.lifekit import Board, new_game, select_pattern, snapshot, wait_snapshot, watch
+
+pytestmark = [pytest.mark.browser, pytest.mark.timeout(60)]
+
+
+def test_theme_and_language_switch_remembered(page, live_url, problems) -> None:
+    from playwright.sync_api import expect
+
+    page.goto(live_url + "/")
+    expect(page.get_by_test_id("btn-hotseat")).to_contain_text("Hot-seat")
+    expect(page.get_by_test_id("btn-online")).to_contain_text("Play online")
+    assert page.evaluate("document.documentElement.dataset.theme") == "dark"
+
+    page.get_by_test_id("pref-lang").select_option("ru")
+    expect(page.get_by_test_id("btn-hotseat")).to_contain_text("Игра на двоих")
+    expect(page.get_by_test_id("btn-online")).to_contain_text("Играть онлайн")
+    assert page.evaluate("document.documentElement.lang") == "ru"
+    page.get_by_test_id("pref-theme").select_option("light")
+    assert page.evaluate("document.documentElement.dataset.theme") == "light"
+    page.reload()
+    expect(page.get_by_test_id("btn-hotseat")).to_contain_text("Игра на двоих")
+    assert page.evaluate("document.documentElement.dataset.theme") == "light"
+    expect(page.get_by_test_id("pref-lang")).to_have_value("ru")
+
+    # Settings and the rules dialog in Russian; space in the dialog does nothing.
+    page.get_by_test_id("btn-hotseat").click()
+    expect(page.get_by_test_id("setup-title")).to_have_text("Игра на двоих")
+    page.get_by_test_id("setup-help").click()
+    expect(page.get_by_test_id("help")).to_be_visible()
+    expect(page.get_by_test_id("help-body")).to_contain_text("B3/S23")
+    expect(page.get_by_test_id("help-body")).to_contain_text("Побеждает")
+    page.keyboard.press(" ")
+    expect(page.get_by_test_id("help")).to_be_visible()
+    page.keyboard.press("Escape")
+    expect(page.get_by_test_id("help")).to_be_hidden()
+    # Space in the budget box is just typing (nothing else happens).
+    page.get_by_test_id("setup-budget").click()
+    page.keyboard.press(" ")
+    expect(page.get_by_test_id("screen-setup")).to_be_visible()
+
+    # Pattern categories are translated.
+    page.get_by_test_id("setup-size").select_option("40")
+    page.get_by_test_id("setup-budget").fill("100")
+    page.get_by_test_id("setup-start").click()
+    wait_snapshot(page, "s.phase === 'placement'")
+    expect(page.locator("[data-testid=pattern] optgroup")).to_have_count(5)
+    groups = page.locator("[data-testid=pattern] optgroup").evaluate_all("els => els.map(e => e.label)")
+    assert groups == ["Стойкие", "Осцилляторы", "Корабли", "Долгожители", "Ружья"]
+    expect(page.get_by_test_id("hud-phase")).to_contain_text("Красные")
+    # Back to English: the game screen follows.
+    page.get_by_test_id("btn-menu").click()
+    page.get_by_test_id("pref-lang").select_option("en")
+    page.get_by_test_id("btn-continue").click()
+    wait_snapshot(page, "s.phase === 'placement'")
+    expect(page.locator("[data-testid=pattern] optgroup")).to_have_count(5)
+    groups = page.locator("[data-testid=pattern] optgroup").evaluate_all("els => els.map(e => e.label)")
+    assert groups == ["Still lifes", "Oscillators", "Spaceships", "Methuselahs", "Guns"]
+    assert problems.all() == []
+
+
+def test_language_follows_the_browser(browser, live_url, problems) -> None:
+    from playwright.sync_api import expect
+
+    ctx = browser.new_context(locale="ru-RU")
+    try:
+        page = ctx.new_page()
+        watch(page, problems)
+        page.goto(live_url + "/")
+        expect(page.get_by_test_id("btn-hotseat")).to_contain_text("Игра на двоих")
+        expect(page.get_by_test_id("pref-lang")).to_have_value("ru")
+    finally:
+        ctx.close()
+    assert problems.all() == []
+
+
+@pytest.mark.parametrize("theme", ["dark", "light"])
+def test_main_screens_screenshots(page, live_url, problems, theme) -> None:
+    """start, settings, placement, running, redraw, winner — in both themes."""
+    from playwright.sync_api import expect
+
+    page.goto(live_url + "/")
+    page.get_by_test_id("pref-theme").select_option(theme)
+    shot(page, f"life-{theme}-01-start")
+    page.get_by_test_id("btn-hotseat").click()
+    page.get_by_test_id("setup-size").select_option("40")
+    shot(page, f"life-{theme}-02-settings")
+    page.get_by_test_id("setup-start").click()
+    wait_snapshot(page, "s.phase === 'placement'")
+    board = Board(page)
+    select_pattern(page, "glider")  # flies south-east, ends as a block at the edge
+    board.click(5, 5)
+    select_pattern(page, "block")
+    board.click(2, 30)
+    board.move(10, 20)
+    shot(page, f"life-{theme}-03-placement")
+    page.get_by_test_id("btn-done").click()
+    page.get_by_test_id("handover-accept").click()
+    wait_snapshot(page, "s.acting === 2")
+    select_pattern(page, "block")
+    board.click(35, 2)
+    page.get_by_test_id("btn-done").click()
+    wait_snapshot(page, "s.phase !== 'placement'")
+    if snapshot(page)["phase"] == "running":
+        shot(page, f"life-{theme}-04-running")
+    wait_snapshot(page, "s.phase === 'redraw'")
+    expect(page.get_by_test_id("stable")).to_be_visible()
+    shot(page, f"life-{theme}-05-redraw")
+    page.get_by_test_id("btn-ready").click()  # nobody drew: the game ends
+    expect(page.get_by_test_id("winner")).to_be_visible()
+    expect(page.get_by_test_id("winner-text")).to_have_text("Red wins!")
+    shot(page, f"life-{theme}-06-winner")
+    assert problems.all() == []
+
+
+def test_big_board_canvas(page, live_url, problems) -> None:
+    """300×300: one canvas, no per-cell DOM; decoding the view's RLE and drawing a frame
+    take little time (a loose bound: this is a smoke check, `make bench` measures)."""
+    new_game(page, live_url, size="300", budget=500)
+    select_pattern(page, "gosper_glider_gun")
+    board = Board(page)
+    board.click(10, 10)
+    wait_snapshot(page, "s.board.length > 20")
+    assert page.evaluate("document.querySelectorAll('*').length") < 600
+    assert page.evaluate("document.querySelectorAll('canvas').length") < 10
+    ms = page.evaluate(
+        """async () => {
+            const { decodeBoard, encodeBoard } = await import('/js/rle.js');
+            const { BoardView } = await import('/js/board.js');
+            const W = 300, H = 300;
+            const cells = new Uint8Array(W * H);
+            let seed = 7;
+            for (let i = 0; i < cells.length; i++) { seed = (seed * 1103515245 + 12345) >>> 0; cells[i] = (seed >>> 16) % 3; }
+            const rle = encodeBoard(cells, W, H);
+            const canvas = document.createElement('canvas');
+            const wrap = document.createElement('div');
+            wrap.style.width = '900px';
+            wrap.append(canvas);
+            document.body.append(wrap);
+            const view = new BoardView(canvas);
+            const out = new Uint8Array(W * H);
+            const t0 = performance.now();
+            const N = 20;
+            for (let k = 0; k < N; k++) {
+                view.setBoard(decodeBoard(rle, W, H, out), W, H);
+                view.dirty = true;
+                view._render();
+            }
+            const per = (performance.now() - t0) / N;
+            view.destroy();
+            wrap.remove();
+            return per;
+        }"""
+    )
+    print(f"300x300 decode + draw: {ms:.2f} ms per frame")
+    assert ms < 40, ms
+    assert problems.all() == []

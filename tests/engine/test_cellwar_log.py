@@ -1,0 +1,179 @@
+"""A player's fog-filtered CellWar log (engine/cellwar/log.py; DESIGN.md §5, §7)."""
+
+from __future__ import annotations
+
+import base64
+import json
+
+import pytest
+
+import engine
+from engine.cellwar.fog import rle_to_mask
+from engine.cellwar.log import player_log
+
+INF = "infantry"
+
+#: 12x12, 3 players. p1: unit 1 at (2, 2). p2: unit 2 at (5, 2), unit 3 at (10, 10).
+#: p3: unit 4 at (4, 3) (sees x 3..5, y 2..4).
+UNITS = [
+    {"owner": 1, "type": INF, "x": 2, "y": 2},
+    {"owner": 2, "type": INF, "x": 5, "y": 2},
+    {"owner": 2, "type": INF, "x": 10, "y": 10},
+    {"owner": 3, "type": INF, "x": 4, "y": 3},
+]
+CONFIG = {"width": 12, "height": 12, "players": 3, "units": UNITS}
+
+
+def record(commands, state=None, events=None):
+    """Run commands through engine.decide; return the log (JSON-clean dicts) and state."""
+    events = [] if events is None else events
+    for ctype, actor, payload in commands:
+        drafts, state = engine.decide(state, ctype, actor, payload)
+        for d in drafts:
+            events.append(
+                json.loads(
+                    json.dumps(
+                        {
+                            "seq": len(events) + 1,
+                            "type": d.type,
+                            "actor": d.actor,
+                            "payload": d.payload,
+                            "state_hash": d.state_hash,
+                        }
+                    )
+                )
+            )
+    return events, state
+
+
+def move(pid, unit, dx, dy):
+    return ("action", pid, {"unit_id": unit, "dx": dx, "dy": dy})
+
+
+@pytest.fixture
+def game():
+    """seq 1 GameCreated, 2-4 PlayerJoined; p1: 5 move 1 right (to (3, 2)), 6 TurnEnded;
+    p2: 7 fortify unit 2 at (5, 2), 8 move unit 3 left (fog), 9 TurnEnded; p3: 10 unit 4
+    attacks (3, 2) from (4, 3), killing p1's last unit (GameFinished? no: p2 and p3 left)."""
+    return record(
+        [
+            ("create", 0, {"kind": "cellwar", "config": CONFIG}),
+            ("join", 0, {"name": "a"}),
+            ("join", 0, {"name": "b"}),
+            ("join", 0, {"name": "c"}),
+            move(1, 1, 1, 0),
+            ("end_turn", 1, {}),
+            move(2, 2, 0, 0),
+            move(2, 3, -1, 0),
+            ("end_turn", 2, {}),
+            move(3, 4, -1, -1),
+        ]
+    )
+
+
+def by_seq(log):
+    return {e["seq"]: e for e in log}
+
+
+def test_public_events_and_own_actions_are_seen_in_full_without_hashes(game):
+    events, _ = game
+    log = by_seq(player_log(events, 2))
+    assert [log[s]["type"] for s in (1, 2, 3, 4, 6, 9)] == [
+        "GameCreated",
+        "PlayerJoined",
+        "PlayerJoined",
+        "PlayerJoined",
+        "TurnEnded",
+        "TurnEnded",
+    ]
+    assert log[1]["payload"] == events[0]["payload"]
+    assert log[7]["payload"] == {"action": {"unit_id": 2, "dx": 0, "dy": 0}}
+    assert log[8]["payload"] == {"action": {"unit_id": 3, "dx": -1, "dy": 0}}
+    assert all("state_hash" not in e for e in log.values())
+    assert set(log[7]) == {"seq", "type", "actor", "payload"}
+
+
+def test_an_action_in_the_fog_is_left_out(game):
+    events, _ = game
+    assert 5 not in by_seq(player_log(events, 2))  # p1's move: p2 sees x 4..6 only
+    assert 8 not in by_seq(player_log(events, 1))  # p2's unit 3 far away
+    assert 8 not in by_seq(player_log(events, 3))
+
+
+def test_only_the_visible_cells_of_another_players_action_are_told(game):
+    events, _ = game
+    p3 = by_seq(player_log(events, 3))
+    # p1 moved (2, 2) -> (3, 2): p3 at (4, 3) sees (3, 2) but not (2, 2)
+    assert p3[5] == {"seq": 5, "type": "ActionApplied", "actor": 1,
+                     "payload": {"action": {"dx": 1, "dy": 0}, "to": [3, 2]}}
+    # p2 fortified at (5, 2): start and target visible to p3
+    assert p3[7]["payload"] == {"action": {"dx": 0, "dy": 0}, "from": [5, 2], "to": [5, 2]}
+
+
+def test_an_attack_that_kills_the_watcher_is_seen_by_it(game):
+    events, state = game
+    assert events[9]["type"] == "ActionApplied"
+    assert engine.get_visible_state(state, 1)["players"][0]["out"] is True
+    p1 = by_seq(player_log(events, 1))
+    assert p1[10]["payload"] == {"action": {"dx": -1, "dy": -1}, "from": [4, 3], "to": [3, 2]}
+
+
+def test_rolled_back_loses_its_state_and_removals_are_public(game):
+    events, state = game
+    start = state  # a rollback to seq 10 (the state as it is: the fold must still agree)
+    back = {
+        "seq": len(events) + 1,
+        "type": "RolledBack",
+        "actor": 0,
+        "payload": {"to_seq": 10, "state": base64.b64encode(engine.encode_state(start)).decode()},
+        "state_hash": engine.state_hash(start),
+    }
+    events, final = record(
+        [("remove_player", 0, {"player_id": 2, "reason": "disconnected"})],
+        state,
+        events + [back],
+    )
+    assert [e["type"] for e in events[-3:]] == ["RolledBack", "PlayerRemoved", "GameFinished"]
+    log = by_seq(player_log(events, 3))
+    assert log[11] == {"seq": 11, "type": "RolledBack", "actor": 0, "payload": {"to_seq": 10}}
+    assert log[12]["payload"] == {"player_id": 2, "reason": "disconnected"}
+    assert log[13]["payload"] == {"winner": 3, "result": "win"}
+    assert engine.get_winner(final) == 3
+
+
+def test_every_told_cell_was_visible_to_the_reader_and_no_foreign_unit_id_leaks(game):
+    events, _ = game
+    for pid in (1, 2, 3):
+        states = [None]
+        for e in events:
+            states.append(engine.apply_event(states[-1], e["type"], e["actor"], e["payload"]))
+        for entry in player_log(events, pid):
+            if entry["type"] != "ActionApplied" or entry["actor"] == pid:
+                continue
+            assert "unit_id" not in entry["payload"]["action"]
+            seen = set()
+            for st in (states[entry["seq"] - 1], states[entry["seq"]]):
+                view = engine.get_visible_state(st, pid)
+                w = view["width"]
+                mask = rle_to_mask(view["visible"], w, view["height"])
+                seen |= {(i % w, i // w) for i in range(w * view["height"]) if mask >> i & 1}
+            cells = [tuple(entry["payload"][k]) for k in ("from", "to") if k in entry["payload"]]
+            assert cells and all(c in seen for c in cells)
+
+
+def test_a_life_log_is_returned_whole_with_hashes():
+    events, _ = record(
+        [
+            ("create", 0, {"kind": "life", "config": {"width": 20, "height": 20}}),
+            ("join", 0, {"name": "a"}),
+        ]
+    )
+    assert player_log(events, 1) == events
+
+
+def test_a_log_must_start_with_game_created(game):
+    events, _ = game
+    with pytest.raises(engine.GameError) as err:
+        player_log(events[1:], 1)
+    assert err.value.code == "MALFORMED"
+    assert player_log([], 1) == []
