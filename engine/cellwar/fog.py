@@ -10,15 +10,13 @@ Decisions where the seed is silent (recorded here):
 - During its own turn a player sees ``state.seen | what its units see now``; outside its
   own turn (and while waiting) only what its units see now. A player that is out has no
   units and sees nothing.
-- A spectator (``player_id`` None) sees nothing of the board while the game is not
-  finished (a tokenless stream must not lift the fog, DESIGN.md §5 "nothing else
-  leaks"); everyone, spectators included, sees everything once the game is finished
-  (the whole event log is public then too, DESIGN.md §7).
+- A spectator (``player_id`` None) sees everything; so does everyone once the game is
+  finished (the whole event log is public then too, DESIGN.md §7).
 - Only visible units appear. Units of other players are shown with ``"id": null`` and
   ``"acted": null``: ids would reveal how many units exist or were produced, and
   ``acted`` the timing of their moves. Own units carry their real id (actions need it).
 - Per player the view gives ``units``/``cells`` (unit count) for yourself only (every
-  player once finished); ``out`` and ``connected`` are public (the
+  player for a spectator or once finished); ``out`` and ``connected`` are public (the
   turn order visibly skips a player who is out).
 - ``visible`` is a two-state RLE of the visible mask, every row written in full:
   ``o`` visible, ``b`` fogged, rows end with ``$``, the last with ``!``.
@@ -60,12 +58,9 @@ def vision_mask(state: CellWarState, player_id: int) -> int:
 
 
 def visible_mask(state: CellWarState, player_id: int | None) -> int:
-    """Cells ``player_id`` sees at this moment (None = spectator: nothing until the game
-    is finished, then all)."""
-    if state.phase == FINISHED:
+    """Cells ``player_id`` sees at this moment (None = spectator: all)."""
+    if player_id is None or state.phase == FINISHED:
         return full_mask(state.width, state.height)
-    if player_id is None:
-        return 0
     mask = vision_mask(state, player_id)
     if state.phase == PLAYING and player_id == state.turn:
         mask |= state.seen
@@ -132,7 +127,7 @@ def get_visible_state(state: CellWarState, player_id: int | None) -> dict[str, A
     A player id that has no seat sees like an out player: nothing.
     """
     w, h = state.width, state.height
-    everything = state.phase == FINISHED
+    everything = player_id is None or state.phase == FINISHED
     mask = visible_mask(state, player_id)
     units = []
     counts: dict[int, int] = {}

@@ -23,7 +23,7 @@ from services.session.library import Library
 from services.session.presence import Presence
 from services.session.profiles import Profiles, public
 from services.session.rollback import remove_player
-from services.session.visibility import list_events, replay
+from services.session.visibility import check_live_view, list_events, replay
 
 log = structlog.get_logger("cellwar.session")
 
@@ -165,6 +165,7 @@ class SessionServicer(session_pb2_grpc.SessionServicer):
     @rpc
     async def GetView(self, request, context):  # noqa: N802
         game = await self.games.get(request.game_id)
+        check_live_view(game, request.player_id)
         seq, view = await self.games.view(game, request.player_id)
         view = self.presence.overlay(game.game_id, view)
         return session_pb2.ViewReply(seq=seq, view=view)
@@ -241,6 +242,7 @@ class SessionServicer(session_pb2_grpc.SessionServicer):
         ):
             try:
                 game = await self.games.get(request.game_id)
+                check_live_view(game, request.player_id)
                 self.presence.opened(game, request.player_id)
                 try:
                     await self._watch(game, request.player_id, context)

@@ -39,9 +39,19 @@ def fogged(game: Game) -> bool:
 def _forbidden(game: Game) -> ServiceError:
     return ServiceError(
         "FORBIDDEN",
-        f"game {game.game_id} is running: only its players may read its past "
+        f"game {game.game_id} is running under fog of war: only its players may see it "
         "(everyone may once it is finished)",
     )
+
+
+def check_live_view(game: Game, player_id: int) -> None:
+    """Refuse a spectator's live view of a game whose board is fogged now.
+
+    Raises:
+        ServiceError: ``FORBIDDEN`` for ``player_id`` 0 on a running CellWar game.
+    """
+    if fogged(game) and player_id <= 0:
+        raise _forbidden(game)
 
 
 async def list_events(

@@ -71,14 +71,21 @@ class Board:
 def watch(page, problems: Problems) -> None:
     """Record console errors, page errors, failed requests and HTTP errors of a page of
     an extra browser context (the ``page`` fixture does this itself)."""
-    page.on("console", lambda msg: problems.console.append(msg.text) if msg.type == "error" else None)
+    page.on(
+        "console", lambda msg: problems.console.append(msg.text) if msg.type == "error" else None
+    )
     page.on("pageerror", lambda exc: problems.page_errors.append(str(exc)))
-    page.on("requestfailed", lambda req: problems.failed.append(f"{req.method} {req.url}: {req.failure}"))
+    page.on(
+        "requestfailed",
+        lambda req: problems.failed.append(f"{req.method} {req.url}: {req.failure}"),
+    )
     page.on(
         "response",
-        lambda resp: problems.bad_status.append(f"{resp.status} {resp.request.method} {resp.url}")
-        if resp.status >= 400
-        else None,
+        lambda resp: (
+            problems.bad_status.append(f"{resp.status} {resp.request.method} {resp.url}")
+            if resp.status >= 400
+            else None
+        ),
     )
 
 
@@ -95,8 +102,16 @@ def rotated_pattern(pattern_id: str, rotation: int) -> set[tuple[int, int]]:
     return {(int(x), int(y)) for x, y in zip(xs, ys, strict=True)}
 
 
-def new_game(page, live_url: str, *, mode: str = "hotseat", size: str = "40", budget: int = 100,
-             players: int = 2, torus: bool = False) -> None:
+def new_game(
+    page,
+    live_url: str,
+    *,
+    mode: str = "hotseat",
+    size: str = "40",
+    budget: int = 100,
+    players: int = 2,
+    torus: bool = False,
+) -> None:
     """Menu → settings → a new game (waits for placement, or 'waiting' online)."""
     page.goto(live_url + "/")
     page.get_by_test_id("btn-online" if mode == "online" else "btn-hotseat").click()

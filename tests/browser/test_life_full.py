@@ -68,8 +68,17 @@ def test_hotseat_tools_stamps_space_to_winner(page, live_url, problems) -> None:
     assert set(board_cells(page)) == {(8, 5)}
     board.click(8, 5, button="right")  # the right button erases on release too
     expect(page.get_by_test_id("cells-1")).to_have_text("0")
+    select_pattern(page, "block")  # a stamp in tap mode: placed once, where released
+    board.drag([(5, 30), (6, 31), (7, 32)])
+    expect(page.get_by_test_id("cells-1")).to_have_text("4")
+    assert set(board_cells(page)) == {(7, 32), (8, 32), (7, 33), (8, 33)}
+    page.get_by_test_id("btn-reset").click()
+    expect(page.get_by_test_id("cells-1")).to_have_text("0")
     page.get_by_test_id("btn-tap").click()
     assert snapshot(page)["tap"] is False
+    page.get_by_test_id("tool-pencil").click()  # a tool drops the pattern
+    wait_snapshot(page, "s.pattern === null")
+    expect(page.get_by_test_id("btn-rotate")).to_be_hidden()
 
     # Player 1: an R-pentomino (keeps the simulation running for a while).
     for dx, dy in R_PENTOMINO:
@@ -120,7 +129,9 @@ def test_hotseat_tools_stamps_space_to_winner(page, live_url, problems) -> None:
         expect(page.get_by_test_id("speed-2")).to_have_class("speed active")
         expect(page.get_by_test_id("speed-1")).to_have_class("speed")
         page.keyboard.press(" ")
-        wait_snapshot(page, f"s.phase !== 'paused' && (s.phase !== 'running' || s.generation > {gen})")
+        wait_snapshot(
+            page, f"s.phase !== 'paused' && (s.phase !== 'running' || s.generation > {gen})"
+        )
 
     # Finish with confirmation (cancel first), then the winner screen.
     if snapshot(page)["phase"] != "finished":

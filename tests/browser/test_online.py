@@ -39,7 +39,8 @@ def test_online_two_browsers(page, browser, live_url, problems) -> None:
         assert "join=" not in page2.url  # a reload must not take another seat
         # Each browser keeps its own token.
         tokens = [
-            p.evaluate("JSON.parse(localStorage.getItem('cellwar.v1')).game.tokens") for p in (page, page2)
+            p.evaluate("JSON.parse(localStorage.getItem('cellwar.v1')).game.tokens")
+            for p in (page, page2)
         ]
         assert list(tokens[0]) == ["1"] and list(tokens[1]) == ["2"]
 
@@ -69,7 +70,9 @@ def test_online_two_browsers(page, browser, live_url, problems) -> None:
 
         # The simulation (still lifes: stable at once) is seen in both → redraw.
         for p in (page, page2):
-            wait_snapshot(p, "s.generation >= 1 && (s.phase === 'redraw' || s.phase === 'finished')")
+            wait_snapshot(
+                p, "s.generation >= 1 && (s.phase === 'redraw' || s.phase === 'finished')"
+            )
             assert snapshot(p)["board"].count("A") >= 1 and "B" in snapshot(p)["board"]
         wait_snapshot(page, "s.phase === 'redraw'")
         expect(page2.get_by_test_id("stable")).to_be_visible()

@@ -119,7 +119,9 @@ def test_reload_in_redraw(page, live_url, problems) -> None:
     [
         "{not json",
         json.dumps({"game": {"board": [[0, 1]], "turn": 1, "budget": [100, 100]}, "prefs": "dark"}),
-        json.dumps({"game": {"gameId": 7, "tokens": ["x"]}, "prefs": {"theme": "purple", "lang": 3}}),
+        json.dumps(
+            {"game": {"gameId": 7, "tokens": ["x"]}, "prefs": {"theme": "purple", "lang": 3}}
+        ),
         json.dumps([1, 2, 3]),
     ],
     ids=["garbage", "old-format", "wrong-types", "array"],

@@ -54,7 +54,9 @@ def test_theme_and_language_switch_remembered(page, live_url, problems) -> None:
     page.get_by_test_id("setup-start").click()
     wait_snapshot(page, "s.phase === 'placement'")
     expect(page.locator("[data-testid=pattern] optgroup")).to_have_count(5)
-    groups = page.locator("[data-testid=pattern] optgroup").evaluate_all("els => els.map(e => e.label)")
+    groups = page.locator("[data-testid=pattern] optgroup").evaluate_all(
+        "els => els.map(e => e.label)"
+    )
     assert groups == ["Стойкие", "Осцилляторы", "Корабли", "Долгожители", "Ружья"]
     expect(page.get_by_test_id("hud-phase")).to_contain_text("Красные")
     # Back to English: the game screen follows.
@@ -63,7 +65,9 @@ def test_theme_and_language_switch_remembered(page, live_url, problems) -> None:
     page.get_by_test_id("btn-continue").click()
     wait_snapshot(page, "s.phase === 'placement'")
     expect(page.locator("[data-testid=pattern] optgroup")).to_have_count(5)
-    groups = page.locator("[data-testid=pattern] optgroup").evaluate_all("els => els.map(e => e.label)")
+    groups = page.locator("[data-testid=pattern] optgroup").evaluate_all(
+        "els => els.map(e => e.label)"
+    )
     assert groups == ["Still lifes", "Oscillators", "Spaceships", "Methuselahs", "Guns"]
     assert problems.all() == []
 
@@ -90,9 +94,11 @@ def test_main_screens_screenshots(page, live_url, problems, theme) -> None:
 
     page.goto(live_url + "/")
     page.get_by_test_id("pref-theme").select_option(theme)
+    page.wait_for_timeout(200)  # the screens fade in
     shot(page, f"life-{theme}-01-start")
     page.get_by_test_id("btn-hotseat").click()
     page.get_by_test_id("setup-size").select_option("40")
+    page.wait_for_timeout(200)
     shot(page, f"life-{theme}-02-settings")
     page.get_by_test_id("setup-start").click()
     wait_snapshot(page, "s.phase === 'placement'")

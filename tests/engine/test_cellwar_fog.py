@@ -106,15 +106,12 @@ def test_enemy_moving_out_of_sight_disappears():
     assert (3, 2) in visible_cells(engine.get_visible_state(state, 2))
 
 
-def test_spectator_sees_nothing_until_finished_then_everyone_sees_everything():
+def test_spectator_and_finished_views_see_everything():
     state = start([(1, INF, 2, 2), (2, INF, 3, 2)])
     spectator = engine.get_visible_state(state, None)
-    assert visible_cells(spectator) == set() and spectator["units"] == []
-    assert all(p["units"] is None for p in spectator["players"])
-    state = act(state, 1, 1, 1, 0)
-    spectator = engine.get_visible_state(state, None)
-    assert len(visible_cells(spectator)) == 144 and len(spectator["units"]) == 1
+    assert len(visible_cells(spectator)) == 144 and len(spectator["units"]) == 2
     assert all(u["id"] is not None for u in spectator["units"])
+    state = act(state, 1, 1, 1, 0)
     view = engine.get_visible_state(state, 2)
     assert view["phase"] == "finished" and len(visible_cells(view)) == 144
     assert view["players"][0]["units"] == 1

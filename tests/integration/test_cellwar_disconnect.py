@@ -12,6 +12,7 @@ import time
 import grpc
 import pytest
 
+import engine
 from cellwar.v1 import session_pb2
 from client.sdk import AsyncCellWarClient
 from gateway.app import create_app
@@ -80,6 +81,14 @@ def units_of(view: dict, owner: int) -> list[tuple[int, int]]:
     return sorted((u["x"], u["y"]) for u in view["units"] if u["owner"] == owner)
 
 
+async def board(stack, gid: str) -> dict:
+    """The whole board now, as a view: the log read from NATS and folded by the engine
+    library (a spectator's view shows no unit of a running CellWar game)."""
+    events = await stack.session.games.store.read(gid)
+    state = engine.fold(None, [(e.type, e.actor, json.loads(e.payload or b"{}")) for e in events])
+    return {"turn": state.turn, "units": [{"owner": u.owner, "x": u.x, "y": u.y} for u in state.units]}
+
+
 async def play_p1_turn(client: SessionClient, gid: str) -> None:
     await client.act(gid, 1, {"unit_id": 1, "dx": 0, "dy": 1})
     await client.act(gid, 1, {"unit_id": 2, "dx": 0, "dy": 1})
@@ -91,7 +100,7 @@ async def test_lost_connection_in_own_turn_rolls_back_then_removes(stack, client
     stream = await open_stream(client, gid, 2)
     await play_p1_turn(client, gid)
     await client.act(gid, 2, {"unit_id": 3, "dx": -1, "dy": -1})  # (5, 5) -> (4, 4)
-    mid = await client.view(gid)
+    mid = await board(stack, gid)
     assert (4, 4) in units_of(mid, 2) and mid["turn"] == 2
     stream.cancel()  # the connection drops in the middle of player 2's turn
 
@@ -114,10 +123,11 @@ async def test_lost_connection_in_own_turn_rolls_back_then_removes(stack, client
         snap = await snapshots.at_or_before(gid, seq)
         assert (snap.seq, snap.state.state_hash) == (seq, events[seq - 1].state_hash)
 
-    view = await client.view(gid)
-    assert units_of(view, 2) == []
-    assert units_of(view, 1) == [(0, 1), (1, 1)]  # player 1's turn stands
-    assert units_of(view, 3) == [(8, 9), (9, 9)]
+    whole = await board(stack, gid)
+    assert units_of(whole, 2) == []
+    assert units_of(whole, 1) == [(0, 1), (1, 1)]  # player 1's turn stands
+    assert units_of(whole, 3) == [(8, 9), (9, 9)]
+    view = await client.view(gid, 3)
     assert view["turn"] == 3 and view["phase"] == "playing"
     p2 = view["players"][1]
     assert (p2["connected"], p2["out"]) == (False, True)
@@ -135,7 +145,7 @@ async def test_lost_connection_outside_own_turn_removes_at_once(stack, client):
     assert json.loads(events[-1].payload) == {"player_id": 3, "reason": "disconnected"}
     view = await client.view(gid, 1)
     assert view["turn"] == 1 and units_of(view, 3) == []
-    assert units_of(await client.view(gid), 1) == [(0, 1), (1, 0)]  # nothing rolled back
+    assert units_of(await board(stack, gid), 1) == [(0, 1), (1, 0)]  # nothing rolled back
     folded = await fold_from_scratch(stack.engine_target, events)
     assert folded.state_hash == events[-1].state_hash
 
@@ -244,3 +254,17 @@ async def test_a_player_who_left_is_not_removed_again_when_its_stream_closes(sta
         {"player_id": 3, "reason": "left"},
         {"player_id": 2, "reason": "disconnected"},
     ]
+
+
+async def test_a_spectator_cannot_watch_a_running_game_under_fog(client):
+    gid = await started_game(client)
+    with pytest.raises(grpc.aio.AioRpcError) as view:
+        await client.view(gid)
+    assert error_from_rpc(view.value)[0] == "FORBIDDEN"
+    call = client.stub.Watch(session_pb2.WatchRequest(game_id=gid, player_id=0))
+    with pytest.raises(grpc.aio.AioRpcError) as watch:
+        await call.read()
+    assert watch.value.code() == grpc.StatusCode.PERMISSION_DENIED
+    assert error_from_rpc(watch.value)[0] == "FORBIDDEN"
+    own = await client.view(gid, 1)  # a player still sees its own fogged view
+    assert {u["owner"] for u in own["units"]} == {1}
