@@ -45,7 +45,10 @@ def _wait_port(host: str, port: int, timeout: float, proc: subprocess.Popen, nam
 
 
 def _free(host: str, port: int) -> bool:
+    """Nothing listens on ``host:port`` (a socket in TIME_WAIT after a stop does not count:
+    SO_REUSEADDR, as the servers themselves bind)."""
     with socket.socket() as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             s.bind((host, port))
         except OSError:
@@ -53,11 +56,41 @@ def _free(host: str, port: int) -> bool:
     return True
 
 
+def _lock_data_dir(data_dir: Path):
+    """Hold an exclusive lock on ``<data_dir>/run.lock`` for the life of this process.
+
+    Two runners on one data folder would run two NATS servers on the same JetStream
+    store and corrupt it.
+
+    Raises:
+        RuntimeError: another runner holds the lock.
+    """
+    import fcntl
+
+    data_dir.mkdir(parents=True, exist_ok=True)
+    handle = open(data_dir / "run.lock", "w")  # noqa: SIM115 - held until exit
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError as exc:
+        handle.close()
+        raise RuntimeError(
+            f"another `make run` uses {data_dir} (its JetStream store); stop it, "
+            "or give this one its own CELLWAR_DATA_DIR and ports"
+        ) from exc
+    handle.write(str(os.getpid()))
+    handle.flush()
+    return handle
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the platform until interrupted. Returns the exit code."""
     parser = argparse.ArgumentParser(prog="python -m deploy.run", description=__doc__.splitlines()[0])
     parser.add_argument("--nats-port", type=int, default=int(os.environ.get("CELLWAR_NATS_PORT", 4222)))
-    parser.add_argument("--external-nats", action="store_true", help="use CELLWAR_NATS_URL, start no nats-server")
+    parser.add_argument(
+        "--external-nats",
+        action="store_true",
+        help="use the NATS server at CELLWAR_NATS_URL and start none (also when CELLWAR_NATS_URL is set)",
+    )
     args = parser.parse_args(argv)
 
     os.environ.setdefault("CELLWAR_LOG_FORMAT", "console")
@@ -68,20 +101,24 @@ def main(argv: list[str] | None = None) -> int:
     procs: list[tuple[str, subprocess.Popen]] = []
 
     def start(name: str, cmd: list[str]) -> subprocess.Popen:
-        proc = subprocess.Popen(cmd, cwd=ROOT, env=env)
+        # Own process group: Ctrl-C reaches only this runner, which then stops the
+        # children in reverse order (gateway first, NATS last).
+        proc = subprocess.Popen(cmd, cwd=ROOT, env=env, start_new_session=True)
         procs.append((name, proc))
         return proc
 
     def stop_all() -> None:
+        """Stop the children one by one, newest first (gateway, session, engine, NATS),
+        so each still has its backends while it shuts down."""
         for name, proc in reversed(procs):
             if proc.poll() is None:
                 proc.send_signal(signal.SIGINT if name != "nats" else signal.SIGTERM)
-        for name, proc in reversed(procs):
             try:
-                proc.wait(timeout=10)
+                proc.wait(timeout=15)
             except subprocess.TimeoutExpired:
-                sys.stderr.write(f"{name} did not stop in 10 s; killing it\n")
+                sys.stderr.write(f"{name} did not stop in 15 s; killing it\n")
                 proc.kill()
+                proc.wait()
 
     stopping = False
 
@@ -92,9 +129,13 @@ def main(argv: list[str] | None = None) -> int:
         stopping = True
         raise KeyboardInterrupt
 
+    # Installed explicitly: a runner started in the background inherits SIGINT ignored.
     signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
     try:
-        if not args.external_nats:
+        lock = _lock_data_dir(data_dir)  # noqa: F841 - held while running
+        external = args.external_nats or "CELLWAR_NATS_URL" in os.environ
+        if not external:
             for host_port in (("127.0.0.1", args.nats_port),):
                 if not _free(*host_port):
                     raise RuntimeError(
@@ -105,6 +146,8 @@ def main(argv: list[str] | None = None) -> int:
             nats = start("nats", [nats_server_binary(), "-c", str(conf)])
             _wait_port("127.0.0.1", args.nats_port, 30, nats, "nats-server")
             env["CELLWAR_NATS_URL"] = f"nats://127.0.0.1:{args.nats_port}"
+        else:
+            sys.stderr.write(f"using the NATS server at {settings.nats_url}\n")
         for name, addr, module in (
             ("engine", settings.engine_addr, "services.engine"),
             ("session", settings.session_addr, "services.session"),

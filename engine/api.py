@@ -24,6 +24,11 @@ Each kind module (:data:`engine.kinds.KIND_MODULES`) implements this contract:
 ``summary(state) -> Summary``                  phase, turn, generation, speed, players...
 ``encode_state(state) -> bytes``               canonical encoding (equal states, equal bytes)
 ``decode_state(data: bytes) -> State``
+``player_log(events, player_id) -> list``      what a player may read of a whole log (DESIGN §7
+                                               "a player gets it fog-filtered"): CellWar
+                                               :mod:`engine.cellwar.log`, Life
+                                               :mod:`engine.life.log` (blind placement),
+                                               campaign the whole log (one player)
 =============================================  ===================================================
 
 On top of those, :func:`decide` and :func:`fold` turn commands into events and events
@@ -281,6 +286,37 @@ def fold(state: Any | None, events: Iterable[tuple[str, int, Mapping[str, Any]]]
     for etype, actor, payload in events:
         state = apply_event(state, etype, actor, payload)
     return state
+
+
+def player_log(events: Iterable[Mapping[str, Any]], player_id: int) -> list[dict[str, Any]]:
+    """What ``player_id`` may read of a whole event log (DESIGN.md §5 "nothing else leaks",
+    §7 "a player gets it fog-filtered"), by the kind in its ``GameCreated``.
+
+    Args:
+        events: the log from seq 1, each ``{"seq", "type", "actor", "payload",
+            "state_hash"?}`` (payload a dict).
+        player_id: the reader (>= 1).
+
+    Returns:
+        JSON-ready ``[{"seq", "type", "actor", "payload", "state_hash"?}]`` in log order:
+        the kind module's ``player_log`` (a filtered log carries no ``state_hash``).
+
+    Raises:
+        GameError: ``MALFORMED`` when the log does not start with ``GameCreated`` of a
+            known kind; any rule error means the log does not fold.
+    """
+    events = list(events)
+    if not events:
+        return []
+    first = events[0]
+    if first.get("type") != "GameCreated":
+        raise GameError("MALFORMED", "a player log needs the whole log from GameCreated")
+    kind = (first.get("payload") or {}).get("kind")
+    try:
+        rules = rules_for(str(kind))
+    except GameError as exc:
+        raise GameError("MALFORMED", f"GameCreated of an unknown kind {kind!r}") from exc
+    return rules.player_log(events, player_id)
 
 
 def dumps(obj: Any) -> bytes:

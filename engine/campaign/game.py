@@ -48,7 +48,7 @@ Decisions where DESIGN.md §4 is silent:
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import Any, ClassVar
@@ -80,6 +80,7 @@ __all__ = [
     "get_visible_state",
     "get_winner",
     "new_game",
+    "player_log",
     "remove_player",
     "summary",
     "tick",
@@ -518,3 +519,31 @@ def decode_state(data: bytes) -> CampaignState:
         return CampaignState(**fields, run_start=int(header["run_start"]))
     except (KeyError, TypeError, ValueError) as exc:
         raise GameError("MALFORMED", f"not an encoded campaign state: {exc}") from exc
+
+
+# =========================================================================== log
+
+
+def player_log(events: Iterable[Mapping[str, Any]], player_id: int) -> list[dict[str, Any]]:
+    """The log as its player may read it (DESIGN.md §7 ``GET /game/{id}/events``): a
+    campaign has one player and no hidden information (the view shows the whole board
+    in every phase), so every event, with its ``state_hash``.
+
+    Args:
+        events: the log from seq 1, each ``{"seq", "type", "actor", "payload",
+            "state_hash"?}``.
+        player_id: the reader (unused: everything is public to the one player).
+
+    Returns:
+        ``[{"seq", "type", "actor", "payload", "state_hash"}]`` in log order.
+    """
+    return [
+        {
+            "seq": int(e.get("seq", 0)),
+            "type": str(e["type"]),
+            "actor": int(e.get("actor", 0)),
+            "payload": dict(e.get("payload") or {}),
+            "state_hash": str(e.get("state_hash", "")),
+        }
+        for e in events
+    ]

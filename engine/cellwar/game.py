@@ -15,6 +15,7 @@ from engine.api import Summary
 from engine.cellwar.actions import apply_action, get_valid_actions
 from engine.cellwar.config import CellWarConfig, config_from_dict, config_to_dict
 from engine.cellwar.fog import get_visible_state
+from engine.cellwar.log import player_log
 from engine.cellwar.state import FINISHED, CellWarState, decode_state, encode_state
 from engine.cellwar.turns import add_player, end_player_turn, remove_player
 from engine.cellwar.units import Unit
@@ -33,6 +34,7 @@ __all__ = [
     "get_visible_state",
     "get_winner",
     "new_game",
+    "player_log",
     "remove_player",
     "summary",
     "tick",

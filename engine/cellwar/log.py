@@ -5,9 +5,10 @@ the game is finished").
 :func:`player_log` folds the log from ``GameCreated`` and decides, event by event, what
 ``player_id`` may see of it at the moment it happened. The rule:
 
-- **Public events** (every player sees them, payload as recorded): ``GameCreated`` (its
-  config and start position are public anyway: they are in the lobby entry),
-  ``PlayerJoined``, ``TurnEnded`` (``{}``: what dies at the end of a turn is not told),
+- **Public events** (every player sees them, payload as recorded): ``GameCreated`` with
+  its config reduced to the reader's own start units (:func:`own_config`: the view hides
+  enemy units, so their start cells must not be told either; board size, seats and
+  timeout are kept; the lobby shows no units), ``PlayerJoined``, ``TurnEnded`` (``{}``: what dies at the end of a turn is not told),
   ``PlayerRemoved`` (``{"player_id", "reason"}``), ``GameFinished``, and ``RolledBack``
   reduced to ``{"to_seq"}`` (its base64 ``state`` would show the whole board).
 - **Own actions** (``ActionApplied`` whose actor is ``player_id``): in full.
@@ -26,7 +27,7 @@ the game is finished").
   function of hidden positions (on a small board a guess could be checked against it).
   Once the game is finished the session serves the whole log with hashes instead.
 
-A log of another kind (Life, campaign: no fog of war) is returned whole, hashes included.
+A log of another kind goes to that kind's rule (:func:`engine.api.player_log`).
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from engine.api import apply_event
+from engine.api import player_log as any_kind_player_log
 from engine.cellwar.fog import is_visible, vision_mask
 from engine.cellwar.state import CellWarState
 from engine.errors import GameError
@@ -52,6 +54,19 @@ def _entry(event: Mapping[str, Any], payload: Mapping[str, Any]) -> dict[str, An
         "actor": int(event.get("actor", 0)),
         "payload": dict(payload),
     }
+
+
+def own_config(payload: Mapping[str, Any], player_id: int) -> dict[str, Any]:
+    """``GameCreated``'s payload ``{"kind", "config"}`` as ``player_id`` may read it: the
+    config's ``units`` reduced to those it owns (every other key kept)."""
+    out = dict(payload)
+    config = dict(out.get("config") or {})
+    if "units" in config:
+        config["units"] = [
+            dict(u) for u in config["units"] or [] if int(u.get("owner", 0)) == player_id
+        ]
+    out["config"] = config
+    return out
 
 
 def filter_action(
@@ -90,8 +105,8 @@ def player_log(events: Iterable[Mapping[str, Any]], player_id: int) -> list[dict
         player_id: the reader (>= 1). A player id without a seat sees the public events.
 
     Returns:
-        JSON-ready ``[{"seq", "type", "actor", "payload"}]`` in log order (CellWar), or
-        every event with its ``"state_hash"`` for other kinds.
+        JSON-ready ``[{"seq", "type", "actor", "payload"}]`` in log order (CellWar); a log
+        of another kind is filtered by its own rule (:func:`engine.api.player_log`).
 
     Raises:
         GameError: ``MALFORMED`` when the log does not start with ``GameCreated``; any
@@ -103,10 +118,7 @@ def player_log(events: Iterable[Mapping[str, Any]], player_id: int) -> list[dict
     if events[0].get("type") != "GameCreated":
         raise GameError("MALFORMED", "a player log needs the whole log from GameCreated")
     if (events[0].get("payload") or {}).get("kind") != "cellwar":
-        return [
-            {**_entry(e, e.get("payload") or {}), "state_hash": str(e.get("state_hash", ""))}
-            for e in events
-        ]
+        return any_kind_player_log(events, player_id)
     state: Any = None
     out: list[dict[str, Any]] = []
     for event in events:
@@ -117,6 +129,8 @@ def player_log(events: Iterable[Mapping[str, Any]], player_id: int) -> list[dict
         state = apply_event(state, etype, actor, payload)
         if etype == "RolledBack":
             out.append(_entry(event, {"to_seq": int(payload.get("to_seq", 0))}))
+        elif etype == "GameCreated":
+            out.append(_entry(event, own_config(payload, player_id)))
         elif etype in PUBLIC_TYPES:
             out.append(_entry(event, payload))
         elif etype == "ActionApplied" and before is not None:

@@ -38,6 +38,7 @@ Decisions where DESIGN.md §3 is silent (to be mirrored in docs/ARCHITECTURE.md)
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from typing import Any
 
@@ -83,6 +84,7 @@ __all__ = [
     "get_visible_state",
     "get_winner",
     "new_game",
+    "player_log",
     "remove_player",
     "summary",
     "tick",
@@ -422,7 +424,7 @@ def parse_cells(action: dict[str, Any]) -> tuple[np.ndarray, np.ndarray]:
 
     Raises:
         GameError: ``MALFORMED`` unless ``cells`` is a list of at most
-            :data:`MAX_ACTION_CELLS` ``[x, y]`` integer pairs.
+            :data:`MAX_ACTION_CELLS` ``[x, y]`` integer pairs within ``±MAX_INT``.
     """
     cells = action.get("cells")
     if not isinstance(cells, list | tuple):
@@ -435,9 +437,14 @@ def parse_cells(action: dict[str, Any]) -> tuple[np.ndarray, np.ndarray]:
         if not isinstance(cell, list | tuple) or len(cell) != 2 or not all(map(_is_int, cell)):
             raise GameError("MALFORMED", f"a cell must be an [x, y] pair of integers, got {cell!r}")
         x, y = cell
-        # Beyond any board; clamp so huge integers stay representable (still out of zone).
-        xs.append(x if -MAX_INT <= x <= MAX_INT else -1)
-        ys.append(y if -MAX_INT <= y <= MAX_INT else -1)
+        if not (-MAX_INT <= x <= MAX_INT and -MAX_INT <= y <= MAX_INT):
+            # Beyond any board (and maybe beyond int64): refused with the numbers as
+            # sent, never a clamped stand-in.
+            raise GameError(
+                "MALFORMED", f"cell [{x}, {y}]: coordinates must be within -{MAX_INT}..{MAX_INT}"
+            )
+        xs.append(x)
+        ys.append(y)
     return np.array(xs, dtype=np.int64), np.array(ys, dtype=np.int64)
 
 
@@ -809,3 +816,15 @@ def encode_state(state: LifeState) -> bytes:
 def decode_state(data: bytes) -> LifeState:
     """Inverse of :func:`encode_state`. Raises ``MALFORMED``."""
     return decode(data)
+
+
+# =========================================================================== log
+
+
+def player_log(events: Iterable[Mapping[str, Any]], player_id: int) -> list[dict[str, Any]]:
+    """The events of a whole log that ``player_id`` may read: other players' drawing during
+    blind placement left out, no ``state_hash`` (rule: :mod:`engine.life.log`, DESIGN.md
+    §3 "blind placement", §7)."""
+    from engine.life.log import player_log as life_player_log  # it imports engine.api
+
+    return life_player_log(events, player_id)

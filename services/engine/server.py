@@ -22,7 +22,6 @@ import engine
 from cellwar.v1 import engine_pb2, engine_pb2_grpc
 from engine.api import dumps
 from engine.campaign import levels as campaign_levels
-from engine.cellwar.log import player_log as cellwar_player_log
 from engine.errors import GameError
 from engine.life import patterns as life_patterns
 from services.common import grpcutil
@@ -139,8 +138,10 @@ def valid_actions(request: engine_pb2.ValidActionsRequest) -> engine_pb2.ValidAc
 
 
 def player_log(request: engine_pb2.PlayerLogRequest) -> engine_pb2.PlayerLogReply:
-    """A player's fog-filtered log (``engine.cellwar.log.player_log``) as JSON: a list of
-    ``{"seq", "type", "actor", "payload"}`` (no ``state_hash``). Raises GameError."""
+    """A player's filtered log as JSON (``engine.player_log``, by the kind in the log's
+    ``GameCreated``: CellWar fog ``engine.cellwar.log``, Life blind placement
+    ``engine.life.log``, campaign whole): a list of ``{"seq", "type", "actor",
+    "payload"}``, no ``state_hash`` on a filtered event. Raises GameError."""
     events = [
         {
             "seq": e.seq,
@@ -151,7 +152,7 @@ def player_log(request: engine_pb2.PlayerLogRequest) -> engine_pb2.PlayerLogRepl
         }
         for e in request.events
     ]
-    return engine_pb2.PlayerLogReply(events=dumps(cellwar_player_log(events, request.player_id)))
+    return engine_pb2.PlayerLogReply(events=dumps(engine.player_log(events, request.player_id)))
 
 
 @functools.lru_cache(maxsize=1)

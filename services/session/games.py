@@ -1,8 +1,9 @@
 """Games as aggregates: an in-memory cache of each game's state, rebuilt from NATS.
 
 The session is the only writer of events. A command runs under the game's lock:
-idempotency check (the command id is stored in every event it produced, so a retried
-command is applied once however late it comes) -> ``Engine.Decide`` -> append to the
+idempotency check (the command id, scoped by game and acting player, with a digest of
+the command, is stored in every event it produced, so a retried command is applied once
+however late it comes, and a key reused for another body is refused) -> ``Engine.Decide`` -> append to the
 event store with the expected last seq (a lost race reloads the game and retries, up
 to :data:`MAX_ATTEMPTS` times, then ``CONFLICT``) -> cache update, snapshot, directory
 entry, watchers woken. The session never interprets the rules: states are opaque
@@ -44,10 +45,58 @@ MAX_ATTEMPTS = 5
 
 @dataclass(frozen=True)
 class CommandResult:
-    """What a command produced: the seq of its last event and the player it concerns."""
+    """What a command produced: the seq of its last event and the player it concerns;
+    ``digest`` is :func:`command_digest` of the command ("" in logs written before it)."""
 
     seq: int
     player_id: int
+    digest: str = ""
+
+
+def command_key(actor: int, command_id: str) -> str:
+    """The session's idempotency key of a game command: ``p<actor>:<command_id>``.
+
+    Keys are scoped by game (each game keeps its own map; the store's ``Nats-Msg-Id``
+    starts with the game id) and here by the acting player, so one player's key never
+    answers another's command. A join (actor 0, no seat yet) is scoped to the game only.
+    """
+    return f"p{actor}:{command_id}"
+
+
+def command_digest(command_type: str, payload: bytes) -> str:
+    """16 hex characters of sha256 over the command type and its JSON payload: a key
+    sent again with another body is told apart from a retry."""
+    return hashlib.sha256(command_type.encode() + b"\0" + payload).hexdigest()[:16]
+
+
+def recorded_command_id(key: str, digest: str) -> str:
+    """What an event's ``command_id`` holds: ``<key>#<digest>``."""
+    return f"{key}#{digest}" if digest else key
+
+
+def parse_command_id(recorded: str) -> tuple[str, str]:
+    """``(key, digest)`` of an event's ``command_id`` (digest "" when none was recorded)."""
+    key, sep, digest = recorded.rpartition("#")
+    if sep and len(digest) == 16 and all(c in "0123456789abcdef" for c in digest):
+        return key, digest
+    return recorded, ""
+
+
+def repeated_command(game: Game, key: str, digest: str) -> CommandResult | None:
+    """The recorded result of command ``key`` in ``game`` (None when it is new).
+
+    Raises:
+        ServiceError: ``IDEMPOTENCY_KEY_REUSED`` when the key was recorded with another
+            body (digest).
+    """
+    result = game.commands.get(key) if key else None
+    if result is not None and result.digest and digest and result.digest != digest:
+        raise ServiceError(
+            "IDEMPOTENCY_KEY_REUSED",
+            "this Idempotency-Key was already used for a different request; "
+            "use a new key for a new request",
+        )
+    return result
 
 
 @dataclass(eq=False)
@@ -207,9 +256,10 @@ class Games:
             if event.seq != i + 1 and not broken:
                 broken = f"seq {event.seq} found where {i + 1} was expected"
             if event.command_id:
-                first = commands.get(event.command_id)
-                commands[event.command_id] = CommandResult(
-                    event.seq, first.player_id if first else event.actor
+                key, digest = parse_command_id(event.command_id)
+                first = commands.get(key)
+                commands[key] = CommandResult(
+                    event.seq, first.player_id if first else event.actor, digest
                 )
         seq = events[-1].seq
         snap = await self.snapshots.latest(game_id)
@@ -301,26 +351,32 @@ class Games:
             ServiceError: engine codes (``INVALID_CONFIG``, ...), ``CONFLICT``, ``UNAVAILABLE``.
         """
         game_id = game_id_for(command_id)
+        payload = json.dumps({"kind": kind, "config": config}).encode()
+        # The create key is the game id's seed, unscoped (a create has no player yet).
+        digest = (
+            command_digest("create", payload + b"\0" + profile_id.encode()) if command_id else ""
+        )
         if command_id:
             existing = await self._existing(game_id)
             if existing is not None:
-                return self._same_create(existing, command_id)
-        payload = json.dumps({"kind": kind, "config": config}).encode()
+                return self._same_create(existing, command_id, digest)
         reply = await self.engine.decide(None, "create", 0, payload)
         events = self._events(reply.events, reply.state)
         try:
-            stored = await self.store.append(game_id, events, 0, command_id)
+            stored = await self.store.append(
+                game_id, events, 0, recorded_command_id(command_id, digest)
+            )
         except (ConcurrencyError, DuplicateCommandError) as exc:
             existing = await self._existing(game_id) if command_id else None
             if existing is not None:
-                return self._same_create(existing, command_id)
+                return self._same_create(existing, command_id, digest)
             raise ServiceError("CONFLICT", "game id taken; retry") from exc
         created = _payload(stored[0])
         game = Game(
             game_id,
             reply.state,
             stored[-1].seq,
-            {command_id: CommandResult(stored[-1].seq, 0)} if command_id else {},
+            {command_id: CommandResult(stored[-1].seq, 0, digest)} if command_id else {},
             {
                 "kind": created.get("kind", kind),
                 "config": created.get("config", config),
@@ -345,8 +401,8 @@ class Games:
             raise
 
     @staticmethod
-    def _same_create(game: Game, command_id: str) -> str:
-        if command_id in game.commands:
+    def _same_create(game: Game, command_id: str, digest: str) -> str:
+        if repeated_command(game, command_id, digest) is not None:
             return game.game_id
         raise ServiceError("CONFLICT", "this command id created another game")
 
@@ -355,14 +411,16 @@ class Games:
     ) -> tuple[Game, CommandResult]:
         """Run a command on a game (``join``, ``action``, ``end_turn``, ``remove_player``).
 
-        Returns the game and the command's result; a command id already in the log returns
-        the recorded result and changes nothing.
+        Returns the game and the command's result; a command id this actor already used
+        in this game (:func:`command_key`) returns the recorded result and changes nothing.
 
         Raises:
             ServiceError: ``GAME_NOT_FOUND``, rule codes from the engine, ``CONFLICT``
                 (lost the append race :data:`MAX_ATTEMPTS` times), ``UNAVAILABLE``,
-                ``GAME_BROKEN``.
+                ``GAME_BROKEN``, ``IDEMPOTENCY_KEY_REUSED`` (the id came with another body).
         """
+        key = command_key(actor, command_id) if command_id else ""
+        digest = command_digest(command_type, payload) if command_id else ""
         game = await self.get(game_id)
         async with game.lock:
             for attempt in range(MAX_ATTEMPTS):
@@ -372,9 +430,10 @@ class Games:
                     raise ServiceError(
                         "GAME_BROKEN", f"game {game_id} cannot be replayed: {game.broken}"
                     )
-                if command_id and command_id in game.commands:
-                    log.info("command_repeated", game_id=game_id, command_id=command_id)
-                    return game, game.commands[command_id]
+                repeated = repeated_command(game, key, digest)
+                if repeated is not None:
+                    log.info("command_repeated", game_id=game_id, command_id=key)
+                    return game, repeated
                 try:
                     reply = await self.engine.decide(game.state, command_type, actor, payload)
                 except ServiceError as exc:
@@ -391,7 +450,9 @@ class Games:
                     return game, CommandResult(game.seq, actor)
                 events = self._events(reply.events, reply.state)
                 try:
-                    stored = await self.store.append(game_id, events, game.seq, command_id)
+                    stored = await self.store.append(
+                        game_id, events, game.seq, recorded_command_id(key, digest)
+                    )
                 except (ConcurrencyError, DuplicateCommandError) as exc:
                     log.info(
                         "append_race_lost", game_id=game_id, attempt=attempt + 1, error=str(exc)
@@ -401,9 +462,9 @@ class Games:
                 except StoreUnavailable:
                     game.stale = True
                     raise
-                result = CommandResult(stored[-1].seq, stored[0].actor or actor)
-                if command_id:
-                    game.commands[command_id] = result
+                result = CommandResult(stored[-1].seq, stored[0].actor or actor, digest)
+                if key:
+                    game.commands[key] = result
                 await self._applied(game, stored, reply.state)
                 return game, result
         raise ServiceError(

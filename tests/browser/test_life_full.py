@@ -109,6 +109,19 @@ def test_hotseat_tools_stamps_space_to_winner(page, live_url, problems) -> None:
     assert {xy for xy, c in board_cells(page).items() if c == 2} == expected
     # A stamp across the zone border: the cells beyond it are skipped and free.
     select_pattern(page, "block")
+    board.move(19, 30)  # the preview: grey beyond the zone border, green inside
+    page.wait_for_timeout(100)
+    outside, inside = page.evaluate(
+        """() => {
+            const c = document.getElementById('board');
+            const ctx = c.getContext('2d');
+            const px = (x, y) => Array.from(ctx.getImageData(
+                Math.floor((x + 0.5) * c.width / 40), Math.floor((y + 0.5) * c.height / 40), 1, 1).data);
+            return [px(19, 30), px(20, 30)];
+        }"""
+    )
+    assert abs(outside[0] - outside[1]) < 20 and abs(outside[1] - outside[2]) < 25, outside
+    assert inside[1] > inside[0] + 40, inside
     board.click(19, 30)  # columns 19..20: only column 20 is player 2's
     expect(page.get_by_test_id("budget-2")).to_have_text("91")
     assert {(20, 30), (20, 31)} <= set(board_cells(page))

@@ -159,7 +159,8 @@ export class GameScreen {
       $(`budget-${pid}`).textContent = budget === null ? '?' : String(budget);
       $(`budget-wrap-${pid}`).classList.toggle('empty', budget === 0);
     }
-    $('hud-phase').textContent = t(`phase.${phase}`, { name: name(phase === 'placement' ? v.turn || 1 : acting || 1) });
+    const who = phase === 'placement' ? v.turn || 1 : acting || (g.online ? g.me : 1);
+    $('hud-phase').textContent = t(`phase.${phase}`, { name: name(who) });
     this._renderOnline(g, v, seats, name);
     $('hud-generation').textContent = String(v.generation || 0);
     $('hud-stable').hidden = !v.stable;
