@@ -8,11 +8,15 @@ from pathlib import Path
 
 import grpc
 import structlog
+import swagger_ui_bundle
 from fastapi import FastAPI
+from fastapi.openapi.docs import get_swagger_ui_html
+from fastapi.responses import HTMLResponse
 from fastapi.staticfiles import StaticFiles
 
 from cellwar.v1 import session_pb2_grpc
 from gateway.errors import install_error_handlers
+from gateway.limits import BodySizeLimit, RateLimit
 from gateway.observability import AccessLogMiddleware, Metrics
 from gateway.routes import campaign, games, health, patterns, stream
 from gateway.tokens import ProfileSigner, TokenSigner
@@ -23,6 +27,11 @@ log = structlog.get_logger("gateway")
 
 #: The browser client shipped with the package (client/web).
 PACKAGED_WEB_DIR = Path(__file__).resolve().parent.parent / "client" / "web"
+#: Swagger UI's files (PyPI ``swagger-ui-bundle``), served at :data:`DOCS_ASSETS`: /docs
+#: works offline, without a CDN.
+SWAGGER_UI_DIR = Path(swagger_ui_bundle.swagger_ui_path)
+#: URL prefix of the Swagger UI files.
+DOCS_ASSETS = "/_docs"
 
 DESCRIPTION = """
 REST + WebSocket API of CellWar: territorial Game of Life (`life`), its campaign
@@ -35,7 +44,10 @@ REST + WebSocket API of CellWar: territorial Game of Life (`life`), its campaign
 Errors are `{"error": {"code", "message"}}`: 401 bad token, 403 token of another game,
 404 unknown game, 409 a rule refuses (`NOT_YOUR_TURN`, `OUT_OF_ZONE`, ...), 422 a body
 that does not fit the schema (`MALFORMED`), 429 rate limited, 503 a backend is down.
-A `POST` with an `Idempotency-Key` header is applied once however often it is retried.
+413 a body above the size limit (`PAYLOAD_TOO_LARGE`).
+A `POST` with an `Idempotency-Key` header is applied once however often it is retried;
+a key belongs to one game and one player, and the same key with another body is refused
+(422 `IDEMPOTENCY_KEY_REUSED`).
 """
 
 
@@ -55,7 +67,9 @@ def create_app(settings: Settings, session_channel: grpc.aio.Channel | None = No
             lifespan opens one to ``settings.session_addr`` and closes it at shutdown.
 
     Returns:
-        The FastAPI app: API routes, ``/docs``, then the browser client mounted at ``/``.
+        The FastAPI app: API routes, ``/docs`` (Swagger UI served from ``/_docs``, no
+        CDN; no ReDoc), then the browser client mounted at ``/``. Middlewares, outermost
+        first: access log, rate limit, body size limit.
     """
 
     @asynccontextmanager
@@ -81,6 +95,8 @@ def create_app(settings: Settings, session_channel: grpc.aio.Channel | None = No
         version="1.0",
         description=DESCRIPTION,
         lifespan=lifespan,
+        docs_url=None,
+        redoc_url=None,
         openapi_tags=[
             {"name": "games", "description": "Create, join and play games; event log and replay."},
             {"name": "stream", "description": "WebSocket views (documented in the description)."},
@@ -97,7 +113,28 @@ def create_app(settings: Settings, session_channel: grpc.aio.Channel | None = No
     app.state.profile_signer = ProfileSigner(settings.secret)
     app.state.metrics = Metrics()
     install_error_handlers(app)
+    # add_middleware wraps: the last added runs first.
+    app.add_middleware(BodySizeLimit, max_bytes=settings.max_body_bytes)
+    app.add_middleware(
+        RateLimit,
+        rate=settings.rate_limit_per_s,
+        burst=settings.rate_limit_burst,
+        signer=app.state.signer,
+    )
     app.add_middleware(AccessLogMiddleware, metrics=app.state.metrics)
+    app.mount(DOCS_ASSETS, StaticFiles(directory=SWAGGER_UI_DIR), name="docs-assets")
+
+    @app.get("/docs", include_in_schema=False)
+    async def swagger_ui() -> HTMLResponse:
+        """Swagger UI of the API, its JS and CSS served by this gateway."""
+        return get_swagger_ui_html(
+            openapi_url=app.openapi_url or "/openapi.json",
+            title="CellWar API",
+            swagger_js_url=f"{DOCS_ASSETS}/swagger-ui-bundle.js",
+            swagger_css_url=f"{DOCS_ASSETS}/swagger-ui.css",
+            swagger_favicon_url=f"{DOCS_ASSETS}/favicon-32x32.png",
+        )
+
     app.include_router(health.router)
     app.include_router(games.router)
     app.include_router(stream.router)

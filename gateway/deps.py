@@ -94,8 +94,12 @@ async def command_id(
         str | None,
         Header(
             alias="Idempotency-Key",
+            min_length=1,
             max_length=200,
-            description="Retry-safe key: a request retried with the same key is applied once.",
+            pattern=r"^[\x21-\x7e]+$",
+            description="Retry-safe key (1..200 printable ASCII characters, e.g. a uuid4): a "
+            "request retried with the same key is applied once. A key belongs to one game and "
+            "one player; sent again with another body → 422 IDEMPOTENCY_KEY_REUSED.",
         ),
     ] = None,
 ) -> str:

@@ -21,7 +21,8 @@ anything else          500
 
 :func:`install_error_handlers` registers the handlers on an app: :class:`ApiError`,
 gRPC errors, FastAPI's request validation errors (422 ``MALFORMED``) and Starlette's
-``HTTPException`` (unknown route, wrong method).
+``HTTPException`` (unknown route, wrong method, 413 from gateway/limits.py; its 400 for
+a body that does not parse becomes 422 ``MALFORMED``).
 """
 
 from __future__ import annotations
@@ -60,6 +61,7 @@ _CODE_BY_HTTP_STATUS: dict[int, str] = {
     404: "NOT_FOUND",
     405: "METHOD_NOT_ALLOWED",
     409: "CONFLICT",
+    413: "PAYLOAD_TOO_LARGE",
     422: "MALFORMED",
     429: "RATE_LIMITED",
     503: "UNAVAILABLE",
@@ -123,11 +125,28 @@ def summarise_validation_errors(errors: list[dict[str, Any]], limit: int = 5) ->
     parts = []
     for err in errors[:limit]:
         loc = ".".join(str(p) for p in err.get("loc", ()) if p not in ("function-after",))
-        parts.append(f"{loc}: {err.get('msg', 'invalid')}" if loc else str(err.get("msg")))
+        msg = str(err.get("msg", "invalid")) + _got(err)
+        parts.append(f"{loc}: {msg}" if loc else msg)
     more = len(errors) - limit
     if more > 0:
         parts.append(f"(+{more} more)")
     return "; ".join(parts) or "the request does not fit the schema"
+
+
+#: Longest shown input of a refused value (characters of its repr).
+_GOT_CHARS = 60
+
+
+def _got(err: dict[str, Any]) -> str:
+    """`` (got 1000000000000)``: the refused value when it is a plain scalar, shown as
+    sent (numbers in full up to :data:`_GOT_CHARS` characters)."""
+    value = err.get("input")
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
+        return ""
+    text = repr(value)
+    if len(text) > _GOT_CHARS:
+        text = text[: _GOT_CHARS - 1] + "…"
+    return f" (got {text})"
 
 
 async def _api_error_handler(_request: Request, exc: Exception) -> JSONResponse:
@@ -153,6 +172,16 @@ async def _validation_error_handler(_request: Request, exc: Exception) -> JSONRe
 
 async def _http_error_handler(_request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, StarletteHTTPException)
+    if exc.status_code == 400:
+        # FastAPI's "error parsing the body" (not UTF-8, nested too deep, ...): a body
+        # that does not parse is MALFORMED, answered 422 like one that does not fit.
+        return JSONResponse(
+            error_body(
+                "MALFORMED",
+                "the request body could not be parsed (JSON in UTF-8, not nested too deeply)",
+            ),
+            status_code=422,
+        )
     code = _CODE_BY_HTTP_STATUS.get(exc.status_code, "INTERNAL" if exc.status_code >= 500 else "ERROR")
     message = exc.detail if isinstance(exc.detail, str) else str(exc.detail)
     return JSONResponse(

@@ -8,9 +8,11 @@ Every request model forbids unknown fields, as the engine does for configs.
 
 from __future__ import annotations
 
+import unicodedata
 from typing import Annotated, Any, Literal
 
 from pydantic import (
+    AfterValidator,
     BaseModel,
     ConfigDict,
     Discriminator,
@@ -25,6 +27,44 @@ from pydantic import (
 MAX_CELLS_PER_ACTION = 100_000
 #: Longest RLE text a stamp may carry (characters).
 MAX_RLE_CHARS = 100_000
+#: Largest board coordinate: the largest board side of any kind is 1024 (Life).
+MAX_COORD = 1023
+#: Smallest coordinate the schema lets through: a negative one is well-formed but off
+#: every board, so the rules answer it (409 ``OUT_OF_ZONE``; a stamp may hang over the
+#: top or left edge); below this bound it is 422 ``MALFORMED`` like any other number
+#: out of range.
+MIN_COORD = -1024
+#: Largest sequence number a query may carry (int64; gRPC sends it as uint64).
+MAX_INT64 = 2**63 - 1
+#: Largest unit id (gRPC sends it as uint32).
+MAX_UNIT_ID = 2**32 - 1
+#: Longest display name (player or profile), in characters.
+MAX_NAME_CHARS = 40
+#: Unicode categories a name may not contain: controls (NUL, tab, newline...), format
+#: characters (RTL override U+202E, zero-width joiner, ...), surrogates, private use,
+#: line and paragraph separators.
+_NAME_FORBIDDEN_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Co", "Zl", "Zp"})
+
+
+def check_display_name(value: str) -> str:
+    """A name shown to other people: any script (``"Алиса"``, ``"李"``), but no control or
+    format character and not blank; returned unchanged.
+
+    Raises:
+        ValueError: a forbidden character (named by its code point) or a blank name.
+    """
+    for char in value:
+        if unicodedata.category(char) in _NAME_FORBIDDEN_CATEGORIES:
+            raise ValueError(
+                f"a name may not contain control or format characters (U+{ord(char):04X})"
+            )
+    if value and not value.strip():
+        raise ValueError("a name may not be blank")
+    return value
+
+
+#: A display name: 0..40 characters checked by :func:`check_display_name`.
+DisplayName = Annotated[str, Field(max_length=MAX_NAME_CHARS), AfterValidator(check_display_name)]
 
 
 class _Strict(BaseModel):
@@ -58,8 +98,8 @@ class CellWarUnitBody(_Strict):
 
     owner: Annotated[StrictInt, Field(ge=1, le=8, description="Player id owning the unit")]
     type: Literal["infantry", "fortification", "factory"]
-    x: Annotated[StrictInt, Field(ge=0, description="Column")]
-    y: Annotated[StrictInt, Field(ge=0, description="Row")]
+    x: Annotated[StrictInt, Field(ge=0, le=MAX_COORD, description="Column")]
+    y: Annotated[StrictInt, Field(ge=0, le=MAX_COORD, description="Row")]
     standing: Annotated[
         StrictInt | None,
         Field(ge=1, le=3, description="Fortifications only: standing counter 1..3 (3 = a factory)"),
@@ -117,12 +157,23 @@ def config_json(body: CreateLife | CreateCampaign | CreateCellWar) -> dict[str, 
 class JoinBody(_Strict):
     """Take the next free seat."""
 
-    name: Annotated[str, Field(min_length=1, max_length=40, description="Shown to the other players")]
+    name: Annotated[
+        DisplayName,
+        Field(
+            min_length=1,
+            description="Shown to the other players: 1..40 characters of any script, no "
+            "control or format characters",
+        ),
+    ]
 
 
 # --------------------------------------------------------------------------- actions
 
-Cell = Annotated[tuple[StrictInt, StrictInt], Field(description="[x, y]: column, row")]
+Coord = Annotated[
+    StrictInt,
+    Field(ge=MIN_COORD, le=MAX_COORD, description="-1024..1023 (negative: off the board)"),
+]
+Cell = Annotated[tuple[Coord, Coord], Field(description="[x, y]: column, row")]
 Cells = Annotated[list[Cell], Field(min_length=1, max_length=MAX_CELLS_PER_ACTION)]
 
 
@@ -147,8 +198,8 @@ class StampAction(_Strict):
     type: Literal["stamp"]
     pattern: Annotated[str | None, Field(min_length=1, max_length=64, description="e.g. glider")] = None
     rle: Annotated[str | None, Field(min_length=1, max_length=MAX_RLE_CHARS)] = None
-    x: StrictInt
-    y: StrictInt
+    x: Annotated[Coord, Field(description="Column of the top-left live cell, -1024..1023")]
+    y: Annotated[Coord, Field(description="Row of the top-left live cell, -1024..1023")]
     rotation: Annotated[StrictInt, Field(ge=0, le=3, description="Quarter turns clockwise")] = 0
 
     @model_validator(mode="after")
@@ -208,7 +259,7 @@ class RestartAction(_Bare):
 class UnitMove(_Strict):
     """CellWar: what unit ``unit_id`` does toward (dx, dy); (0, 0) means stay."""
 
-    unit_id: Annotated[StrictInt, Field(ge=0)]
+    unit_id: Annotated[StrictInt, Field(ge=0, le=MAX_UNIT_ID)]
     dx: Annotated[StrictInt, Field(ge=-1, le=1)]
     dy: Annotated[StrictInt, Field(ge=-1, le=1)]
 

@@ -41,6 +41,22 @@ class TokenSigner:
         """A URL-safe token for ``player_id`` in ``game_id``."""
         return str(self._serializer.dumps({"g": game_id, "p": int(player_id)}))
 
+    def player_of(self, token: str) -> Player | None:
+        """The player of a well-signed ``token`` of any game, None for anything else
+        (used to key the rate limit; a route still checks the game with :meth:`verify`)."""
+        try:
+            data = self._serializer.loads(token)
+        except BadSignature:
+            return None
+        if (
+            isinstance(data, dict)
+            and isinstance(data.get("g"), str)
+            and isinstance(data.get("p"), int)
+            and data["p"] >= 1
+        ):
+            return Player(game_id=data["g"], player_id=data["p"])
+        return None
+
     def verify(self, token: str | None, game_id: str) -> Player:
         """The player of ``token`` for a request on ``game_id``.
 

@@ -34,6 +34,10 @@ Decisions where DESIGN.md §3 is silent (to be mirrored in docs/ARCHITECTURE.md)
   to every remaining player; ``speed`` in any phase but ``finished``.
 - A stamp crops the pattern to its live cells before rotating; its top-left corner is
   the top-left of that live box after rotation.
+- A stamp that would place no cell is refused rather than recorded as a no-op:
+  ``OUT_OF_ZONE`` when no pattern cell lands in the player's zone, ``INVALID_ACTION``
+  when every in-zone cell is already alive (or the pattern has no live cell). A stamp
+  partly outside still places its in-zone cells (DESIGN.md §3: skipped cells are free).
 """
 
 from __future__ import annotations
@@ -589,11 +593,13 @@ def action_stamp(state: LifeState, player: LifePlayer, action: dict[str, Any]) -
     """``stamp`` (DESIGN.md §3 "Pattern library"): the pattern (library id or own RLE),
     turned ``rotation`` quarter turns clockwise, top-left at (``x``, ``y``); cells off the
     board, outside the zone or on live cells are skipped and free; the rest cost 1 each,
-    all or nothing.
+    all or nothing. A stamp that would place no cell is refused (nothing is recorded):
+    ``OUT_OF_ZONE`` when no pattern cell lands inside the player's zone,
+    ``INVALID_ACTION`` when every cell that does lands on a live cell.
 
     Raises:
-        GameError: ``MALFORMED``, ``WRONG_PHASE``, ``NOT_YOUR_TURN``, ``INVALID_ACTION``,
-            ``BUDGET_EXCEEDED``.
+        GameError: ``MALFORMED``, ``WRONG_PHASE``, ``NOT_YOUR_TURN``, ``INVALID_ACTION``
+            (also a pattern with no live cell), ``OUT_OF_ZONE``, ``BUDGET_EXCEEDED``.
     """
     source, value = _stamp_source(action)
     x, y, rotation = action.get("x"), action.get("y"), action.get("rotation", 0)
@@ -605,9 +611,17 @@ def action_stamp(state: LifeState, player: LifePlayer, action: dict[str, Any]) -
     live = np.rot90(load_stamp(source, value), -rotation)
     rows, cols = np.nonzero(live)
     xs, ys = cols.astype(np.int64) + x, rows.astype(np.int64) + y
+    if xs.size == 0:
+        raise GameError("INVALID_ACTION", "the stamp has no live cell")
     keep = in_zone(zone, xs, ys)
+    if not keep.any():
+        raise GameError(
+            "OUT_OF_ZONE", f"no cell of the stamp at [{x}, {y}] lands inside your zone {list(zone)}"
+        )
     flat = ys[keep] * state.config.width + xs[keep]
     new = flat[state.grid.ravel()[flat] == 0]
+    if new.size == 0:
+        raise GameError("INVALID_ACTION", "every cell of the stamp lands on a live cell")
     _check_budget(player, int(new.size))
     return _put_cells(state, player, new)
 

@@ -22,7 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from cellwar.v1 import engine_pb2, session_pb2
 from gateway.deps import RPC_TIMEOUT_S, SessionDep
 from gateway.profile_deps import CurrentProfile, OptionalProfile, ProfileSignerDep
-from gateway.schemas import ErrorOut
+from gateway.schemas import DisplayName, ErrorOut
 
 router = APIRouter(tags=["campaign"])
 
@@ -75,7 +75,10 @@ class CreateProfileBody(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    name: Annotated[str, Field(max_length=40, description="Shown on the profile; may be empty")] = ""
+    name: Annotated[
+        DisplayName,
+        Field(description="Shown on the profile; may be empty; no control or format characters"),
+    ] = ""
 
 
 class ProfileCreated(BaseModel):

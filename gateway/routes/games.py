@@ -24,6 +24,8 @@ from gateway.deps import (
 )
 from gateway.profile_deps import ProfileHeader
 from gateway.schemas import (
+    MAX_INT64,
+    MAX_UNIT_ID,
     ActionBody,
     CommandResult,
     CreateGameBody,
@@ -192,7 +194,9 @@ async def list_events(
     game_id: GameId,
     player: OptionalPlayer,
     session: SessionDep,
-    from_seq: Annotated[int, Query(ge=0, description="First sequence number (0 or 1: all)")] = 0,
+    from_seq: Annotated[
+        int, Query(ge=0, le=MAX_INT64, description="First sequence number (0 or 1: all)")
+    ] = 0,
 ) -> Response:
     """GET /game/{id}/events?from_seq=0 → ``{"events": [...]}``."""
     reply = await session.ListEvents(
@@ -213,7 +217,7 @@ async def replay(
     game_id: GameId,
     player: OptionalPlayer,
     session: SessionDep,
-    seq: Annotated[int, Query(ge=1, description="Sequence number of the event")],
+    seq: Annotated[int, Query(ge=1, le=MAX_INT64, description="Sequence number of the event")],
 ) -> Response:
     """GET /game/{id}/replay?seq=n → ``{"seq", "view"}``."""
     reply = await session.Replay(
@@ -235,7 +239,9 @@ async def valid_actions(
     game_id: GameId,
     player: CurrentPlayer,
     session: SessionDep,
-    unit_id: Annotated[int | None, Query(ge=1, description="Unit id; omit for every unit")] = None,
+    unit_id: Annotated[
+        int | None, Query(ge=1, le=MAX_UNIT_ID, description="Unit id; omit for every unit")
+    ] = None,
 ) -> Response:
     """GET /game/{id}/valid_actions?unit_id=7 → ``{"actions": [...]}``."""
     reply = await session.GetValidActions(

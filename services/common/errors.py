@@ -21,6 +21,8 @@ ENGINE_VERSION_KEY = "cellwar-engine-version"
 _STATUS: dict[str, grpc.StatusCode] = {
     "MALFORMED": grpc.StatusCode.INVALID_ARGUMENT,
     "INVALID_CONFIG": grpc.StatusCode.INVALID_ARGUMENT,
+    # An Idempotency-Key sent again with a different body (422, as Stripe answers).
+    "IDEMPOTENCY_KEY_REUSED": grpc.StatusCode.INVALID_ARGUMENT,
     "GAME_NOT_FOUND": grpc.StatusCode.NOT_FOUND,
     "PROFILE_NOT_FOUND": grpc.StatusCode.NOT_FOUND,
     "UNAUTHORIZED": grpc.StatusCode.UNAUTHENTICATED,

@@ -31,6 +31,11 @@ class Settings(BaseSettings):
             3 in a cluster).
         engine_timeout_s: deadline of one call to the engine service (seconds).
         shutdown_grace_s: seconds a stopping gRPC server lets running calls finish.
+        max_body_bytes: largest HTTP request body the gateway accepts (bytes; larger →
+            413 ``PAYLOAD_TOO_LARGE``; 0 = no limit).
+        rate_limit_per_s / rate_limit_burst: the gateway's token bucket for POST requests,
+            per player token (else per client IP): refill rate (requests/s) and size;
+            0 in either disables the limit.
     """
 
     model_config = SettingsConfigDict(env_prefix="CELLWAR_", env_file=".env", extra="ignore")
@@ -53,6 +58,9 @@ class Settings(BaseSettings):
     stream_replicas: int = Field(1, ge=1)
     engine_timeout_s: float = Field(30.0, gt=0)
     shutdown_grace_s: float = Field(5.0, ge=0)
+    max_body_bytes: int = Field(4 * 1024 * 1024, ge=0)
+    rate_limit_per_s: float = Field(50.0, ge=0)
+    rate_limit_burst: int = Field(100, ge=0)
 
 
 @lru_cache(maxsize=1)

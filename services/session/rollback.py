@@ -35,7 +35,16 @@ import structlog
 
 from cellwar.v1 import engine_pb2, events_pb2
 from services.common.errors import ServiceError
-from services.session.games import MAX_ATTEMPTS, CommandResult, Game, Games
+from services.session.games import (
+    MAX_ATTEMPTS,
+    CommandResult,
+    Game,
+    Games,
+    command_digest,
+    command_key,
+    recorded_command_id,
+    repeated_command,
+)
 from services.session.store import ConcurrencyError, DuplicateCommandError, StoreUnavailable
 
 log = structlog.get_logger("cellwar.session.rollback")
@@ -156,6 +165,12 @@ async def remove_player(
             engine), ``GAME_BROKEN``, ``CONFLICT`` (lost the race :data:`MAX_ATTEMPTS`
             times), ``UNAVAILABLE``.
     """
+    key = command_key(actor, command_id) if command_id else ""
+    digest = (
+        command_digest("remove_player", _dumps({"player_id": player_id, "reason": reason}))
+        if command_id
+        else ""
+    )
     game = await games.get(game_id)
     async with game.lock:
         for attempt in range(MAX_ATTEMPTS):
@@ -163,8 +178,9 @@ async def remove_player(
                 await games.reload(game)
             if game.broken:
                 raise ServiceError("GAME_BROKEN", f"game {game_id} cannot be replayed: {game.broken}")
-            if command_id and command_id in game.commands:
-                return game, game.commands[command_id]
+            repeated = repeated_command(game, key, digest)
+            if repeated is not None:
+                return game, repeated
             try:
                 events, state = await _plan(games, game, player_id, reason, actor)
             except ServiceError as exc:
@@ -175,7 +191,9 @@ async def remove_player(
                 game.stale = True
                 continue
             try:
-                stored = await games.store.append(game_id, events, game.seq, command_id)
+                stored = await games.store.append(
+                    game_id, events, game.seq, recorded_command_id(key, digest)
+                )
             except (ConcurrencyError, DuplicateCommandError) as exc:
                 log.info("append_race_lost", game_id=game_id, attempt=attempt + 1, error=str(exc))
                 game.stale = True
@@ -183,9 +201,9 @@ async def remove_player(
             except StoreUnavailable:
                 game.stale = True
                 raise
-            result = CommandResult(stored[-1].seq, player_id)
-            if command_id:
-                game.commands[command_id] = result
+            result = CommandResult(stored[-1].seq, player_id, digest)
+            if key:
+                game.commands[key] = result
             await games._applied(game, stored, state)
             log.info(
                 "player_removed",

@@ -23,7 +23,7 @@ from services.session.library import Library
 from services.session.presence import Presence
 from services.session.profiles import Profiles, public
 from services.session.rollback import remove_player
-from services.session.visibility import check_live_view, list_events, replay
+from services.session.visibility import check_live_view, list_events, lobby_config, replay
 
 log = structlog.get_logger("cellwar.session")
 
@@ -202,7 +202,7 @@ class SessionServicer(session_pb2_grpc.SessionServicer):
                     phase=entry.get("phase", ""),
                     players_joined=int(entry.get("players_joined", 0)),
                     max_players=int(entry.get("max_players", 0)),
-                    config=_dumps(entry.get("config", {})),
+                    config=_dumps(lobby_config(entry.get("kind", ""), entry.get("config", {}))),
                 )
                 for gid, entry in self.games.directory.open_games()
             ]

@@ -3,7 +3,9 @@
 Stream ``GAME_EVENTS`` (DESIGN §6): file storage, deny delete and purge, a duplicate
 window of 2 minutes. Writes carry ``Nats-Expected-Last-Subject-Sequence`` (optimistic
 concurrency: one writer per game wins) and, for commands, ``Nats-Msg-Id`` =
-``<command_id>:<index>`` (JetStream de-duplication within its window). Messages are
+``<game_id>:<command_id>:<index>`` (JetStream de-duplication within its window; the
+window is stream-wide, so the id is scoped by game: a key reused in another game is
+another message). Messages are
 ``cellwar.v1.Event`` protobufs; ``Event.seq`` is the per-game sequence (1-based, no gaps),
 distinct from the stream sequence JetStream assigns across all games.
 """
@@ -64,6 +66,12 @@ def subject(game_id: str) -> str:
     if not _GAME_ID.match(game_id):
         raise ValueError(f"invalid game id {game_id!r}")
     return f"games.{game_id}.events"
+
+
+def msg_id(game_id: str, command_id: str, index: int) -> str:
+    """``Nats-Msg-Id`` of event ``index`` of a command: scoped by game, as JetStream
+    de-duplicates across the whole stream."""
+    return f"{game_id}:{command_id}:{index}"
 
 
 def valid_game_id(game_id: str) -> bool:
@@ -168,7 +176,7 @@ class EventStore:
                 event.command_id = command_id
                 headers = {"Nats-Expected-Last-Subject-Sequence": str(stream_seq)}
                 if command_id:
-                    headers["Nats-Msg-Id"] = f"{command_id}:{i}"
+                    headers["Nats-Msg-Id"] = msg_id(game_id, command_id, i)
                 try:
                     ack = await self.js.publish(
                         subj, event.SerializeToString(), timeout=self.timeout, headers=headers

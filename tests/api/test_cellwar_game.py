@@ -42,7 +42,7 @@ def fold_states(stored) -> list[Any]:
 async def test_three_bots_play_to_the_end_and_the_log_obeys_the_fog(api: AsyncCellWarClient, nats_url: str):
     game_id = await api.create_game("cellwar", GAME)
     lobby = next(g for g in await api.games() if g["game_id"] == game_id)
-    assert lobby["config"]["units"] == UNITS and lobby["config"]["disconnect_timeout_s"] == 30
+    assert "units" not in lobby["config"] and lobby["config"]["disconnect_timeout_s"] == 30
     mid_game: dict[str, Any] = {}
 
     async def peek(bot: CellWarBot, view: dict[str, Any]) -> None:
@@ -88,6 +88,10 @@ async def test_three_bots_play_to_the_end_and_the_log_obeys_the_fog(api: AsyncCe
     told = {e["seq"]: e for e in seen}
     outcomes = {"hidden": 0, "told": 0}
     for event in stored[:last]:
+        if event.type == "GameCreated":  # player 1 is told only its own start units
+            own = {**GAME, "units": [u for u in UNITS if u["owner"] == 1]}
+            assert told[event.seq]["payload"] == {"kind": "cellwar", "config": own}
+            continue
         if event.type != "ActionApplied":
             assert told[event.seq]["payload"] == (
                 {"to_seq": json.loads(event.payload)["to_seq"]}

@@ -155,6 +155,22 @@ def test_stamp_over_enemy_is_skipped_and_free():
     assert budget(rec.state) == before - 3
 
 
+def test_stamp_that_places_nothing_is_refused_and_recorded_nowhere():
+    rec = joined(1)  # zone = the whole 20x20 board
+    drafts = len(rec.drafts)
+    stamp = {"type": "stamp", "pattern": "block", "x": 9, "y": 9, "rotation": 0}
+    err = refused("INVALID_ACTION", engine.apply_action, rec.state, 1, stamp)  # enemy block
+    assert err.message == "every cell of the stamp lands on a live cell"
+    refused("OUT_OF_ZONE", engine.apply_action, rec.state, 1, {**stamp, "x": 25})  # off the board
+    rec2 = joined(2)  # zone (4, 4, 20, 20)
+    refused("OUT_OF_ZONE", engine.apply_action, rec2.state, 1, {**stamp, "x": 1, "y": 1})
+    with pytest.raises(GameError):
+        rec.act("stamp", pattern="block", x=9, y=9, rotation=0)
+    assert len(rec.drafts) == drafts
+    rec2.act("stamp", pattern="block", x=3, y=3, rotation=0)  # (4, 4) is in the zone
+    assert rec2.state.grid[4, 4] == 1 and rec2.state.grid[3, 3] == 0
+
+
 def test_erase_ignores_enemy_without_refund():
     rec = joined(1)
     rec.act("place", cells=[[0, 0]])

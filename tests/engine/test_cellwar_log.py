@@ -86,7 +86,10 @@ def test_public_events_and_own_actions_are_seen_in_full_without_hashes(game):
         "TurnEnded",
         "TurnEnded",
     ]
-    assert log[1]["payload"] == events[0]["payload"]
+    assert log[1]["payload"] == {
+        "kind": "cellwar",
+        "config": {**events[0]["payload"]["config"], "units": [UNITS[1], UNITS[2]]},
+    }
     assert log[7]["payload"] == {"action": {"unit_id": 2, "dx": 0, "dy": 0}}
     assert log[8]["payload"] == {"action": {"unit_id": 3, "dx": -1, "dy": 0}}
     assert all("state_hash" not in e for e in log.values())
@@ -161,14 +164,36 @@ def test_every_told_cell_was_visible_to_the_reader_and_no_foreign_unit_id_leaks(
             assert cells and all(c in seen for c in cells)
 
 
-def test_a_life_log_is_returned_whole_with_hashes():
+def test_game_created_tells_each_player_only_its_own_start_units(game):
+    events, _ = game
+    config = events[0]["payload"]["config"]
+    assert len(config["units"]) == 4  # the recorded event keeps the whole start
+    for pid, own in ((1, [UNITS[0]]), (2, [UNITS[1], UNITS[2]]), (3, [UNITS[3]])):
+        created = player_log(events, pid)[0]
+        assert created["type"] == "GameCreated"
+        assert created["payload"] == {
+            "kind": "cellwar",
+            "config": {
+                "width": 12,
+                "height": 12,
+                "players": 3,
+                "units": own,
+                "disconnect_timeout_s": config["disconnect_timeout_s"],
+            },
+        }
+    assert player_log(events, 9)[0]["payload"]["config"]["units"] == []  # no seat: none
+
+
+def test_a_log_of_another_kind_goes_to_its_own_rule():
     events, _ = record(
         [
             ("create", 0, {"kind": "life", "config": {"width": 20, "height": 20}}),
             ("join", 0, {"name": "a"}),
         ]
     )
-    assert player_log(events, 1) == events
+    # Life in waiting: nothing hidden, but a filtered log carries no hash
+    expected = [{k: e[k] for k in ("seq", "type", "actor", "payload")} for e in events]
+    assert player_log(events, 1) == expected == engine.player_log(events, 1)
 
 
 def test_a_log_must_start_with_game_created(game):

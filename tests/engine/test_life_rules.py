@@ -426,6 +426,52 @@ def test_stamp_live_area_limit():
     assert live(new) == {(1, 1, 1)}
 
 
+def test_stamp_with_no_cell_in_the_zone_is_refused_and_records_nothing():
+    # 30 wide, 2 players: player 1's zone is x 0..14, player 2's x 15..29
+    state = engine.new_game(engine.config_from_dict("life", {"width": 30, "height": 30}))
+    state = engine.add_player(engine.add_player(state, "a"), "b")
+    glider = {"type": "stamp", "rle": GLIDER_RLE, "x": 25, "y": 3}
+    err = refused("OUT_OF_ZONE", engine.apply_action, state, 1, glider)
+    assert "[0, 0, 15, 30]" in err.message
+    with pytest.raises(GameError) as decided:
+        engine.decide(state, "action", 1, glider)  # no ActionApplied is drafted
+    assert decided.value.code == "OUT_OF_ZONE"
+    assert state.player(1).budget_left == 100
+    refused("OUT_OF_ZONE", engine.apply_action, state, 1, {**glider, "x": -10})  # off the board
+    # on the board: (15, 28) and (16, 29) lie in player 2's zone; the last row is off it
+    refused("OUT_OF_ZONE", engine.apply_action, state, 1, {**glider, "x": 14, "y": 28})
+    # one column inside is enough: the glider's left column at x = 14 (cell (14, 5))
+    new = act(state, 1, "stamp", rle=GLIDER_RLE, x=14, y=3)
+    assert live(new) == {(14, 5, 1)}
+    assert new.player(1).budget_left == 99
+    # player 2 stamping wholly in player 1's zone
+    state = engine.end_player_turn(state, 1)
+    refused("OUT_OF_ZONE", engine.apply_action, state, 2, {**glider, "x": 0})
+
+
+def test_stamp_whose_in_zone_cells_are_all_alive_is_refused():
+    state = start(budget=10)
+    state = act(state, 1, "place", cells=[[3, 3], [4, 3], [3, 4], [4, 4]])
+    err = refused(
+        "INVALID_ACTION", engine.apply_action, state, 1, {"type": "stamp", "rle": "2o$2o!", "x": 3, "y": 3}
+    )
+    assert err.message == "every cell of the stamp lands on a live cell"
+    assert state.player(1).budget_left == 6
+    # partly outside the zone (border at x = 8), the in-zone column already alive
+    state = act(state, 1, "place", cells=[[7, 0], [7, 1]])
+    refused("INVALID_ACTION", engine.apply_action, state, 1, {"type": "stamp", "rle": "2o$2o!", "x": 7, "y": 0})
+    # one in-zone cell still dead: it is placed, the live ones are free
+    new = act(state, 1, "stamp", rle="2o$2o!", x=7, y=1)
+    assert live(new) - live(state) == {(7, 2, 1)}
+    assert new.player(1).budget_left == state.player(1).budget_left - 1
+
+
+def test_stamp_of_a_pattern_without_live_cells_is_refused():
+    state = start()
+    err = refused("INVALID_ACTION", engine.apply_action, state, 1, {"type": "stamp", "rle": "3b!", "x": 0, "y": 0})
+    assert err.message == "the stamp has no live cell"
+
+
 # ----------------------------------------------------------------------------- control
 
 

@@ -69,14 +69,14 @@ async def test_retried_request_is_applied_once(stack, client):
     await client.join(gid, "bob")
     await client.act(gid, 1, {"type": "place", "cells": [[1, 1]]}, command_id="place-1")
     await client.act(gid, 1, {"type": "place", "cells": [[1, 1]]}, command_id="place-1")
-    assert len(await client.events(gid)) == 4
+    assert len(await client.events(gid, player_id=1)) == 4  # placement: the log is private
     await stack.restart_session()
     later = SessionClient.open(stack.session_target)
     try:
         again = await later.join(gid, "alice", command_id="join-a")
         assert (again.seq, again.player_id) == (2, 1)
         await later.act(gid, 1, {"type": "place", "cells": [[1, 1]]}, command_id="place-1")
-        assert [e.type for e in await later.events(gid)] == [
+        assert [e.type for e in await later.events(gid, player_id=1)] == [
             "GameCreated",
             "PlayerJoined",
             "PlayerJoined",
@@ -107,7 +107,7 @@ async def test_rule_error_is_failed_precondition_and_leaves_the_log_unchanged(cl
     gid = await client.create(CONFIG)
     await client.join(gid, "alice")
     await client.join(gid, "bob")
-    before = await client.events(gid)
+    before = await client.events(gid, player_id=1)
     with pytest.raises(grpc.aio.AioRpcError) as err:
         await client.act(gid, 1, {"type": "place", "cells": [[35, 5]]})  # player 2's half
     assert err.value.code() == grpc.StatusCode.FAILED_PRECONDITION
@@ -115,7 +115,7 @@ async def test_rule_error_is_failed_precondition_and_leaves_the_log_unchanged(cl
     with pytest.raises(grpc.aio.AioRpcError) as err:
         await client.end_turn(gid, 2)
     assert error_from_rpc(err.value)[0] == "NOT_YOUR_TURN"
-    assert await client.events(gid) == before
+    assert await client.events(gid, player_id=1) == before
 
 
 async def test_bad_json_is_invalid_argument(client):
@@ -130,7 +130,7 @@ async def test_bad_json_is_invalid_argument(client):
     with pytest.raises(grpc.aio.AioRpcError) as err:
         await client.create({"width": 3})
     assert error_from_rpc(err.value)[0] == "INVALID_CONFIG"
-    assert len(await client.events(gid)) == 1
+    assert len(await client.events(gid, player_id=1)) == 1
 
 
 async def test_watch_streams_views_then_finished(client):
@@ -177,7 +177,7 @@ async def test_leave_removes_the_player(client):
     await client.join(gid, "alice")
     reply = await client.stub.Leave(session_pb2.LeaveRequest(game_id=gid, player_id=1))
     assert reply.seq == 3
-    assert (await client.events(gid))[-1].type in ("PlayerRemoved", "GameFinished")
+    assert (await client.events(gid, player_id=1))[-1].type in ("PlayerRemoved", "GameFinished")
 
 
 async def test_engine_down_is_unavailable_and_changes_nothing(stack, client):
@@ -187,7 +187,7 @@ async def test_engine_down_is_unavailable_and_changes_nothing(stack, client):
         await client.join(gid, "alice")
     assert err.value.code() == grpc.StatusCode.UNAVAILABLE
     assert error_from_rpc(err.value)[0] == "UNAVAILABLE"
-    assert len(await client.events(gid)) == 1
+    assert len(await stack.session.games.store.read(gid)) == 1  # as stored in NATS
 
 
 async def test_a_second_instance_writing_the_same_game_is_caught_up(stack, nats_url):
@@ -203,7 +203,7 @@ async def test_a_second_instance_writing_the_same_game_is_caught_up(stack, nats_
             gid, 1, {"type": "place", "cells": [[1, 1]]}
         )  # a is behind: reload, retry
         assert reply.seq == 4
-        assert [e.seq for e in await b.events(gid)] == [1, 2, 3, 4]
+        assert [e.seq for e in await b.events(gid, player_id=1)] == [1, 2, 3, 4]
     finally:
         await a.close()
         await b.close()

@@ -60,9 +60,11 @@ class SessionClient:
         )
         return json.loads(reply.view)
 
-    async def events(self, game_id: str, from_seq: int = 0) -> list:
+    async def events(self, game_id: str, from_seq: int = 0, player_id: int = 0) -> list:
+        """The log as ``player_id`` may read it (0 = spectator: FORBIDDEN while it is
+        private, e.g. a Life game in waiting or placement)."""
         reply = await self.stub.ListEvents(
-            session_pb2.ListEventsRequest(game_id=game_id, from_seq=from_seq)
+            session_pb2.ListEventsRequest(game_id=game_id, from_seq=from_seq, player_id=player_id)
         )
         return list(reply.events)
 

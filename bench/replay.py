@@ -1,0 +1,248 @@
+"""Replay: folding a 10,000-event Life game (DESIGN §8: >= 50,000 events/s folded).
+
+The log is built in-process with ``engine.decide`` / ``engine.decide_tick`` (a 60x60,
+2-player game, the default size): both players draw a random soup and then place and
+erase single cells one action at a time (~3,000 actions), the game runs with one
+``GenerationsTicked`` of 1 generation per event, and each ``redraw`` gets a fresh soup
+and "ready" from both players, until 10,000 events. Measured:
+
+* ``engine.fold`` in-process (payloads already parsed), checked against the recorded
+  ``state_hash`` of the last event;
+* ``Engine.Fold`` over gRPC with all 10,000 events in one call, against a
+  ``python -m services.engine`` child process (protobuf encode + JSON payload parsing +
+  fold + reply);
+* the session's rebuild path: ``EventStore.read`` of the 10,000 events from JetStream
+  (NATS child process; the log is published with NATS' default flush, which does not
+  change reads) and the same read followed by ``EngineClient.fold`` (chunks of 2,000).
+
+Each figure is the best of a few repeats (the machine may be shared).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import Callable, Coroutine
+from typing import Any
+
+import numpy as np
+
+import engine
+from bench._stack import new_services, row, run_async, soup_cells
+from engine.api import dumps
+
+EVENTS = 10_000
+TARGET = 50_000.0
+SEED = 20240611
+
+
+def build_log(n: int = EVENTS, seed: int = SEED) -> list[tuple[str, int, dict, str]]:
+    """``n`` events ``(type, actor, payload, state_hash)`` of one 60x60 Life game."""
+    rng = np.random.default_rng(seed)
+    log: list[tuple[str, int, dict, str]] = []
+    state: Any = None
+
+    def do(drafts_state: tuple[list, Any]) -> None:
+        nonlocal state
+        drafts, state = drafts_state
+        log.extend((d.type, d.actor, d.payload, d.state_hash) for d in drafts)
+
+    config = {"budget": 1_000_000, "max_generations": 1_000_000}
+    do(engine.decide(None, "create", 0, {"kind": "life", "config": config}))
+    do(engine.decide(state, "join", 0, {"name": "p1"}))
+    do(engine.decide(state, "join", 0, {"name": "p2"}))
+    actions_each = 1_500
+    while len(log) < n:
+        s = engine.summary(state)
+        if s.finished:
+            raise RuntimeError("the replay game finished before 10,000 events")
+        if s.phase == "running":
+            do(engine.decide_tick(state, 1))
+            continue
+        drawing = [s.turn] if s.phase == "placement" else [1, 2]
+        for pid in drawing:
+            zone = engine.get_visible_state(state, pid)["zone"]
+            soup = soup_cells(zone, 0.3, int(rng.integers(1 << 30)))
+            do(engine.decide(state, "action", pid, {"type": "place", "cells": soup}))
+            x0, y0, x1, y1 = zone
+            for k in range(actions_each if s.phase == "placement" else 0):
+                if len(log) >= n - 2:
+                    break
+                cell = [x0 + int(rng.integers(x1 - x0)), y0 + int(rng.integers(y1 - y0))]
+                kind = "erase" if k % 2 else "place"
+                try:
+                    do(engine.decide(state, "action", pid, {"type": kind, "cells": [cell]}))
+                except engine.GameError:
+                    continue  # erase of a cell that is not ours, place on a live one
+            do(engine.decide(state, "end_turn", pid, {}))
+    return log[:n]
+
+
+def _best(fn: Callable[[], Any], repeats: int) -> float:
+    best = float("inf")
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - t0)
+    return best
+
+
+async def _best_async(fn: Callable[[], Coroutine[Any, Any, Any]], repeats: int) -> float:
+    best = float("inf")
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        await fn()
+        best = min(best, time.perf_counter() - t0)
+    return best
+
+
+async def _services_part(log: list[tuple[str, int, dict, str]], repeats: int) -> dict[str, Any]:
+    """Engine.Fold over gRPC, EventStore.read from JetStream, read + EngineClient.fold."""
+    import grpc
+    import nats
+    from google.protobuf.timestamp_pb2 import Timestamp
+
+    from cellwar.v1 import engine_pb2, engine_pb2_grpc, events_pb2
+    from services.common.grpcutil import GRPC_OPTIONS
+    from services.session.engine_client import EngineClient
+    from services.session.store import EventStore, subject
+
+    game_id = "replaybench"
+    now = Timestamp()
+    now.GetCurrentTime()
+    events = [
+        events_pb2.Event(
+            game_id=game_id,
+            seq=i + 1,
+            type=t,
+            actor=a,
+            payload=dumps(p),
+            engine_version=engine.ENGINE_VERSION,
+            time=now,
+            state_hash=h,
+        )
+        for i, (t, a, p, h) in enumerate(log)
+    ]
+    expected = log[-1][3]
+    out: dict[str, Any] = {}
+    svc = new_services()
+    try:
+        svc.start_nats(fsync=False)
+        await svc.start_engine()
+        async with grpc.aio.insecure_channel(svc.engine_target, options=GRPC_OPTIONS) as channel:
+            stub = engine_pb2_grpc.EngineStub(channel)
+            request = engine_pb2.FoldRequest(events=events)
+            reply = await stub.Fold(request, timeout=120)
+            if reply.state_hash != expected:
+                raise RuntimeError("Engine.Fold does not reproduce the recorded state hash")
+            out["grpc_fold_s"] = await _best_async(lambda: stub.Fold(request, timeout=120), repeats)
+            out["request_bytes"] = request.ByteSize()
+
+        nc = await nats.connect(svc.nats_url)
+        client = EngineClient(svc.engine_target, timeout=120)
+        try:
+            js = nc.jetstream()
+            store = EventStore(js)
+            await store.ensure_stream()
+            subj = subject(game_id)
+            t0 = time.perf_counter()
+            for start in range(0, len(events), 500):  # 500 publishes in flight, in order
+                chunk = events[start : start + 500]
+                await asyncio.gather(*(js.publish(subj, e.SerializeToString()) for e in chunk))
+            out["publish_s"] = time.perf_counter() - t0
+            read = await store.read(game_id)
+            if [e.seq for e in read] != list(range(1, len(events) + 1)):
+                raise RuntimeError("EventStore.read did not return the log in order")
+            out["store_read_s"] = await _best_async(lambda: store.read(game_id), repeats)
+
+            async def rebuild() -> None:
+                state = await client.fold(None, await store.read(game_id))
+                if state is None or state.state_hash != expected:
+                    raise RuntimeError("read + fold does not reproduce the recorded state hash")
+
+            out["rebuild_s"] = await _best_async(rebuild, repeats)
+        finally:
+            await client.close()
+            await nc.close()
+    finally:
+        svc.close()
+    return out
+
+
+def run(quick: bool = False) -> dict[str, Any]:
+    """Build the log, then measure the fold in-process, over gRPC and from JetStream."""
+    repeats = 2 if quick else 3
+    t0 = time.perf_counter()
+    log = build_log()
+    build_s = time.perf_counter() - t0
+    types: dict[str, int] = {}
+    for t, *_ in log:
+        types[t] = types.get(t, 0) + 1
+    triples = [(t, a, p) for t, a, p, _ in log]
+    state = engine.fold(None, triples)
+    if engine.state_hash(state) != log[-1][3]:
+        raise RuntimeError("engine.fold does not reproduce the recorded state hash")
+    fold_s = _best(lambda: engine.fold(None, triples), repeats)
+    payload_bytes = [dumps(p) for _, _, p, _ in log]
+    fold_json_s = _best(
+        lambda: engine.fold(
+            None,
+            ((t, a, json.loads(b)) for (t, a, _, _), b in zip(log, payload_bytes, strict=True)),
+        ),
+        repeats,
+    )
+    svc = run_async(_services_part(log, repeats))
+    n = len(log)
+    rows = [
+        row(
+            "engine.fold in-process, 10,000-event 60x60 Life game",
+            "events/s",
+            n / fold_s,
+            f">= {TARGET:,.0f} events/s",
+            n / fold_s >= TARGET,
+            seconds=fold_s,
+        ),
+        row(
+            "engine.fold in-process incl. JSON payload parsing",
+            "events/s",
+            n / fold_json_s,
+            "- (info)",
+            None,
+            seconds=fold_json_s,
+        ),
+        row(
+            "Engine.Fold over gRPC, 10,000 events in one call",
+            "events/s",
+            n / svc["grpc_fold_s"],
+            f">= {TARGET:,.0f} events/s",
+            n / svc["grpc_fold_s"] >= TARGET,
+            seconds=svc["grpc_fold_s"],
+            request_bytes=svc["request_bytes"],
+        ),
+        row(
+            "session EventStore.read of 10,000 events (JetStream)",
+            "events/s",
+            n / svc["store_read_s"],
+            "- (info)",
+            None,
+            seconds=svc["store_read_s"],
+        ),
+        row(
+            "rebuild: EventStore.read + EngineClient.fold",
+            "events/s",
+            n / svc["rebuild_s"],
+            f">= {TARGET:,.0f} events/s",
+            n / svc["rebuild_s"] >= TARGET,
+            seconds=svc["rebuild_s"],
+        ),
+    ]
+    return {
+        "rows": rows,
+        "quick": quick,
+        "events": n,
+        "event_types": types,
+        "build_seconds": build_s,
+        "publish_seconds": svc["publish_s"],
+        "seed": SEED,
+    }

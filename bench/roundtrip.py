@@ -1,0 +1,233 @@
+"""Action round trip via REST: gateway -> session -> engine -> JetStream (DESIGN §8, §6).
+
+10 concurrent 2-player Life games (60x60, the defaults); in each, player 1 (whose
+placement turn it is) sends one ``POST /game/{id}/action`` at a time, alternating
+``place`` and ``erase`` of one cell (so the budget never runs out and every request
+records an event). Measured for a fixed time after a warm-up, against:
+
+* a bare FastAPI endpoint of the same shape (:mod:`bench._bare`: same body model, token
+  check and answer shape, no session) under the same load in the same run;
+* the platform with JetStream ``sync_interval: always`` (fsync on, as ``make run``);
+* the platform with NATS' default flush (fsync off), to show what fsync costs (DESIGN §6).
+
+Every server is a child process (nats-server, ``python -m services.engine``,
+``python -m services.session``, ``python -m gateway`` / the bare app under uvicorn); the
+load generator (httpx) runs in the bench process. Targets: actions/s >= 40 % of the bare
+endpoint's, p99 <= 50 ms (fsync on).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from typing import Any
+
+import httpx
+
+from bench._stack import (
+    SECRET,
+    Services,
+    cpu_seconds,
+    new_services,
+    percentile,
+    row,
+    run_async,
+    start_platform,
+)
+
+GAMES = 10
+MIN_RATIO = 0.40
+P99_TARGET_MS = 50.0
+
+
+async def _platform_seats(client: httpx.AsyncClient, url: str, games: int) -> list[tuple[str, str]]:
+    """Create ``games`` 2-player Life games; returns ``(game_id, player-1 token)`` each."""
+    seats = []
+    for i in range(games):
+        r = await client.post(f"{url}/game/create", json={"kind": "life"})
+        r.raise_for_status()
+        gid = r.json()["game_id"]
+        tokens = []
+        for name in ("p1", "p2"):
+            j = await client.post(f"{url}/game/{gid}/join", json={"name": f"{name}-{i}"})
+            j.raise_for_status()
+            tokens.append(j.json()["player_token"])
+        seats.append((gid, tokens[0]))
+    return seats
+
+
+def _bare_seats(games: int) -> list[tuple[str, str]]:
+    from gateway.tokens import TokenSigner
+
+    signer = TokenSigner(SECRET)
+    return [(f"bare{i:02d}", signer.issue(f"bare{i:02d}", 1)) for i in range(games)]
+
+
+async def _measure(
+    url: str, seats: list[tuple[str, str]], warmup: float, seconds: float, pids: dict[str, int]
+) -> dict[str, Any]:
+    """One request at a time per seat for ``warmup + seconds``; figures of the last
+    ``seconds`` only: actions/s, latency percentiles (ms), errors, CPU share per process."""
+    latencies: list[float] = []
+    errors: list[str] = []
+    limits = httpx.Limits(max_connections=len(seats) * 2, max_keepalive_connections=len(seats) * 2)
+    loop = asyncio.get_running_loop()
+    async with httpx.AsyncClient(timeout=30.0, limits=limits) as client:
+        t_measure = loop.time() + warmup
+        t_end = t_measure + seconds
+
+        async def player(gid: str, token: str) -> None:
+            headers = {"Authorization": f"Bearer {token}"}
+            k = 0
+            while loop.time() < t_end and len(errors) <= 20:
+                cell = [(k // 2) % 30, (k // 60) % 60]
+                body = {"type": "place" if k % 2 == 0 else "erase", "cells": [cell]}
+                start = loop.time()
+                t0 = time.perf_counter()
+                r = await client.post(f"{url}/game/{gid}/action", json=body, headers=headers)
+                dt = time.perf_counter() - t0
+                k += 1
+                if r.status_code != 200:
+                    errors.append(f"{r.status_code} {r.text[:200]}")
+                elif start >= t_measure and loop.time() <= t_end:
+                    latencies.append(dt * 1000.0)
+
+        tasks = [asyncio.create_task(player(g, t)) for g, t in seats]
+        await asyncio.sleep(max(t_measure - loop.time(), 0))
+        cpu0 = {n: cpu_seconds(p) for n, p in pids.items()}
+        own0 = os.times()
+        await asyncio.sleep(max(t_end - loop.time(), 0))
+        cpu1 = {n: cpu_seconds(p) for n, p in pids.items()}
+        own1 = os.times()
+        await asyncio.gather(*tasks)
+    cpu = {n: (cpu1[n] - cpu0[n]) / seconds for n in pids}
+    cpu["bench-client"] = (own1.user + own1.system - own0.user - own0.system) / seconds
+    return {
+        "actions_per_s": len(latencies) / seconds,
+        "actions": len(latencies),
+        "p50_ms": percentile(latencies, 50),
+        "p99_ms": percentile(latencies, 99),
+        "max_ms": max(latencies) if latencies else None,
+        "errors": len(errors),
+        "first_errors": errors[:3],
+        "cpu_cores": {n: round(v, 3) for n, v in cpu.items()},
+    }
+
+
+def _pids(svc: Services) -> dict[str, int]:
+    return {c.name: c.pid for c in svc.children}
+
+
+async def _bare_run(warmup: float, seconds: float) -> dict[str, Any]:
+    svc = new_services()
+    try:
+        url = await svc.start_bare()
+        return await _measure(url, _bare_seats(GAMES), warmup, seconds, _pids(svc))
+    finally:
+        svc.close()
+
+
+async def _platform_run(fsync: bool, warmup: float, seconds: float) -> dict[str, Any]:
+    svc = await start_platform(fsync=fsync)
+    try:
+        async with httpx.AsyncClient(timeout=30.0) as client:
+            seats = await _platform_seats(client, svc.gateway_url, GAMES)
+            r = await client.get(
+                f"{svc.gateway_url}/game/{seats[0][0]}/state",
+                headers={"Authorization": f"Bearer {seats[0][1]}"},
+            )
+            view_bytes = len(r.content)
+        result = await _measure(svc.gateway_url, seats, warmup, seconds, _pids(svc))
+        result["view_bytes"] = view_bytes
+        return result
+    finally:
+        svc.close()
+
+
+def _note(label: str, r: dict[str, Any]) -> None:
+    cpu = ", ".join(f"{n} {v:.2f}" for n, v in r["cpu_cores"].items())
+    print(
+        f"  roundtrip {label}: {r['actions_per_s']:,.0f} actions/s, p50 {r['p50_ms'] or 0:.1f} ms, "
+        f"p99 {r['p99_ms'] or 0:.1f} ms, errors {r['errors']}; CPU cores used: {cpu}"
+    )
+    for e in r["first_errors"]:
+        print(f"    error: {e}")
+
+
+def run(quick: bool = False) -> dict[str, Any]:
+    """Measure the bare endpoint, the platform with fsync on, and with fsync off."""
+    warmup, seconds = (1.0, 3.0) if quick else (2.0, 10.0)
+    bare = run_async(_bare_run(warmup, seconds))
+    _note("bare", bare)
+    on = run_async(_platform_run(True, warmup, seconds))
+    _note("fsync on", on)
+    off = run_async(_platform_run(False, warmup, seconds))
+    _note("fsync off", off)
+
+    def ratio(r: dict[str, Any]) -> float | None:
+        return r["actions_per_s"] / bare["actions_per_s"] if bare["actions_per_s"] else None
+
+    rows = [
+        row(
+            "bare FastAPI endpoint, 10 clients one request at a time",
+            "actions/s",
+            bare["actions_per_s"],
+            "- (reference)",
+            None,
+            p50_ms=bare["p50_ms"],
+            p99_ms=bare["p99_ms"],
+            detail=bare,
+        ),
+        row(
+            "REST action round trip, 10 games, fsync on",
+            "actions/s",
+            on["actions_per_s"],
+            f">= {MIN_RATIO:.0%} of bare",
+            (ratio(on) or 0) >= MIN_RATIO and on["errors"] == 0,
+            reference=bare["actions_per_s"],
+            ratio=ratio(on),
+            detail=on,
+        ),
+        row(
+            "round trip p99 latency, fsync on",
+            "ms",
+            on["p99_ms"],
+            f"<= {P99_TARGET_MS:g} ms",
+            on["p99_ms"] is not None and on["p99_ms"] <= P99_TARGET_MS,
+            p50_ms=on["p50_ms"],
+        ),
+        row("round trip p50 latency, fsync on", "ms", on["p50_ms"], "- (info)", None),
+        row(
+            "REST action round trip, fsync off (NATS default flush)",
+            "actions/s",
+            off["actions_per_s"],
+            "- (info)",
+            None,
+            reference=bare["actions_per_s"],
+            ratio=ratio(off),
+            detail=off,
+        ),
+        row("round trip p99 latency, fsync off", "ms", off["p99_ms"], "- (info)", None),
+        row("round trip p50 latency, fsync off", "ms", off["p50_ms"], "- (info)", None),
+    ]
+    if on["p50_ms"] is not None and off["p50_ms"] is not None and off["actions_per_s"]:
+        rows.append(
+            row(
+                "fsync cost: p50 latency added (on - off)",
+                "ms",
+                on["p50_ms"] - off["p50_ms"],
+                "- (info, DESIGN §6)",
+                None,
+                throughput_lost=1 - on["actions_per_s"] / off["actions_per_s"],
+            )
+        )
+    return {
+        "rows": rows,
+        "quick": quick,
+        "games": GAMES,
+        "warmup_s": warmup,
+        "seconds": seconds,
+        "topology": "nats-server, engine, session, gateway (and the bare app) each a child "
+        "process; httpx load generator in the bench process",
+    }
