@@ -188,7 +188,7 @@ async def leave(game_id: GameId, player: CurrentPlayer, session: SessionDep, cid
     summary="The event log",
     description="Events from `from_seq` on, in order. A player gets the log filtered to "
     "what it may see (CellWar while it runs: its fog, no `state_hash`); without a token "
-    "(spectator) the log of a finished game (403 FORBIDDEN while a CellWar game runs).",
+    "(spectator) the log of a finished game (403 FORBIDDEN while a CellWar game runs or a Life game is in placement).",
 )
 async def list_events(
     game_id: GameId,

@@ -102,14 +102,14 @@ def test_cellwar_hotseat_turn(page, live_url, problems) -> None:
 
     # Move it diagonally to (1,1).
     click_cell(page, 1, 1)
-    wait_cw(page, "s.units.some((u) => u.id === 1 && u.x === 1 && u.y === 1 && u.acted)")
+    wait_cw(page, "s.units.some((u) => u.id === 1 && u.x === 1 && u.y === 1 && u.acted) && !s.busy")
     expect(page.get_by_test_id("cw-left")).to_have_text("1")
 
     # Unit 2 at (1,0) stays: it becomes a fortification (click the unit itself).
     click_cell(page, 1, 0)
     wait_cw(page, "s.selected === 2 && s.targets.some((t) => t.kind === 'fortify')")
     click_cell(page, 1, 0)
-    wait_cw(page, "s.units.some((u) => u.id === 2 && u.type === 'fortification' && u.acted)")
+    wait_cw(page, "s.units.some((u) => u.id === 2 && u.type === 'fortification' && u.acted) && !s.busy")
     expect(page.get_by_test_id("cw-left")).to_have_text("0")
     shot(page, "cellwar-03-acted-dark")
 
@@ -202,7 +202,7 @@ def test_cellwar_online_share_link(page, browser, live_url, problems) -> None:
             click_cell(page, x, 0)
             wait_cw(page, f"s.selected === {x + 1} && s.targets.length > 0")
             click_cell(page, x, 0)
-            wait_cw(page, f"s.units.some((u) => u.id === {x + 1} && u.acted)")
+            wait_cw(page, f"s.units.some((u) => u.id === {x + 1} && u.acted) && !s.busy")
         page.get_by_test_id("cw-end-turn").click()
         other.wait_for_function("() => window.cellwarModes.cellwar().turn === 2")
         expect(other.get_by_test_id("cw-turn")).to_contain_text("Your turn, Green")

@@ -123,7 +123,7 @@ class EngineServicer:
         raise NotImplementedError('Method not implemented!')
 
     def PlayerLog(self, request, context):
-        """A player's fog-filtered view of a log (CellWar): fold the events from GameCreated
+        """A player's filtered view of a log (CellWar fog, Life blind placement): fold the events from GameCreated
         and keep only what that player could see when each happened.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
