@@ -159,10 +159,31 @@ def summary(state: Any) -> Summary:
     return _rules(state).summary(state)
 
 
+def _cached(state: Any, key: str, compute):
+    """A value computed once per state object (states are immutable values)."""
+    cache = state.__dict__.get("_engine_cache") if hasattr(state, "__dict__") else None
+    if cache is None:
+        cache = {}
+        try:
+            object.__setattr__(state, "_engine_cache", cache)
+        except (AttributeError, TypeError):  # a state type without a __dict__: no cache
+            return compute()
+    if key not in cache:
+        cache[key] = compute()
+    return cache[key]
+
+
 def encode_state(state: Any) -> bytes:
-    """Canonical bytes of a state: equal states give equal bytes (the basis of the hash)."""
-    kind = state.kind.encode()
-    return _MAGIC + bytes([len(kind)]) + kind + _rules(state).encode_state(state)
+    """Canonical bytes of a state: equal states give equal bytes (the basis of the hash).
+
+    Computed once per state object: a 300×300 Life state is ~90 kB, and the engine
+    service, the hash and the event draft all need it."""
+
+    def compute() -> bytes:
+        kind = state.kind.encode()
+        return _MAGIC + bytes([len(kind)]) + kind + _rules(state).encode_state(state)
+
+    return _cached(state, "encoded", compute)
 
 
 def decode_state(data: bytes) -> Any:
@@ -175,8 +196,8 @@ def decode_state(data: bytes) -> Any:
 
 
 def state_hash(state: Any) -> str:
-    """Hex sha256 of :func:`encode_state`."""
-    return hashlib.sha256(encode_state(state)).hexdigest()
+    """Hex sha256 of :func:`encode_state` (computed once per state object)."""
+    return _cached(state, "hash", lambda: hashlib.sha256(encode_state(state)).hexdigest())
 
 
 # --------------------------------------------------------------------------- events
