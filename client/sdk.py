@@ -36,6 +36,21 @@ from websockets.exceptions import ConnectionClosed
 DEFAULT_TIMEOUT_S = 30.0
 
 
+
+def _stamp_action(x: Any, y: Any, pattern: str | None, rle: str | None, rotation: int) -> dict[str, Any]:
+    """The JSON body of a stamp, checked here so a swapped argument fails at once
+    (``stamp(game_id, token, x, y, pattern)``: coordinates first)."""
+    if isinstance(x, bool) or not isinstance(x, int) or isinstance(y, bool) or not isinstance(y, int):
+        raise TypeError(f"stamp(game_id, token, x, y, pattern): x and y must be ints, got {x!r}, {y!r}")
+    if (pattern is None) == (rle is None):
+        raise TypeError("stamp needs exactly one of pattern (a library id) or rle (RLE text)")
+    action: dict[str, Any] = {"type": "stamp", "x": x, "y": y, "rotation": rotation}
+    if rle is not None:
+        action["rle"] = rle
+    else:
+        action["pattern"] = pattern
+    return action
+
 class ApiError(Exception):
     """An error answer of the CellWar API.
 
@@ -296,12 +311,13 @@ class AsyncCellWarClient:
         rotation: int = 0,
         **kw: Any,
     ) -> dict[str, Any]:
-        """Stamp a library pattern (``"glider"``) or RLE text with its top-left at (x, y)."""
-        action: dict[str, Any] = {"type": "stamp", "x": x, "y": y, "rotation": rotation}
-        if rle is not None:
-            action["rle"] = rle
-        else:
-            action["pattern"] = pattern
+        """Stamp a library pattern (``"glider"``) or RLE text with its top-left at (x, y).
+
+        Raises:
+            TypeError: ``x``/``y`` not integers, or neither/both of ``pattern`` and ``rle``.
+            ApiError: the server refused the stamp.
+        """
+        action = _stamp_action(x, y, pattern, rle, rotation)
         return await self.act(game_id, token, action, **kw)
 
     async def speed(self, game_id: str, token: str, multiplier: int, **kw: Any) -> dict[str, Any]:
@@ -481,12 +497,13 @@ class CellWarClient:
         rotation: int = 0,
         **kw: Any,
     ) -> dict[str, Any]:
-        """Stamp a library pattern or RLE text with its top-left at (x, y)."""
-        action: dict[str, Any] = {"type": "stamp", "x": x, "y": y, "rotation": rotation}
-        if rle is not None:
-            action["rle"] = rle
-        else:
-            action["pattern"] = pattern
+        """Stamp a library pattern or RLE text with its top-left at (x, y).
+
+        Raises:
+            TypeError: ``x``/``y`` not integers, or neither/both of ``pattern`` and ``rle``.
+            ApiError: the server refused the stamp.
+        """
+        action = _stamp_action(x, y, pattern, rle, rotation)
         return self.act(game_id, token, action, **kw)
 
     def simple(self, game_id: str, token: str, type_: str, **kw: Any) -> dict[str, Any]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 
 import httpx
 import pytest
@@ -57,3 +58,20 @@ async def test_sync_client_plays_through_the_real_gateway(gateway: str):
     assert placed["view"]["players"][0]["budget_left"] == 1
     assert bob_view["turn"] == 2 and bob_view["you"] == 2
     assert message["type"] == "view" and message["view"]["you"] == 2
+
+
+def test_stamp_with_swapped_arguments_fails_before_any_request():
+    calls: list[httpx.Request] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        calls.append(request)
+        return httpx.Response(200, json={"seq": 1, "view": {}})
+
+    with CellWarClient("http://gw", transport=httpx.MockTransport(handler)) as api:
+        with pytest.raises(TypeError, match="x and y must be ints"):
+            api.stamp("g1", "t", "glider", 3, 4)
+        with pytest.raises(TypeError, match="exactly one of pattern"):
+            api.stamp("g1", "t", 3, 4)
+        api.stamp("g1", "t", 3, 4, "glider", rotation=1)
+    assert len(calls) == 1
+    assert json.loads(calls[0].content) == {"type": "stamp", "x": 3, "y": 4, "rotation": 1, "pattern": "glider"}
