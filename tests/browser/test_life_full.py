@@ -206,6 +206,7 @@ def test_four_players_redraw_and_rematch(page, live_url, problems) -> None:
     wait_snapshot(page, "s.acting === 3")
     shot(page, "life-4p-redraw")
     page.get_by_test_id("btn-ready").click()  # nobody placed: the game ends
+    page.get_by_test_id("confirm-yes").click()  # "Nobody drew this round: the game will end."
     expect(page.get_by_test_id("winner")).to_be_visible(timeout=10_000)
     s = snapshot(page)
     assert s["result"] == "win" and s["winner"] == 4, s

@@ -22,19 +22,19 @@ def test_theme_and_language_switch_remembered(page, live_url, problems) -> None:
     assert page.evaluate("document.documentElement.dataset.theme") == "dark"
 
     page.get_by_test_id("pref-lang").select_option("ru")
-    expect(page.get_by_test_id("btn-hotseat")).to_contain_text("Игра на двоих")
+    expect(page.get_by_test_id("btn-hotseat")).to_contain_text("За одним устройством")
     expect(page.get_by_test_id("btn-online")).to_contain_text("Играть онлайн")
     assert page.evaluate("document.documentElement.lang") == "ru"
     page.get_by_test_id("pref-theme").select_option("light")
     assert page.evaluate("document.documentElement.dataset.theme") == "light"
     page.reload()
-    expect(page.get_by_test_id("btn-hotseat")).to_contain_text("Игра на двоих")
+    expect(page.get_by_test_id("btn-hotseat")).to_contain_text("За одним устройством")
     assert page.evaluate("document.documentElement.dataset.theme") == "light"
     expect(page.get_by_test_id("pref-lang")).to_have_value("ru")
 
     # Settings and the rules dialog in Russian; space in the dialog does nothing.
     page.get_by_test_id("btn-hotseat").click()
-    expect(page.get_by_test_id("setup-title")).to_have_text("Игра на двоих")
+    expect(page.get_by_test_id("setup-title")).to_have_text("Игра за одним устройством")
     page.get_by_test_id("setup-help").click()
     expect(page.get_by_test_id("help")).to_be_visible()
     expect(page.get_by_test_id("help-body")).to_contain_text("B3/S23")
@@ -80,7 +80,7 @@ def test_language_follows_the_browser(browser, live_url, problems) -> None:
         page = ctx.new_page()
         watch(page, problems)
         page.goto(live_url + "/")
-        expect(page.get_by_test_id("btn-hotseat")).to_contain_text("Игра на двоих")
+        expect(page.get_by_test_id("btn-hotseat")).to_contain_text("За одним устройством")
         expect(page.get_by_test_id("pref-lang")).to_have_value("ru")
     finally:
         ctx.close()
@@ -122,6 +122,7 @@ def test_main_screens_screenshots(page, live_url, problems, theme) -> None:
     expect(page.get_by_test_id("stable")).to_be_visible()
     shot(page, f"life-{theme}-05-redraw")
     page.get_by_test_id("btn-ready").click()  # nobody drew: the game ends
+    page.get_by_test_id("confirm-yes").click()  # "Nobody drew this round: the game will end."
     expect(page.get_by_test_id("winner")).to_be_visible()
     expect(page.get_by_test_id("winner-text")).to_have_text("Red wins!")
     shot(page, f"life-{theme}-06-winner")

@@ -21,11 +21,14 @@ export class BoardView {
    * @param {HTMLCanvasElement} canvas
    * @param {{onStroke?: (cells: number[][], mode: 'place'|'erase') => void,
    *          onStrokeEnd?: () => void, onStamp?: (x: number, y: number) => void,
-   *          onRotate?: (delta: number) => void}} handlers
+   *          onRotate?: (delta: number) => void,
+   *          onHover?: (cell: number[]|null) => void}} handlers
    */
   constructor(canvas, {
     onStroke = () => {}, onStrokeEnd = () => {}, onStamp = () => {}, onRotate = () => {},
+    onHover = () => {},
   } = {}) {
+    this.onHover = onHover;
     this.canvas = canvas;
     this.ctx = canvas.getContext('2d');
     this.off = document.createElement('canvas');
@@ -37,7 +40,7 @@ export class BoardView {
     this.zone = null; // [x0, y0, x1, y1] or null (nothing dimmed)
     this.interactive = false;
     this.toolId = 'pencil';
-    this.hover = null; // [x, y]
+    this._hover = null; // [x, y] (the `hover` property tells onHover about changes)
     this.hoverColor = 1;
     this.cellPx = 8;
     this.dirty = true;
@@ -53,6 +56,18 @@ export class BoardView {
     this._bindPointer();
     this._onResize = () => this.fit();
     window.addEventListener('resize', this._onResize);
+  }
+
+  /** The cell under the pointer, [x, y] or null; a change is reported to onHover. */
+  get hover() {
+    return this._hover;
+  }
+
+  set hover(cell) {
+    const old = this._hover;
+    this._hover = cell;
+    const same = old === cell || (old && cell && old[0] === cell[0] && old[1] === cell[1]);
+    if (!same) this.onHover(cell);
   }
 
   /** Re-read the palette from CSS variables (after a theme change). */

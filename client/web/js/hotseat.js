@@ -51,6 +51,8 @@ export class HotseatGame extends EventTarget {
     this.stopped = false;
     this.busy = false;
     this.readyInRound = new Set(); // seats that said ready in this redraw round
+    this.roundBudgets = null; // pid → budget_left when this redraw round began
+    this.roundSeq = 0; // seq of the first view of this redraw round
   }
 
   /** Load every seat's view and open the streams. Throws ApiError (e.g. 404 gone). */
@@ -105,7 +107,13 @@ export class HotseatGame extends EventTarget {
     if (old && old.seq > s) return;
     this.views.set(pid, view);
     if (!this.latest || s >= this.latest.seq) this.latest = view;
-    if (this.latest.phase !== 'redraw') this.readyInRound = new Set();
+    if (this.latest.phase !== 'redraw') {
+      this.readyInRound = new Set();
+      this.roundBudgets = null;
+    } else if (!this.roundBudgets) {
+      this.roundBudgets = new Map((this.latest.players || []).map((p) => [p.id, p.budget_left]));
+      this.roundSeq = this.latest.seq;
+    }
     if (this.latest.phase === 'finished') {
       for (const st of this.streams) st.close();
       this.streams = [];
@@ -127,11 +135,36 @@ export class HotseatGame extends EventTarget {
     return this.latest ? this.latest.phase : 'waiting';
   }
 
-  /** The seat that draws now: the turn in placement, the chosen seat in redraw, else 0. */
+  /** The seat that draws now: the turn in placement, the chosen seat in redraw (the
+   * first one still in the game while the chosen one is out), else 0. */
   actingPid() {
     if (this.phase === 'placement') return this.latest.turn || 0;
-    if (this.phase === 'redraw') return this.redrawPid;
+    if (this.phase === 'redraw') {
+      if (!this.isOut(this.redrawPid)) return this.redrawPid;
+      return this.pids.find((pid) => !this.isOut(pid)) ?? 0;
+    }
     return 0;
+  }
+
+  /** Is a seat out of the game (no cells left, resigned)? Public in every view. */
+  isOut(pid) {
+    const players = (this.latest && this.latest.players) || [];
+    const p = players.find((q) => q.id === pid);
+    return !!(p && p.out);
+  }
+
+  /**
+   * Redraw: did any seat place a cell in this round (budget spent since it began, or
+   * strokes still queued)? A round nobody drew in ends the game when all are ready.
+   */
+  drewThisRound() {
+    if (this.phase !== 'redraw') return false;
+    for (const n of this.pendingPlace.values()) if (n > 0) return true;
+    if (!this.roundBudgets) return true; // unknown: do not ask needlessly
+    return (this.latest.players || []).some((p) => {
+      const before = this.roundBudgets.get(p.id);
+      return Number.isFinite(before) && Number.isFinite(p.budget_left) && p.budget_left < before;
+    });
   }
 
   /** Whose view is on screen. */
@@ -181,7 +214,21 @@ export class HotseatGame extends EventTarget {
   budgetLeft(pid) {
     const p = this.player(pid);
     if (!p || !Number.isFinite(p.budget_left)) return null;
-    return Math.max(0, p.budget_left - (this.pendingPlace.get(pid) || 0));
+    return Math.max(0, p.budget_left - this._unconfirmedPlaced(pid));
+  }
+
+  /**
+   * Cells the seat placed optimistically that the shown view does not hold yet. Counted
+   * against the shown board (not per request): a stream view that already carries a
+   * batch whose REST answer is still on its way must not charge that batch twice (the
+   * campaign's small budget then dropped the next click).
+   */
+  _unconfirmedPlaced(pid) {
+    if (!this.pendingPlace.get(pid) || !this.overlay.size) return 0;
+    const { cells } = this.displayCells();
+    let n = 0;
+    for (const [i, st] of this.overlay) if (st === pid && cells[i] !== pid) n += 1;
+    return n;
   }
 
   /** Live cells of a seat's colour (queued strokes included); null when hidden. */
@@ -377,7 +424,7 @@ export class HotseatGame extends EventTarget {
 
   /** Choose the seat that draws in the redraw phase. */
   setRedrawPid(pid) {
-    if (this.tokens.has(pid)) {
+    if (this.tokens.has(pid) && !this.isOut(pid)) {
       this.redrawPid = pid;
       this._changed();
     }
@@ -392,11 +439,22 @@ export class HotseatGame extends EventTarget {
         const p = this.player(pid) || {};
         if (p.out || p.ready || this.readyInRound.has(pid)) continue;
         const res = await api.endTurn(this.gameId, this.tokens.get(pid));
-        this.readyInRound.add(pid);
+        this._markReady(pid, res);
         this.applyView(pid, res.view, res.seq);
       }
       await this.refresh();
     });
+  }
+
+  /**
+   * Remember that a seat said ready in this redraw round, unless its end_turn ended the
+   * round: the stream may already have brought the next round (which must not count it).
+   */
+  _markReady(pid, res) {
+    const seq = (res && (res.seq ?? (res.view && res.view.seq))) ?? 0;
+    if (res && res.view && res.view.phase === 'redraw' && this.phase === 'redraw' && seq >= this.roundSeq) {
+      this.readyInRound.add(pid);
+    }
   }
 
   /** Every remaining seat proposes to finish: the game ends by agreement. */

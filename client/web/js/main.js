@@ -5,7 +5,7 @@ import { createHotseatGame, HotseatGame } from './hotseat.js';
 import { clearJoinFromUrl, createOnlineGame, joinIdFromUrl, joinOnlineGame, OnlineGame } from './online.js';
 import { setLang, t } from './i18n.js';
 import { loadGame, loadPrefs, patchGame, saveGame, savePrefs } from './storage.js';
-import { confirmDialog, hideToast, toast } from './screens/dialogs.js';
+import { apiErrorText, confirmDialog, hideToast, toast } from './screens/dialogs.js';
 import { GameScreen } from './screens/game.js';
 import { initSetupScreen } from './screens/setup.js';
 import { initStartScreen } from './screens/start.js';
@@ -16,6 +16,12 @@ let current = null;
 let modes = null; // CellWar, replay and campaign screens (js/modes.js)
 
 function show(name) {
+  // Leaving the game screen some other way than "Menu" (a shared link opened in this
+  // tab): the game stays saved for "Continue game", its streams close.
+  if (current === 'game' && name !== 'game' && game.game) {
+    patchGame({ suspended: true });
+    game.detach();
+  }
   for (const s of SCREENS) document.getElementById(`screen-${s}`).hidden = s !== name;
   if (modes) modes.show(name); // hides the mode screens that are not `name`
   current = name;
@@ -55,19 +61,25 @@ const app = {
   back() {
     show('start');
   },
-  /** Create a new hot-seat (or online: seat 1 here, a share link for the others) game. */
-  async start(config, mode = 'hotseat') {
+  /**
+   * Create a new hot-seat (or online: seat 1 here, a share link for the others) game.
+   * Any error (422 INVALID_CONFIG, 409, 503, network) is shown in the toast, which is
+   * visible on every screen; `onCreated` runs only once the game exists.
+   */
+  async start(config, mode = 'hotseat', { onCreated = () => {} } = {}) {
     let save;
     try {
       save = mode === 'online'
         ? await createOnlineGame(config, t('player.1'))
         : await createHotseatGame(config, [1, 2, 3, 4].map((i) => t(`player.${i}`)));
     } catch (err) {
-      toast(t('error.generic', { message: err.message }));
-      return;
+      toast(t('setup.createFailed', { message: apiErrorText(err) }), 'error', 8000);
+      return false;
     }
+    onCreated();
     saveGame(save);
     await app.play(save);
+    return true;
   },
   async rematch(config, mode = 'hotseat') {
     game.detach();
@@ -80,16 +92,19 @@ const app = {
       await app.play(saved);
       return;
     }
+    // On failure stay on the screen already shown (a link opened in a running tab), or
+    // land on the start screen (a link that opened the page); the toast shows on both.
+    const stay = () => { if (!current) show('start'); };
     if (saved && !(await confirmDialog(t('online.joinConfirm')))) {
-      show('start');
+      stay();
       return;
     }
     let save;
     try {
       save = await joinOnlineGame(gameId, t('player.2'));
     } catch (err) {
-      toast(t('online.joinFailed', { message: err.message }));
-      show('start');
+      toast(t('online.joinFailed', { message: apiErrorText(err) }), 'error', 10000);
+      stay();
       return;
     }
     saveGame(save);
@@ -147,6 +162,14 @@ window.cellwar = {
 
 const joinId = joinIdFromUrl();
 const saved = loadGame();
+// A share link typed or pasted into an open tab only changes the hash: act on it too
+// (`#join=` here, `#cellwar=` / `#replay=` in modes.js).
+window.addEventListener('hashchange', () => {
+  const id = joinIdFromUrl();
+  if (!id) return;
+  clearJoinFromUrl();
+  app.joinByLink(id);
+});
 if (joinId) {
   clearJoinFromUrl();
   app.joinByLink(joinId);

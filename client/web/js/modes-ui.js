@@ -18,7 +18,7 @@ export function flash(text, kind = 'error', ms = 3500) {
 
 export function errorText(err) {
   const key = `error.${err.code}`;
-  const known = t(key);
+  const known = t(key, { message: err.message });
   return known !== key ? known : t('error.generic', { message: `${err.code}: ${err.message}` });
 }
 

@@ -66,15 +66,21 @@ export function initModes(app) {
     screen: () => active,
   };
 
+  /** Open a `#cellwar=<id>` / `#replay=<id>` link of the address bar; true when there was one. */
+  const openSharedLink = () => {
+    const m = /^#(cellwar|replay)=([\w-]{1,64})$/.exec(location.hash);
+    if (!m) return false;
+    history.replaceState(null, '', location.pathname + location.search);
+    if (m[1] === 'cellwar') cellwar.joinShared(m[2]);
+    else replay.open(m[2]);
+    return true;
+  };
+  // A link pasted into an open tab only changes the hash.
+  window.addEventListener('hashchange', openSharedLink);
+
   // Shared links and resumable games (after main.js has shown its first screen).
   queueMicrotask(() => {
-    const m = /^#(cellwar|replay)=([\w-]{1,64})$/.exec(location.hash);
-    if (m) {
-      history.replaceState(null, '', location.pathname + location.search);
-      if (m[1] === 'cellwar') cellwar.joinShared(m[2]);
-      else replay.open(m[2]);
-      return;
-    }
+    if (openSharedLink()) return;
     if (active !== 'start') return; // a Life game is being resumed
     const cw = loadCellWar();
     if (cw && !cw.suspended) cellwar.play(cw);

@@ -78,7 +78,7 @@ export class OnlineGame extends HotseatGame {
       await this.drain();
       if (this.phase !== 'redraw') return;
       const res = await api.endTurn(this.gameId, this.tokens.get(this.me));
-      this.readyInRound.add(this.me);
+      this._markReady(this.me, res);
       this.applyView(this.me, res.view, res.seq);
     });
   }

@@ -46,7 +46,9 @@ export function loadPrefs() {
   if (out.theme !== 'dark' && out.theme !== 'light') out.theme = DEFAULT_PREFS.theme;
   if (out.lang !== 'en' && out.lang !== 'ru') out.lang = browserLang();
   if (typeof out.size !== 'string' && typeof out.size !== 'number') out.size = DEFAULT_PREFS.size;
-  if (!Number.isFinite(Number(out.budget)) || Number(out.budget) < 0) out.budget = DEFAULT_PREFS.budget;
+  // A whole number the server takes (0..2^31-1); anything else (an old saved 1e12) → default.
+  const budget = Number(out.budget);
+  out.budget = Number.isSafeInteger(budget) && budget >= 0 && budget <= 2147483647 ? budget : DEFAULT_PREFS.budget;
   if (out.players !== 2 && out.players !== 4) out.players = 2;
   out.torus = !!out.torus;
   return out;

@@ -53,6 +53,7 @@ export class CampaignScreen {
     this.tool = tool in TOOLS ? tool : 'pencil';
     this.board = new BoardView($('camp-board'), {
       onStroke: (cells, mode) => this.game && this.game.draw(cells, mode),
+      onHover: (cell) => this._showCoords(cell),
     });
     this.board.setTool(this.tool);
     this._onChange = () => this.invalidate();
@@ -320,6 +321,18 @@ export class CampaignScreen {
       });
       bar.append(b);
     }
+    const coords = document.createElement('span');
+    coords.className = 'coords';
+    coords.dataset.testid = 'camp-coords';
+    coords.title = t('hud.coords');
+    bar.append(coords);
+    this._showCoords(this.board.hover);
+  }
+
+  /** The hovered cell's coordinates (the level hints give coordinates). */
+  _showCoords(cell) {
+    const el = $('camp-toolbar').querySelector('[data-testid="camp-coords"]');
+    if (el) el.textContent = cell ? `(${cell[0]}, ${cell[1]})` : '';
   }
 
   _bind() {

@@ -33,7 +33,10 @@ export function patchCellWar(patch) {
 
 /** Create a CellWar game; hot-seat joins every seat, online only the first. */
 export async function createCellWar(config, mode, names) {
-  const { game_id: gameId } = await request('POST', '/game/create', { body: { kind: 'cellwar', config } });
+  // Hot-seat: every seat is this one device, so a closed tab or a parked game ("Menu")
+  // must not count as a player's lost connection; wait the longest the server allows.
+  const body = mode === 'hotseat' ? { ...config, disconnect_timeout_s: 86400 } : config;
+  const { game_id: gameId } = await request('POST', '/game/create', { body: { kind: 'cellwar', config: body } });
   const tokens = {};
   const seats = mode === 'hotseat' ? config.players : 1;
   for (let i = 0; i < seats; i++) {

@@ -43,14 +43,29 @@ export function modalOpen() {
 
 let toastTimer = null;
 
-/** Show a message for a few seconds; kind 'error' (default) or 'info'. */
+/**
+ * Show a message for a few seconds; kind 'error' (default) or 'info'. The toast lies
+ * outside every screen (visible on whichever is shown); a click dismisses it.
+ */
 export function toast(text, kind = 'error', ms = 3500) {
   const el = document.getElementById('toast');
   el.textContent = text;
   el.className = `toast ${kind}`;
+  el.dataset.kind = kind;
   el.hidden = false;
+  el.onclick = hideToast;
   clearTimeout(toastTimer);
   toastTimer = setTimeout(() => { el.hidden = true; }, ms);
+}
+
+/** The text of an API error: a known machine code's message, else "Error: CODE: message". */
+export function apiErrorText(err) {
+  const code = err && err.code;
+  const key = `error.${code}`;
+  const known = code ? t(key, { message: err.message }) : key;
+  if (known !== key) return known;
+  if (err && err.status === 404) return t('error.GAME_NOT_FOUND');
+  return t('error.generic', { message: code ? `${code}: ${err.message}` : String(err && err.message) });
 }
 
 /** Hide the toast now. */

@@ -35,6 +35,7 @@ export class GameScreen {
       onStroke: (cells, mode) => this.game && this.game.draw(cells, mode),
       onStamp: (x, y) => this._stamp(x, y),
       onRotate: (delta) => this._rotate(delta),
+      onHover: (cell) => this._showCoords(cell),
     });
     this.board.setTool(this.tool);
     this._buildToolbar();
@@ -160,7 +161,11 @@ export class GameScreen {
       $(`budget-wrap-${pid}`).classList.toggle('empty', budget === 0);
     }
     const who = phase === 'placement' ? v.turn || 1 : acting || (g.online ? g.me : 1);
-    $('hud-phase').textContent = t(`phase.${phase}`, { name: name(who) });
+    const from = this.handover ? acting : 1;
+    const next = g.pids[g.pids.indexOf(from) + 1] || 2;
+    $('hud-phase').textContent = this.handover
+      ? t('phase.handover', { name: name(next) })
+      : t(`phase.${phase}`, { name: name(who) });
     this._renderOnline(g, v, seats, name);
     $('hud-generation').textContent = String(v.generation || 0);
     $('hud-stable').hidden = !v.stable;
@@ -188,13 +193,12 @@ export class GameScreen {
       const b = $(`btn-redraw-${pid}`);
       b.classList.toggle('active', acting === pid);
       b.hidden = !!g.online || pid > seats;
+      b.disabled = busy || g.isOut(pid); // an out colour cannot draw any more
     }
     $('btn-reset-redraw').hidden = !acting;
     $('btn-ready').hidden = !!g.online && !acting;
 
     $('overlay-handover').hidden = !this.handover;
-    const from = this.handover ? acting : 1;
-    const next = g.pids[g.pids.indexOf(from) + 1] || 2;
     $('handover-title').textContent = t('handover.title.n', { name: name(next) });
     $('handover-text').textContent = t('handover.text.n', { name: name(next) });
     $('handover-accept').textContent = t('handover.accept.n', { name: name(next) });
@@ -210,8 +214,13 @@ export class GameScreen {
     const pat = this.pattern && this.patterns && this.patterns.patterns.get(this.pattern);
     this.board.setStamp(pat ? { ...rotatePattern(pat.cells, this.rotation), key: `${pat.id}/${this.rotation}` } : null);
     this.board.setTapMode(this.tap);
+    // ↻ keeps its place in the toolbar (never display: none): choosing or clearing a
+    // pattern must not re-wrap the toolbar and move the board under the pointer.
     const rot = $('toolbar').querySelector('[data-testid="btn-rotate"]');
-    if (rot) rot.hidden = !pat;
+    if (rot) {
+      rot.style.visibility = pat ? 'visible' : 'hidden';
+      rot.disabled = !pat;
+    }
 
     if (phase === 'finished') this._showWinner();
   }
@@ -343,9 +352,25 @@ export class GameScreen {
       rot.className = 'icon';
       rot.textContent = '↻';
       rot.title = t('tool.rotate');
-      rot.hidden = !this.pattern;
+      rot.style.visibility = this.pattern ? 'visible' : 'hidden';
+      rot.disabled = !this.pattern;
       rot.addEventListener('click', () => this._rotate(1));
       bar.append(rot);
+    } else {
+      // Until GET /patterns answers: a disabled menu and ↻ of the same size, so the
+      // toolbar does not re-wrap (and move the board) when the catalogue arrives.
+      const sel = document.createElement('select');
+      sel.disabled = true;
+      const none = document.createElement('option');
+      none.textContent = `${t('tool.pattern')}: ${t('tool.pattern.none')}`;
+      sel.append(none);
+      const rot = document.createElement('button');
+      rot.type = 'button';
+      rot.className = 'icon';
+      rot.textContent = '↻';
+      rot.disabled = true;
+      rot.style.visibility = 'hidden';
+      bar.append(sel, rot);
     }
     const tap = document.createElement('button');
     tap.type = 'button';
@@ -361,10 +386,22 @@ export class GameScreen {
       this.invalidate();
     });
     bar.append(tap);
+    const coords = document.createElement('span');
+    coords.className = 'coords';
+    coords.dataset.testid = 'coords';
+    coords.title = t('hud.coords');
+    bar.append(coords);
+    this._showCoords(this.board.hover);
     const hint = document.createElement('span');
-    hint.className = 'hint';
+    hint.className = 'hint rmb'; // hidden on touch screens (css: pointer: coarse / hover: none)
     hint.textContent = t('tool.rmb');
     bar.append(hint);
+  }
+
+  /** The hovered cell's coordinates in the toolbar (campaign hints give coordinates). */
+  _showCoords(cell) {
+    const el = $('toolbar').querySelector('[data-testid="coords"]');
+    if (el) el.textContent = cell ? `(${cell[0]}, ${cell[1]})` : '';
   }
 
   _bind() {
@@ -382,7 +419,7 @@ export class GameScreen {
       $(`btn-redraw-${pid}`).addEventListener('click', () => this.game && this.game.setRedrawPid(pid));
     }
     $('online-copy').addEventListener('click', () => this._copyLink());
-    $('btn-ready').addEventListener('click', () => this.game && this.game.readyAll());
+    $('btn-ready').addEventListener('click', () => this._ready());
     $('btn-finish').addEventListener('click', async () => {
       if (this.game && await confirmDialog(t('confirm.finish')) && this.game) await this.game.finishAll();
     });
@@ -399,6 +436,20 @@ export class GameScreen {
       if (e.target instanceof HTMLButtonElement) e.target.blur(); // no second toggle by the button
       this._togglePause();
     });
+  }
+
+  /**
+   * Redraw "Ready". Hot-seat: it ends the round for every seat, so a round nobody drew
+   * in (the game then ends by score) is confirmed first.
+   */
+  async _ready() {
+    const g = this.game;
+    if (!g || g.busy || g.phase !== 'redraw') return;
+    if (!g.online && !g.drewThisRound()) {
+      if (!(await confirmDialog(t('confirm.emptyRound')))) return;
+      if (this.game !== g || g.phase !== 'redraw') return;
+    }
+    await g.readyAll();
   }
 
   _togglePause() {

@@ -1,8 +1,21 @@
 // Life game settings (hot-seat or online): board size preset, torus, budget (preset or
-// any number ≥ 0), players 2 or 4, and the "How to play" dialog.
+// any whole number 0..2147483647, checked here with a message under the field), players
+// 2 or 4, and the "How to play" dialog. The settings are saved to the preferences only
+// once the server created the game (an invalid value never is).
 
 import { t } from '../i18n.js';
 import { openHelp } from './help.js';
+
+/** The largest budget the server takes (an int32, as on the wire). */
+export const MAX_BUDGET = 2147483647;
+
+/** A budget field value as a whole number in 0..MAX_BUDGET, or null. */
+export function parseBudget(value) {
+  const text = String(value ?? '').trim();
+  if (!/^\d+$/.test(text)) return null;
+  const n = Number(text);
+  return Number.isSafeInteger(n) && n <= MAX_BUDGET ? n : null;
+}
 
 /** "60" → 60×60, "60x100" → width 60, height 100. */
 export function parseSize(value) {
@@ -33,16 +46,31 @@ export function initSetupScreen(app) {
     startBtn.textContent = t(startBtn.dataset.i18n);
     form.dataset.mode = mode;
   };
+  const budgetError = document.getElementById('setup-budget-error');
+  /** Show or clear the message under the budget field; returns the valid budget or null. */
+  const checkBudget = () => {
+    const b = budget.validity.badInput ? null : parseBudget(budget.value);
+    budget.setAttribute('aria-invalid', String(b === null));
+    budgetError.textContent = b === null ? t('setup.budget.invalid') : '';
+    budgetError.hidden = b !== null;
+    return b;
+  };
+  budget.addEventListener('input', checkBudget);
   form.addEventListener('submit', async (e) => {
     e.preventDefault();
-    const b = Math.max(0, Math.floor(Number(budget.value)));
-    if (!Number.isFinite(b)) return;
+    if (startBtn.disabled) return;
+    const b = checkBudget();
+    if (b === null) {
+      budget.focus();
+      return;
+    }
     const n = players.value === '4' ? 4 : 2;
-    app.savePrefs({ size: size.value, torus: torus.checked, budget: b, players: n });
+    const prefs = { size: size.value, torus: torus.checked, budget: b, players: n };
     const { width, height } = parseSize(size.value);
     startBtn.disabled = true;
     try {
-      await app.start({ width, height, players: n, budget: b, torus: torus.checked }, mode);
+      await app.start({ width, height, players: n, budget: b, torus: torus.checked }, mode,
+        { onCreated: () => app.savePrefs(prefs) });
     } finally {
       startBtn.disabled = false;
     }
@@ -55,8 +83,9 @@ export function initSetupScreen(app) {
       const p = app.prefs();
       size.value = [...size.options].some((o) => o.value === String(p.size)) ? String(p.size) : '60';
       torus.checked = !!p.torus;
-      budget.value = String(Number.isFinite(Number(p.budget)) ? p.budget : 100);
+      budget.value = String(parseBudget(p.budget) ?? 100);
       players.value = String(p.players === 4 ? 4 : 2);
+      checkBudget();
     },
     get mode() {
       return mode;
