@@ -16,6 +16,7 @@ from fastapi.staticfiles import StaticFiles
 
 from cellwar.v1 import session_pb2_grpc
 from gateway.errors import install_error_handlers
+from gateway.fanout import FanoutHub
 from gateway.limits import BodySizeLimit, RateLimit
 from gateway.observability import AccessLogMiddleware, Metrics
 from gateway.routes import campaign, games, health, patterns, stream
@@ -82,10 +83,13 @@ def create_app(settings: Settings, session_channel: grpc.aio.Channel | None = No
         )
         app.state.session_channel = channel
         app.state.session = session_pb2_grpc.SessionStub(channel)
+        # One upstream Session.Watch per (game, player) shared by all sockets (DESIGN §8).
+        app.state.fanout = FanoutHub(app.state.session, app.state.metrics)
         log.info("gateway_started", session_addr=settings.session_addr if owned else "given")
         try:
             yield
         finally:
+            await app.state.fanout.aclose()
             if owned:
                 await channel.close(grace=1.0)
             log.info("gateway_stopped")

@@ -12,7 +12,7 @@ import uuid
 from typing import Any
 
 import structlog
-from prometheus_client import CollectorRegistry, Counter, Histogram
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 from starlette.routing import Mount
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -30,6 +30,10 @@ class Metrics:
         requests: ``cellwar_http_requests_total{method, route, status}``.
         latency: ``cellwar_http_request_duration_seconds{method, route}`` (seconds).
         ws_messages: ``cellwar_ws_messages_total{type}`` messages pushed to WebSocket viewers.
+        ws_dropped: ``cellwar_ws_frames_dropped_total`` view frames skipped for slow
+            viewers (gateway/fanout.py).
+        ws_upstreams: ``cellwar_ws_upstream_watches`` Session.Watch calls open now, one
+            per (game, player) watched through this gateway.
     """
 
     def __init__(self) -> None:
@@ -51,6 +55,16 @@ class Metrics:
             "cellwar_ws_messages",
             "Messages pushed to WebSocket viewers, by type.",
             ["type"],
+            registry=self.registry,
+        )
+        self.ws_dropped = Counter(
+            "cellwar_ws_frames_dropped",
+            "View frames skipped for WebSocket viewers that fell behind.",
+            registry=self.registry,
+        )
+        self.ws_upstreams = Gauge(
+            "cellwar_ws_upstream_watches",
+            "Session.Watch calls open now (one per game and player watched).",
             registry=self.registry,
         )
 

@@ -6,8 +6,13 @@ server closes with 1000. ``?token=`` is optional: without it the viewer is a spe
 
 Errors are sent as one ``{"type": "error", "error": {"code", "message"}}`` frame, then
 the socket closes with 4000 + the HTTP status: 4401 bad token, 4403 token of another
-game, 4404 unknown game, 4503 session unavailable. When the client goes away the Watch
-call is cancelled at once.
+game, 4404 unknown game, 4503 session unavailable.
+
+All the sockets of one (game, player) in this gateway share ONE upstream Watch
+(gateway/fanout.py): a socket that joins starts with the newest view; a socket that
+falls more than ``QUEUE_FRAMES`` frames behind skips to the newest view (every frame
+is delivered to sockets that keep up; ``finished`` always is). When the last socket
+of a key goes away, its Watch is cancelled at once (for a player: presence lost).
 """
 
 from __future__ import annotations
@@ -16,15 +21,13 @@ import asyncio
 import contextlib
 import json
 
-import grpc
 import structlog
 from fastapi import APIRouter, WebSocket, WebSocketDisconnect
 from starlette.websockets import WebSocketState
 
-from cellwar.v1 import session_pb2
-from gateway.errors import ApiError, from_rpc_error
+from gateway.errors import ApiError
+from gateway.fanout import Subscription
 from gateway.observability import Metrics
-from gateway.wire import seq_view_json
 
 router = APIRouter(tags=["stream"])
 log = structlog.get_logger("gateway.stream")
@@ -37,12 +40,17 @@ async def _close_with_error(websocket: WebSocket, err: ApiError) -> None:
         await websocket.close(code=err.ws_close_code, reason=err.code[:120])
 
 
-async def _pump(websocket: WebSocket, call: grpc.aio.UnaryStreamCall, metrics: Metrics) -> None:
-    """Forward every WatchUpdate as a JSON text frame until the stream ends."""
-    async for update in call:
-        kind = update.type or "view"
-        await websocket.send_text(seq_view_json(update.seq, update.view, kind).decode())
-        metrics.ws_messages.labels(kind).inc()
+async def _pump(websocket: WebSocket, frames: Subscription, metrics: Metrics) -> None:
+    """Send every frame of the shared Watch as a JSON text frame until it ends; raises
+    the upstream's :class:`ApiError`."""
+    async for frame in frames:
+        await websocket.send_text(frame)
+        metrics.ws_messages.labels(_kind(frame)).inc()
+
+
+def _kind(frame: str) -> str:
+    """``type`` of a ``{"type":"...",...}`` frame (built by gateway/wire.py)."""
+    return frame[9 : frame.index('"', 9)]
 
 
 async def _drain(websocket: WebSocket) -> None:
@@ -66,8 +74,8 @@ async def stream(websocket: WebSocket, game_id: str, token: str | None = None) -
         await _close_with_error(websocket, err)
         return
     structlog.contextvars.bind_contextvars(player_id=player_id)
-    call = app.state.session.Watch(session_pb2.WatchRequest(game_id=game_id, player_id=player_id))
-    pump = asyncio.create_task(_pump(websocket, call, app.state.metrics))
+    frames = app.state.fanout.subscribe(game_id, player_id)
+    pump = asyncio.create_task(_pump(websocket, frames, app.state.metrics))
     drain = asyncio.create_task(_drain(websocket))
     log.info("ws_open")
     try:
@@ -75,7 +83,7 @@ async def stream(websocket: WebSocket, game_id: str, token: str | None = None) -
     finally:
         for task in (pump, drain):
             task.cancel()
-        call.cancel()
+        frames.close()
         for task in (pump, drain):
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
@@ -85,9 +93,8 @@ async def stream(websocket: WebSocket, game_id: str, token: str | None = None) -
             # The game finished (or the session ended the stream): a clean close.
             with contextlib.suppress(Exception):
                 await websocket.close(code=1000)
-        elif isinstance(exc, grpc.RpcError):
-            err = from_rpc_error(exc)
-            await _close_with_error(websocket, err)
+        elif isinstance(exc, ApiError):
+            await _close_with_error(websocket, exc)
         elif not isinstance(exc, WebSocketDisconnect | RuntimeError):
             log.warning("ws_pump_failed", error=repr(exc))
             await _close_with_error(websocket, ApiError(500, "INTERNAL", "stream failed"))

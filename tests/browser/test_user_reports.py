@@ -20,7 +20,15 @@ import json
 import httpx
 import pytest
 
-from tests.browser.lifekit import Board, new_game, select_pattern, snapshot, wait_snapshot, watch
+from tests.browser.lifekit import (
+    Board,
+    board_cells,
+    new_game,
+    select_pattern,
+    snapshot,
+    wait_snapshot,
+    watch,
+)
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(60)]
 
@@ -44,7 +52,9 @@ def _life_game(live_url: str, seats: int) -> str:
     r.raise_for_status()
     gid = r.json()["game_id"]
     for i in range(seats):
-        httpx.post(f"{live_url}/game/{gid}/join", json={"name": f"P{i}"}, timeout=10).raise_for_status()
+        httpx.post(
+            f"{live_url}/game/{gid}/join", json={"name": f"P{i}"}, timeout=10
+        ).raise_for_status()
     return gid
 
 
@@ -244,8 +254,6 @@ def test_board_never_moves_when_tools_change(page, live_url, problems) -> None:
     select_pattern(page, "block")
     board.click(4, 6)
     wait_snapshot(page, "!s.pending")
-    from tests.browser.lifekit import board_cells
-
     assert set(board_cells(page)) == {(4, 6), (5, 6), (4, 7), (5, 7)}
     board.move(12, 9)
     expect(page.get_by_test_id("coords")).to_have_text("(12, 9)")
@@ -273,7 +281,9 @@ def test_four_players_redraw_handover_and_empty_round(page, live_url, problems) 
             expect(page.get_by_test_id("handover")).to_be_visible()
             nxt = {1: "Green", 2: "Blue", 3: "Yellow"}[pid]
             # The HUD tells the hand-over too (not "Red places cells").
-            expect(page.get_by_test_id("hud-phase")).to_have_text(f"Hand-over: pass the device to {nxt}")
+            expect(page.get_by_test_id("hud-phase")).to_have_text(
+                f"Hand-over: pass the device to {nxt}"
+            )
             page.get_by_test_id("handover-accept").click()
 
     # Red is out: the redraw opens for Green; Red's button is disabled.
@@ -316,7 +326,9 @@ def test_four_players_redraw_handover_and_empty_round(page, live_url, problems) 
 def test_touch_screen_hides_right_button_hint(browser, live_url, problems) -> None:
     from playwright.sync_api import expect
 
-    ctx = browser.new_context(viewport={"width": 1024, "height": 768}, has_touch=True, is_mobile=True)
+    ctx = browser.new_context(
+        viewport={"width": 1024, "height": 768}, has_touch=True, is_mobile=True
+    )
     try:
         p = ctx.new_page()
         watch(p, problems)
