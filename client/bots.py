@@ -21,11 +21,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import random
 import re
 from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
 
+from client.bot_base import ApiBot
 from client.sdk import ApiError, AsyncCellWarClient, Seat
 
 #: Figures as (x, y) offsets: name -> cells. R-pentomino: the classic methuselah.
@@ -89,7 +89,7 @@ def _me(view: dict[str, Any]) -> dict[str, Any]:
     return {}
 
 
-class LifeBot:
+class LifeBot(ApiBot):
     """A Life player driven by the public API.
 
     Args:
@@ -119,34 +119,16 @@ class LifeBot:
         stamps: bool = True,
         on_view: OnView | None = None,
     ) -> None:
-        self.api = api
-        self.game_id = game_id
-        self.name = name
-        self.rng = random.Random(seed)
+        super().__init__(api, game_id, name, seed=seed, poll_s=poll_s, on_view=on_view)
         self.speed = speed
         self.placement_share = placement_share
         self.redraw_share = redraw_share
-        self.poll_s = poll_s
         self.stamps = stamps
-        self.on_view = on_view
-        self.seat: Seat | None = None
-        self.actions_sent = 0
         self._placed = False
         self._redraw_done: set[int] = set()
         self._speed_asked = False
 
     # -- the loop
-
-    async def join(self) -> Seat:
-        """Take a seat (once)."""
-        if self.seat is None:
-            self.seat = await self.api.join(self.game_id, self.name)
-        return self.seat
-
-    async def run(self) -> dict[str, Any]:
-        """Join, then :meth:`play`. Returns the final view."""
-        await self.join()
-        return await self.play()
 
     async def play(self) -> dict[str, Any]:
         """Act on every view until the game is finished; returns the final view."""
@@ -173,19 +155,10 @@ class LifeBot:
 
     async def _read_stream(self, seat: Seat, queue: asyncio.Queue[dict[str, Any] | None]) -> None:
         try:
-            async for message in self.api.stream(self.game_id, seat.token):
-                view = message.get("view")
-                if isinstance(view, dict):
-                    await queue.put(view)
+            await self._forward_views(seat, queue)
         except Exception:  # the stream failed (network, 4xxx): polling takes over
             return
         await queue.put(None)
-
-    async def _notify(self, view: dict[str, Any]) -> None:
-        if self.on_view is not None:
-            result = self.on_view(self, view)
-            if asyncio.iscoroutine(result):
-                await result
 
     # -- decisions
 

@@ -28,10 +28,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import random
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from client.bot_base import ApiBot
 from client.bots import decode_board
 from client.sdk import ApiError, AsyncCellWarClient, Seat
 
@@ -55,7 +55,7 @@ def visible_cells(view: dict[str, Any]) -> set[Cell]:
     return {(x, y) for y in range(h) for x in range(w) if rows[y][x]}
 
 
-class CellWarBot:
+class CellWarBot(ApiBot):
     """A CellWar player driven by the public API.
 
     Args:
@@ -80,31 +80,13 @@ class CellWarBot:
         poll_s: float = 2.0,
         on_view: OnView | None = None,
     ) -> None:
-        self.api = api
-        self.game_id = game_id
-        self.name = name
-        self.rng = random.Random(seed)
+        super().__init__(api, game_id, name, seed=seed, poll_s=poll_s, on_view=on_view)
         self.fortify_chance = fortify_chance
-        self.poll_s = poll_s
-        self.on_view = on_view
-        self.seat: Seat | None = None
-        self.actions_sent = 0
         self.turns_played = 0
         #: Cells where the bot last saw an enemy unit (forgotten once seen empty).
         self.remembered: set[Cell] = set()
 
     # -- the loop
-
-    async def join(self) -> Seat:
-        """Take a seat (once)."""
-        if self.seat is None:
-            self.seat = await self.api.join(self.game_id, self.name)
-        return self.seat
-
-    async def run(self) -> dict[str, Any]:
-        """Join, then :meth:`play`. Returns the final view."""
-        await self.join()
-        return await self.play()
 
     async def play(self) -> dict[str, Any]:
         """Play every turn of the bot until the game is finished (or the bot is out of
@@ -135,19 +117,10 @@ class CellWarBot:
 
     async def _read_stream(self, seat: Seat, queue: asyncio.Queue[dict[str, Any] | None]) -> None:
         try:
-            async for message in self.api.stream(self.game_id, seat.token):
-                view = message.get("view")
-                if isinstance(view, dict):
-                    await queue.put(view)
+            await self._forward_views(seat, queue)
         except Exception:  # the stream failed (network, 4xxx): polling takes over
             pass
         await queue.put(None)
-
-    async def _notify(self, view: dict[str, Any]) -> None:
-        if self.on_view is not None:
-            result = self.on_view(self, view)
-            if asyncio.iscoroutine(result):
-                await result
 
     @staticmethod
     def _out(view: dict[str, Any]) -> bool:

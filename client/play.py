@@ -98,6 +98,11 @@ async def play(
         finals = await asyncio.gather(*(bot.play() for bot in bots))
         final = finals[0]
         events = await api.events(game_id, bots[0].seat.token)
+    return _outcome(game_id, final, events, events[-1]["state_hash"] if events else "")
+
+
+def _outcome(game_id: str, final: dict[str, Any], events: list[dict[str, Any]], state_hash: str) -> dict[str, Any]:
+    """What :func:`play` and :func:`play_cellwar` return for a finished game."""
     names = {p.get("id"): p.get("name") for p in final.get("players") or ()}
     return {
         "game_id": game_id,
@@ -106,7 +111,7 @@ async def play(
         "winner": final.get("winner"),
         "winner_name": names.get(final.get("winner")),
         "result": final.get("result"),
-        "state_hash": events[-1]["state_hash"] if events else "",
+        "state_hash": state_hash,
     }
 
 
@@ -173,16 +178,7 @@ async def play_cellwar(
             await asyncio.sleep(0.05)
             final = await api.state(game_id, bots[0].seat.token)
         events = await api.events(game_id, bots[0].seat.token)
-    names = {p.get("id"): p.get("name") for p in final.get("players") or ()}
-    return {
-        "game_id": game_id,
-        "final_view": final,
-        "events": events,
-        "winner": final.get("winner"),
-        "winner_name": names.get(final.get("winner")),
-        "result": final.get("result"),
-        "state_hash": events[-1].get("state_hash", "") if events else "",
-    }
+    return _outcome(game_id, final, events, events[-1].get("state_hash", "") if events else "")
 
 
 def main(argv: list[str] | None = None) -> int:

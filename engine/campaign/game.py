@@ -484,19 +484,8 @@ def get_winner(state: CampaignState) -> int | None:
 
 
 def summary(state: CampaignState):
-    """:class:`engine.api.Summary` of the state."""
-    from engine.api import Summary  # engine.api imports the kinds lazily; avoid a cycle
-
-    return Summary(
-        kind="campaign",
-        phase=state.phase,
-        turn=state.turn,
-        generation=state.generation,
-        speed=state.speed,
-        players_joined=len(state.players),
-        max_players=1,
-        finished=state.phase == "finished",
-    )
+    """:class:`engine.api.Summary` of the state (Life's, one player)."""
+    return life.summary(state, kind="campaign", max_players=1)
 
 
 # =========================================================================== encoding

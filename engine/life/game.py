@@ -806,18 +806,19 @@ def get_winner(state: LifeState) -> int | None:
     return state.winner
 
 
-def summary(state: LifeState):
-    """:class:`engine.api.Summary` of the state."""
+def summary(state: LifeState, *, kind: str = "life", max_players: int | None = None):
+    """:class:`engine.api.Summary` of the state (``kind`` and ``max_players``, default
+    the config's players, for the kinds built on Life, e.g. the campaign)."""
     from engine.api import Summary  # engine.api imports the kinds lazily; avoid a cycle
 
     return Summary(
-        kind="life",
+        kind=kind,
         phase=state.phase,
         turn=state.turn,
         generation=state.generation,
         speed=state.speed,
         players_joined=len(state.players),
-        max_players=state.config.players,
+        max_players=state.config.players if max_players is None else max_players,
         finished=state.phase == "finished",
     )
 

@@ -6,29 +6,15 @@ import pytest
 
 import engine
 from engine.cellwar.fog import mask_to_rle, rle_to_mask
+from tests.engine import cellwarkit
+from tests.engine.cellwarkit import act
 
 INF, FORT, FAC = "infantry", "fortification", "factory"
 
 
 def start(units, width=12, height=12, players=2):
-    spec = []
-    for u in units:
-        d = {"owner": u[0], "type": u[1], "x": u[2], "y": u[3]}
-        if len(u) > 4:
-            d["standing"] = u[4]
-        spec.append(d)
-    state = engine.new_game(
-        engine.config_from_dict(
-            "cellwar", {"width": width, "height": height, "players": players, "units": spec}
-        )
-    )
-    for i in range(players):
-        state = engine.add_player(state, f"p{i + 1}")
-    return state
-
-
-def act(state, pid, unit_id, dx, dy):
-    return engine.apply_action(state, pid, {"unit_id": unit_id, "dx": dx, "dy": dy})
+    """:func:`tests.engine.cellwarkit.start` on a 12x12 board by default."""
+    return cellwarkit.start(units, width, height, players)
 
 
 def visible_cells(view):

@@ -8,24 +8,10 @@ import pytest
 
 import engine
 from engine.errors import GameError
+from tests.engine.lifekit import act, shift, start
 
 BLOCK = [[0, 0], [1, 0], [0, 1], [1, 1]]
 GLIDER = [[1, 0], [2, 1], [0, 2], [1, 2], [2, 2]]
-
-
-def shift(cells, dx, dy):
-    return [[x + dx, y + dy] for x, y in cells]
-
-
-def start(**config):
-    state = engine.new_game(engine.config_from_dict("life", {"width": 16, "height": 16, **config}))
-    for i in range(state.config.players):
-        state = engine.add_player(state, f"p{i + 1}")
-    return state
-
-
-def act(state, pid, type_, **fields):
-    return engine.apply_action(state, pid, {"type": type_, **fields})
 
 
 def placed(cells_by_player, **config):

@@ -9,25 +9,10 @@ import pytest
 import engine
 from engine.errors import GameError
 from engine.life.zones import zones_for
+from tests.engine.lifekit import act, shift, start
 
 BLOCK = [[0, 0], [1, 0], [0, 1], [1, 1]]
 GLIDER_RLE = "x = 3, y = 3\nbo$2bo$3o!"
-
-
-def shift(cells, dx, dy):
-    return [[x + dx, y + dy] for x, y in cells]
-
-
-def start(**config):
-    """A game with every seat joined (phase placement, player 1 drawing)."""
-    state = engine.new_game(engine.config_from_dict("life", {"width": 16, "height": 16, **config}))
-    for i in range(state.config.players):
-        state = engine.add_player(state, f"p{i + 1}")
-    return state
-
-
-def act(state, pid, type_, **fields):
-    return engine.apply_action(state, pid, {"type": type_, **fields})
 
 
 def running(p1_cells, p2_cells, **config):

@@ -1,48 +1,8 @@
 // The REST + WebSocket API of the gateway (DESIGN §7), same origin only.
 
-/** An error answer of the API: HTTP status + machine code from {"error": {code, message}}. */
-export class ApiError extends Error {
-  constructor(status, code, message) {
-    super(message || code);
-    this.status = status;
-    this.code = code;
-  }
-}
+import { ApiError, gamePath, request } from './http.js';
 
-function newId() {
-  if (globalThis.crypto?.randomUUID) return crypto.randomUUID();
-  return `${Date.now().toString(36)}-${Math.random().toString(36).slice(2)}`;
-}
-
-async function request(method, path, { token, body } = {}) {
-  const headers = { Accept: 'application/json' };
-  if (body !== undefined) headers['Content-Type'] = 'application/json';
-  if (token) headers.Authorization = `Bearer ${token}`;
-  if (method === 'POST') headers['Idempotency-Key'] = newId();
-  let res;
-  try {
-    res = await fetch(path, {
-      method,
-      headers,
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-  } catch (err) {
-    throw new ApiError(0, 'NETWORK', err.message);
-  }
-  let data = null;
-  try {
-    data = await res.json();
-  } catch {
-    data = null;
-  }
-  if (!res.ok) {
-    const e = data && data.error;
-    throw new ApiError(res.status, (e && e.code) || `HTTP_${res.status}`, (e && e.message) || res.statusText);
-  }
-  return data;
-}
-
-const gamePath = (id) => `/game/${encodeURIComponent(id)}`;
+export { ApiError };
 
 export const api = {
   /** POST /game/create → {game_id} */

@@ -7,6 +7,7 @@
 
 import { api, ApiError, openStream } from './api.js';
 import { decodeBoard } from './rle.js';
+import { keepView } from './seats.js';
 
 /** Create a Life game and join every seat; returns the save record for storage. */
 export async function createHotseatGame(config, names) {
@@ -100,23 +101,13 @@ export class HotseatGame extends EventTarget {
 
   /** Keep a view if it is not older than the one held for that seat. */
   applyView(pid, view, seq) {
-    if (!view || this.stopped) return;
-    const s = view.seq ?? seq ?? 0;
-    if (view.seq === undefined) view = { ...view, seq: s };
-    const old = this.views.get(pid);
-    if (old && old.seq > s) return;
-    this.views.set(pid, view);
-    if (!this.latest || s >= this.latest.seq) this.latest = view;
+    if (!keepView(this, pid, view, seq)) return;
     if (this.latest.phase !== 'redraw') {
       this.readyInRound = new Set();
       this.roundBudgets = null;
     } else if (!this.roundBudgets) {
       this.roundBudgets = new Map((this.latest.players || []).map((p) => [p.id, p.budget_left]));
       this.roundSeq = this.latest.seq;
-    }
-    if (this.latest.phase === 'finished') {
-      for (const st of this.streams) st.close();
-      this.streams = [];
     }
     this._changed();
   }

@@ -1,7 +1,15 @@
-// Small fetch wrapper for the mode screens (CellWar, replay, campaign): any headers,
-// optional bearer token, Idempotency-Key on POST, ApiError with the API's machine code.
+// Small fetch wrapper for every screen (the REST API of api.js, CellWar, replay,
+// campaign): any headers, optional bearer token, Idempotency-Key on POST, ApiError with
+// the API's machine code.
 
-import { ApiError } from './api.js';
+/** An error answer of the API: HTTP status + machine code from {"error": {code, message}}. */
+export class ApiError extends Error {
+  constructor(status, code, message) {
+    super(message || code);
+    this.status = status;
+    this.code = code;
+  }
+}
 
 function newId() {
   if (globalThis.crypto?.randomUUID) return crypto.randomUUID();

@@ -4,6 +4,7 @@
 
 import { ApiError, openStream } from '../api.js';
 import { gamePath, request } from '../http.js';
+import { keepView } from '../seats.js';
 
 const STORE = 'cellwar.cw.v1';
 
@@ -105,18 +106,7 @@ export class CellWarGame extends EventTarget {
   }
 
   applyView(pid, view, seq) {
-    if (!view || this.stopped) return;
-    const s = view.seq ?? seq ?? 0;
-    if (view.seq === undefined) view = { ...view, seq: s };
-    const old = this.views.get(pid);
-    if (old && old.seq > s) return;
-    this.views.set(pid, view);
-    if (!this.latest || s >= this.latest.seq) this.latest = view;
-    if (this.latest.phase === 'finished') {
-      for (const st of this.streams) st.close();
-      this.streams = [];
-    }
-    this.dispatchEvent(new Event('change'));
+    if (keepView(this, pid, view, seq)) this.dispatchEvent(new Event('change'));
   }
 
   async refresh() {
