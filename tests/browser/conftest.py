@@ -116,8 +116,16 @@ def chromium_path() -> str:
 
 
 @pytest.fixture(scope="package")
-def live_url(request: pytest.FixtureRequest, chromium_path: str) -> Iterator[str]:
-    """Base URL of a running CellWar (gateway serving client/web at "/")."""
+def live_url(
+    request: pytest.FixtureRequest, chromium_path: str, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[str]:
+    """Base URL of a running CellWar (gateway serving client/web at "/").
+
+    The stack gets a NATS of its own (a fresh ``nats-server`` subprocess) unless
+    ``CELLWAR_TEST_NATS_URL`` names one: on the suite's shared server, its session would
+    rebuild and tick every unfinished game the earlier tests left running (never-ending
+    torus gliders, a Gosper gun), and the CPU they take makes timing in the browser flaky.
+    """
     external = os.environ.get("CELLWAR_BROWSER_BASE_URL")
     if external:
         yield external.rstrip("/")
@@ -127,13 +135,22 @@ def live_url(request: pytest.FixtureRequest, chromium_path: str) -> Iterator[str
         import tests.support.stack  # noqa: F401
     except ImportError as exc:
         pytest.skip(f"stack not importable yet: {exc}")
-    nats_url = request.getfixturevalue("nats_url")
+    own_nats = None
+    if os.environ.get("CELLWAR_TEST_NATS_URL"):
+        nats_url = request.getfixturevalue("nats_url")
+    else:
+        from tests.support.nats import NatsProcess
+
+        own_nats = NatsProcess(tmp_path_factory.mktemp("browser-nats")).start()
+        nats_url = own_nats.url
     server = LiveServer(nats_url, GENERATIONS_PER_SECOND)
     server.start()
     try:
         yield server.url
     finally:
         server.stop()
+        if own_nats is not None:
+            own_nats.stop()
 
 
 @pytest.fixture(scope="package")
