@@ -211,8 +211,7 @@ export class GameScreen {
     this.board.setOverlay(g.overlay);
     this.board.setZone(drawing ? g.zoneOf(acting) : null);
     this.board.setInteractive(drawing && !this.handover && !busy, acting);
-    const pat = this.pattern && this.patterns && this.patterns.patterns.get(this.pattern);
-    this.board.setStamp(pat ? { ...rotatePattern(pat.cells, this.rotation), key: `${pat.id}/${this.rotation}` } : null);
+    const pat = this._syncStamp();
     this.board.setTapMode(this.tap);
     // ↻ keeps its place in the toolbar (never display: none): choosing or clearing a
     // pattern must not re-wrap the toolbar and move the board under the pointer.
@@ -266,9 +265,19 @@ export class GameScreen {
     if (r === 'budget') toast(t('stamp.budget'), 'info', 2000);
   }
 
+  /** Give the board the selected (rotated) stamp now; returns the pattern or null.
+   * Called at once on every change, not only at the next frame: a click right after
+   * choosing a pattern must stamp it, not draw with the previous tool. */
+  _syncStamp() {
+    const pat = this.pattern && this.patterns && this.patterns.patterns.get(this.pattern);
+    this.board.setStamp(pat ? { ...rotatePattern(pat.cells, this.rotation), key: `${pat.id}/${this.rotation}` } : null);
+    return pat || null;
+  }
+
   _rotate(delta) {
     if (!this.pattern) return;
     this.rotation = (((this.rotation + delta) % 4) + 4) % 4;
+    this._syncStamp();
     this.invalidate();
   }
 
@@ -277,6 +286,7 @@ export class GameScreen {
     this.rotation = 0;
     const sel = $('toolbar').querySelector('select[data-testid="pattern"]');
     if (sel) sel.value = this.pattern || '';
+    this._syncStamp();
     this.invalidate();
   }
 
