@@ -24,6 +24,7 @@ import structlog
 
 from cellwar.v1 import engine_pb2, events_pb2
 from services.common.errors import ServiceError
+from services.common.jsonwire import dumps, event_payload
 from services.common.settings import Settings
 from services.session.directory import Directory
 from services.session.engine_client import EngineClient
@@ -150,20 +151,12 @@ def game_id_for(command_id: str) -> str:
     return uuid.uuid4().hex[:12]
 
 
-def _payload(event: events_pb2.Event) -> dict:
-    try:
-        data = json.loads(event.payload or b"{}")
-    except ValueError:
-        return {}
-    return data if isinstance(data, dict) else {}
-
-
 def merge_view(view: bytes, game_id: str, seq: int) -> bytes:
     """A view JSON with ``game_id`` and ``seq`` added (compact, key-sorted)."""
     data = json.loads(view)
     data["game_id"] = game_id
     data["seq"] = seq
-    return json.dumps(data, separators=(",", ":"), sort_keys=True).encode()
+    return dumps(data)
 
 
 def _not_found(game_id: str) -> ServiceError:
@@ -239,7 +232,7 @@ class Games:
         events = await self.store.read(game_id)
         if not events or events[0].type != "GameCreated":
             raise _not_found(game_id)
-        created = _payload(events[0])
+        created = event_payload(events[0])
         meta = {
             "kind": created.get("kind", ""),
             "config": created.get("config", {}),
@@ -371,7 +364,7 @@ class Games:
             if existing is not None:
                 return self._same_create(existing, command_id, digest)
             raise ServiceError("CONFLICT", "game id taken; retry") from exc
-        created = _payload(stored[0])
+        created = event_payload(stored[0])
         game = Game(
             game_id,
             reply.state,

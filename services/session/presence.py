@@ -29,6 +29,7 @@ import json
 import structlog
 
 from services.common.errors import ServiceError
+from services.common.jsonwire import dumps
 from services.session.games import Game, Games
 from services.session.rollback import remove_player
 
@@ -198,4 +199,4 @@ class Presence:
         for player in players:
             if isinstance(player, dict) and player.get("id") in away:
                 player["connected"] = False
-        return json.dumps(data, separators=(",", ":"), sort_keys=True).encode()
+        return dumps(data)

@@ -29,12 +29,12 @@ The session never interprets the rules; it reads only summary fields of opaque s
 from __future__ import annotations
 
 import base64
-import json
 
 import structlog
 
 from cellwar.v1 import engine_pb2, events_pb2
 from services.common.errors import ServiceError
+from services.common.jsonwire import dumps, event_payload
 from services.session.games import (
     MAX_ATTEMPTS,
     CommandResult,
@@ -53,18 +53,6 @@ log = structlog.get_logger("cellwar.session.rollback")
 ROLLBACK_KINDS = frozenset({"cellwar"})
 #: Events after which a turn may begin without a later change (scan anchors).
 _ANCHORS = frozenset({"GameCreated", "PlayerJoined", "TurnEnded"})
-
-
-def _dumps(value: object) -> bytes:
-    return json.dumps(value, separators=(",", ":"), sort_keys=True).encode()
-
-
-def _payload(event: events_pb2.Event) -> dict:
-    try:
-        data = json.loads(event.payload or b"{}")
-    except ValueError:
-        return {}
-    return data if isinstance(data, dict) else {}
 
 
 def rolls_back(game: Game, player_id: int) -> bool:
@@ -116,7 +104,7 @@ async def _plan(
             back = events_pb2.Event(
                 type="RolledBack",
                 actor=actor,
-                payload=_dumps(
+                payload=dumps(
                     {"to_seq": to_seq, "state": base64.b64encode(start.state).decode("ascii")}
                 ),
                 state_hash=start.state_hash,
@@ -129,17 +117,17 @@ async def _plan(
             state = folded
             log.info("rolled_back", game_id=game.game_id, player_id=player_id, to_seq=to_seq)
             for event in later:
-                data = _payload(event)
+                data = event_payload(event)
                 other = int(data.get("player_id", 0) or 0)
                 if event.type != "PlayerRemoved" or other in (0, player_id):
                     continue
                 reply = await games.engine.decide(
-                    state, "remove_player", event.actor, _dumps(data)
+                    state, "remove_player", event.actor, dumps(data)
                 )
                 events.extend(games._events(reply.events, reply.state))
                 state = reply.state
     reply = await games.engine.decide(
-        state, "remove_player", actor, _dumps({"player_id": player_id, "reason": reason})
+        state, "remove_player", actor, dumps({"player_id": player_id, "reason": reason})
     )
     events.extend(games._events(reply.events, reply.state))
     return events, reply.state
@@ -167,7 +155,7 @@ async def remove_player(
     """
     key = command_key(actor, command_id) if command_id else ""
     digest = (
-        command_digest("remove_player", _dumps({"player_id": player_id, "reason": reason}))
+        command_digest("remove_player", dumps({"player_id": player_id, "reason": reason}))
         if command_id
         else ""
     )

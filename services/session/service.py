@@ -11,13 +11,13 @@ import asyncio
 import functools
 import json
 from collections.abc import Callable
-from typing import Any
 
 import grpc
 import structlog
 
 from cellwar.v1 import engine_pb2, session_pb2, session_pb2_grpc
 from services.common.errors import ServiceError, abort
+from services.common.jsonwire import dumps
 from services.session.games import Game, Games
 from services.session.library import Library
 from services.session.presence import Presence
@@ -37,10 +37,6 @@ def _json_object(data: bytes, what: str) -> dict:
     if not isinstance(value, dict):
         raise ServiceError("MALFORMED", f"{what} must be a JSON object")
     return value
-
-
-def _dumps(value: Any) -> bytes:
-    return json.dumps(value, separators=(",", ":"), sort_keys=True).encode()
 
 
 def rpc(fn: Callable) -> Callable:
@@ -117,18 +113,18 @@ class SessionServicer(session_pb2_grpc.SessionServicer):
     @rpc
     async def CreateProfile(self, request, context):  # noqa: N802
         profile_id, profile = await self._profiles().create(request.name)
-        return session_pb2.Profile(profile_id=profile_id, data=_dumps(public(profile)))
+        return session_pb2.Profile(profile_id=profile_id, data=dumps(public(profile)))
 
     @rpc
     async def GetProfile(self, request, context):  # noqa: N802
         structlog.contextvars.bind_contextvars(profile_id=request.profile_id)
         profile = await self._profiles().get(request.profile_id)
-        return session_pb2.Profile(profile_id=request.profile_id, data=_dumps(public(profile)))
+        return session_pb2.Profile(profile_id=request.profile_id, data=dumps(public(profile)))
 
     @rpc
     async def Join(self, request, context):  # noqa: N802
         game, result = await self.games.execute(
-            request.game_id, "join", 0, _dumps({"name": request.name}), request.command_id
+            request.game_id, "join", 0, dumps({"name": request.name}), request.command_id
         )
         structlog.contextvars.bind_contextvars(player_id=result.player_id, seq=result.seq)
         return await self._reply(game, result.player_id, result.seq)
@@ -137,7 +133,7 @@ class SessionServicer(session_pb2_grpc.SessionServicer):
     async def Act(self, request, context):  # noqa: N802
         action = _json_object(request.action, "action")
         game, result = await self.games.execute(
-            request.game_id, "action", request.player_id, _dumps(action), request.command_id
+            request.game_id, "action", request.player_id, dumps(action), request.command_id
         )
         return await self._reply(game, request.player_id, result.seq)
 
@@ -202,7 +198,7 @@ class SessionServicer(session_pb2_grpc.SessionServicer):
                     phase=entry.get("phase", ""),
                     players_joined=int(entry.get("players_joined", 0)),
                     max_players=int(entry.get("max_players", 0)),
-                    config=_dumps(lobby_config(entry.get("kind", ""), entry.get("config", {}))),
+                    config=dumps(lobby_config(entry.get("kind", ""), entry.get("config", {}))),
                 )
                 for gid, entry in self.games.directory.open_games()
             ]

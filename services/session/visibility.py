@@ -31,6 +31,7 @@ import json
 
 from cellwar.v1 import events_pb2
 from services.common.errors import ServiceError
+from services.common.jsonwire import dumps
 from services.session.games import Game, Games
 
 #: Kinds whose log and replays are fog-filtered while the game runs.
@@ -114,7 +115,7 @@ async def list_events(
             seq=seq,
             type=str(item["type"]),
             actor=int(item["actor"]),
-            payload=json.dumps(item["payload"], separators=(",", ":"), sort_keys=True).encode(),
+            payload=dumps(item["payload"]),
             state_hash=str(item.get("state_hash", "")),  # none on a filtered event
             engine_version=original.engine_version,
         )
@@ -136,5 +137,5 @@ async def replay(games: Games, game: Game, player_id: int, seq: int) -> bytes:
     if _kind(game) in FOG_KINDS and game.state.finished and player_id > 0:
         data = json.loads(await games.render(game.game_id, seq, state, 0))
         data["you"] = player_id
-        return json.dumps(data, separators=(",", ":"), sort_keys=True).encode()
+        return dumps(data)
     return await games.render(game.game_id, seq, state, player_id)
