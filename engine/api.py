@@ -327,6 +327,32 @@ def fold(state: Any | None, events: Iterable[tuple[str, int, Mapping[str, Any]]]
     return state
 
 
+def observers(
+    before: Any | None, etype: str, actor: int, payload: Mapping[str, Any], after: Any
+) -> frozenset[int]:
+    """Who sees event ``etype`` happen: the player ids (>= 1) whose view it may change,
+    and 0 when a spectator's view may change (DESIGN §5: a view's ``seq`` is the
+    player's own version and moves only when that player's view changes).
+
+    Args:
+        before: the state before the event (None before ``GameCreated``).
+        etype / actor / payload: the event (payload a dict).
+        after: the state after it.
+
+    Returns:
+        A set of seat ids and 0 (spectator). This default, used by kinds without hidden
+        information, is every seat and the spectator; a kind module with hidden
+        information (fog, blind placement) defines ``observers`` with the same signature
+        and the same rule as its ``player_log`` (an event a player observes is exactly an
+        event of that player's filtered log).
+    """
+    rules = _rules(after)
+    own = getattr(rules, "observers", None)
+    if own is not None:
+        return frozenset(own(before, etype, actor, payload, after))
+    return frozenset(range(0, summary(after).max_players + 1))
+
+
 def player_log(events: Iterable[Mapping[str, Any]], player_id: int) -> list[dict[str, Any]]:
     """What ``player_id`` may read of a whole event log (DESIGN.md §5 "nothing else leaks",
     §7 "a player gets it fog-filtered"), by the kind in its ``GameCreated``.
