@@ -20,7 +20,9 @@ The SDK never imports the engine: it speaks only the public API.
 
 from __future__ import annotations
 
+import asyncio
 import json
+import time
 import uuid
 from collections.abc import AsyncIterator, Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -154,6 +156,42 @@ class _Requests:
     @staticmethod
     def command(game_id: str, token: str, name: str, key: str | None) -> tuple[str, str, dict]:
         return "POST", f"/game/{game_id}/{name}", {"headers": _post_headers(token, key)}
+
+    @staticmethod
+    def create_ticket(
+        kind: str,
+        players: int,
+        name: str,
+        config: dict[str, Any] | None,
+        profile_token: str | None,
+        key: str | None,
+    ) -> tuple[str, str, dict]:
+        headers = _post_headers(None, key)
+        if profile_token:
+            headers["X-Profile-Token"] = profile_token
+        body = {"kind": kind, "players": players, "name": name, "config": dict(config or {})}
+        return "POST", "/matchmaking/tickets", {"json": body, "headers": headers}
+
+
+#: Ticket statuses after which a ticket never changes (DESIGN §11).
+FINAL_TICKET_STATUSES = frozenset({"matched", "cancelled", "expired"})
+
+
+def ticket_stream_url(base_url: str, ticket_id: str, token: str) -> str:
+    """The WebSocket URL of a matchmaking ticket's stream (``ws://`` or ``wss://``)."""
+    parts = urlsplit(base_url)
+    scheme = "wss" if parts.scheme == "https" else "ws"
+    path = parts.path.rstrip("/") + f"/matchmaking/tickets/{quote(ticket_id, safe='')}/stream"
+    return urlunsplit((scheme, parts.netloc, path, f"token={quote(token, safe='')}", ""))
+
+
+def _seat_of(ticket: dict[str, Any]) -> Seat:
+    """The seat of a ticket that ended; raises ApiError when it ended without a match."""
+    if ticket.get("status") == "matched" and ticket.get("match"):
+        m = ticket["match"]
+        return Seat(str(m["game_id"]), int(m["player_id"]), str(m["player_token"]))
+    status = str(ticket.get("status", "")).upper()
+    raise ApiError(409, f"TICKET_{status}", f"the ticket ended {ticket.get('status')}: {ticket.get('reason') or ''}")
 
 
 class AsyncCellWarClient:
@@ -332,6 +370,122 @@ class AsyncCellWarClient:
     async def move(self, game_id: str, token: str, unit_id: int, dx: int, dy: int, **kw: Any) -> dict[str, Any]:
         """CellWar: unit ``unit_id`` acts toward (dx, dy), each in -1..1."""
         return await self.act(game_id, token, {"unit_id": unit_id, "dx": dx, "dy": dy}, **kw)
+
+    # -- matchmaking (DESIGN §11)
+
+    async def create_ticket(
+        self,
+        kind: str = "life",
+        players: int = 2,
+        name: str = "player",
+        config: dict[str, Any] | None = None,
+        *,
+        profile_token: str | None = None,
+        idempotency_key: str | None = None,
+    ) -> dict[str, Any]:
+        """Ask for a match: ``{"ticket_id", "ticket_token"}``. ``config`` is partial (a
+        field another ticket sets differently keeps you apart); ``profile_token`` rates
+        the game for that profile (ApiError 409 ``ALREADY_QUEUED`` when it already
+        searches in this queue)."""
+        method, path, kw = _Requests.create_ticket(kind, players, name, config, profile_token, idempotency_key)
+        return await self._call(method, path, **kw)
+
+    async def ticket(self, ticket_id: str, ticket_token: str) -> dict[str, Any]:
+        """The ticket: ``{"status", "wait_s", "queue", ..., "match"?: {"game_id",
+        "player_id", "player_token"}}``."""
+        return await self._call("GET", f"/matchmaking/tickets/{ticket_id}", headers=_auth(ticket_token))
+
+    async def cancel_ticket(self, ticket_id: str, ticket_token: str) -> dict[str, Any]:
+        """Cancel a searching ticket (ApiError 409 ``ALREADY_MATCHED`` when too late)."""
+        return await self._call("DELETE", f"/matchmaking/tickets/{ticket_id}", headers=_auth(ticket_token))
+
+    async def watch_ticket(self, ticket_id: str, ticket_token: str) -> AsyncIterator[dict[str, Any]]:
+        """The ticket now and at each status change (``{"type": "ticket", ...}``); ends
+        after a final status. Raises ApiError for a stream closed with an error."""
+        url = ticket_stream_url(self.base_url, ticket_id, ticket_token)
+        last_error: dict[str, Any] | None = None
+        async with websockets.connect(url, open_timeout=30) as ws:
+            try:
+                async for raw in ws:
+                    message = json.loads(raw)
+                    if message.get("type") == "error":
+                        last_error = message
+                        continue
+                    yield message
+                    if message.get("status") in FINAL_TICKET_STATUSES:
+                        return
+            except ConnectionClosed as exc:
+                err = _closed_error(exc, last_error)
+                if err is not None:
+                    raise err from None
+                return
+
+    async def wait_for_match(
+        self, ticket_id: str, ticket_token: str, *, timeout: float = 330.0, poll_s: float = 0.25
+    ) -> Seat:
+        """Wait until the ticket ends (its stream, else polling every ``poll_s`` seconds)
+        and return the matched seat.
+
+        Raises:
+            ApiError: the ticket ended without a match (code ``TICKET_CANCELLED`` /
+                ``TICKET_EXPIRED``), or the server refused.
+            TimeoutError: still searching after ``timeout`` seconds.
+        """
+        async def by_stream() -> dict[str, Any] | None:
+            last = None
+            async for message in self.watch_ticket(ticket_id, ticket_token):
+                last = message
+            return last
+
+        async def by_polling() -> dict[str, Any]:
+            while True:
+                t = await self.ticket(ticket_id, ticket_token)
+                if t.get("status") in FINAL_TICKET_STATUSES:
+                    return t
+                await asyncio.sleep(poll_s)
+
+        async def wait() -> dict[str, Any]:
+            try:
+                last = await by_stream()
+                if last is not None and last.get("status") in FINAL_TICKET_STATUSES:
+                    return last
+            except (OSError, websockets.WebSocketException, ApiError):
+                pass  # fall back to polling (a proxy without WebSocket, a dropped stream)
+            return await by_polling()
+
+        return _seat_of(await asyncio.wait_for(wait(), timeout))
+
+    async def find_match(
+        self,
+        kind: str = "life",
+        players: int = 2,
+        name: str = "player",
+        config: dict[str, Any] | None = None,
+        *,
+        profile_token: str | None = None,
+        timeout: float = 330.0,
+    ) -> Seat:
+        """Queue a ticket and wait for its seat (:meth:`create_ticket` +
+        :meth:`wait_for_match`); the ticket is cancelled when the wait fails."""
+        created = await self.create_ticket(kind, players, name, config, profile_token=profile_token)
+        try:
+            return await self.wait_for_match(created["ticket_id"], created["ticket_token"], timeout=timeout)
+        except Exception:
+            try:
+                await self.cancel_ticket(created["ticket_id"], created["ticket_token"])
+            except Exception:  # noqa: BLE001 - the original error matters
+                pass
+            raise
+
+    async def queues(self) -> list[dict[str, Any]]:
+        """Queue statistics: ``[{"queue", "kind", "players", "waiting", "in_games",
+        "matches_last_minute", "median_wait_s", "p90_wait_s"}]``."""
+        return (await self._call("GET", "/matchmaking/queues"))["queues"]
+
+    async def leaderboard(self, kind: str = "life", players: int = 2) -> list[dict[str, Any]]:
+        """The top 100 of a queue: ``[{"profile_id", "name", "rating", "games"}]``."""
+        data = await self._call("GET", "/leaderboard", params={"kind": kind, "players": players})
+        return data["entries"]
 
     # -- stream
 
@@ -517,6 +671,56 @@ class CellWarClient:
     def move(self, game_id: str, token: str, unit_id: int, dx: int, dy: int, **kw: Any) -> dict[str, Any]:
         """CellWar: unit ``unit_id`` acts toward (dx, dy)."""
         return self.act(game_id, token, {"unit_id": unit_id, "dx": dx, "dy": dy}, **kw)
+
+    # -- matchmaking (DESIGN §11)
+
+    def create_ticket(
+        self,
+        kind: str = "life",
+        players: int = 2,
+        name: str = "player",
+        config: dict[str, Any] | None = None,
+        *,
+        profile_token: str | None = None,
+        idempotency_key: str | None = None,
+    ) -> dict[str, Any]:
+        """Ask for a match: ``{"ticket_id", "ticket_token"}``."""
+        method, path, kw = _Requests.create_ticket(kind, players, name, config, profile_token, idempotency_key)
+        return self._call(method, path, **kw)
+
+    def ticket(self, ticket_id: str, ticket_token: str) -> dict[str, Any]:
+        """The ticket (``status``, ``wait_s``, ``queue``, ``match``?)."""
+        return self._call("GET", f"/matchmaking/tickets/{ticket_id}", headers=_auth(ticket_token))
+
+    def cancel_ticket(self, ticket_id: str, ticket_token: str) -> dict[str, Any]:
+        """Cancel a searching ticket."""
+        return self._call("DELETE", f"/matchmaking/tickets/{ticket_id}", headers=_auth(ticket_token))
+
+    def wait_for_match(
+        self, ticket_id: str, ticket_token: str, *, timeout: float = 330.0, poll_s: float = 0.25
+    ) -> Seat:
+        """Poll the ticket until it ends; the matched seat.
+
+        Raises:
+            ApiError: ended without a match (``TICKET_CANCELLED`` / ``TICKET_EXPIRED``).
+            TimeoutError: still searching after ``timeout`` seconds.
+        """
+        deadline = time.monotonic() + timeout
+        while True:
+            t = self.ticket(ticket_id, ticket_token)
+            if t.get("status") in FINAL_TICKET_STATUSES:
+                return _seat_of(t)
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"ticket {ticket_id} still searching after {timeout} s")
+            time.sleep(poll_s)
+
+    def queues(self) -> list[dict[str, Any]]:
+        """Queue statistics (see :meth:`AsyncCellWarClient.queues`)."""
+        return self._call("GET", "/matchmaking/queues")["queues"]
+
+    def leaderboard(self, kind: str = "life", players: int = 2) -> list[dict[str, Any]]:
+        """The top 100 of a queue."""
+        return self._call("GET", "/leaderboard", params={"kind": kind, "players": players})["entries"]
 
     def stream(self, game_id: str, token: str | None = None) -> Iterator[dict[str, Any]]:
         """Blocking iterator over the stream's messages; ends after ``finished``.

@@ -14,12 +14,13 @@ from fastapi.openapi.docs import get_swagger_ui_html
 from fastapi.responses import HTMLResponse
 from fastapi.staticfiles import StaticFiles
 
-from cellwar.v1 import session_pb2_grpc
+from cellwar.v1 import matchmaker_pb2_grpc, session_pb2_grpc
 from gateway.errors import install_error_handlers
 from gateway.fanout import FanoutHub
 from gateway.limits import BodySizeLimit, RateLimit
 from gateway.observability import AccessLogMiddleware, Metrics
-from gateway.routes import campaign, games, health, patterns, stream
+from gateway.routes import campaign, games, health, matchmaking, patterns, stream
+from gateway.ticket_tokens import TicketSigner
 from gateway.tokens import ProfileSigner, TokenSigner
 from services.common.grpcutil import GRPC_OPTIONS
 from services.common.settings import Settings
@@ -58,7 +59,11 @@ def _web_dir(settings: Settings) -> Path | None:
     return path if path.is_dir() else None
 
 
-def create_app(settings: Settings, session_channel: grpc.aio.Channel | None = None) -> FastAPI:
+def create_app(
+    settings: Settings,
+    session_channel: grpc.aio.Channel | None = None,
+    matchmaker_channel: grpc.aio.Channel | None = None,
+) -> FastAPI:
     """Build the gateway app.
 
     Args:
@@ -66,6 +71,7 @@ def create_app(settings: Settings, session_channel: grpc.aio.Channel | None = No
             signing key), ``web_dir`` (browser client folder; empty = ``client/web``).
         session_channel: a grpc.aio channel to the session service; when None the
             lifespan opens one to ``settings.session_addr`` and closes it at shutdown.
+        matchmaker_channel: the same for the matchmaker (``settings.matchmaker_addr``).
 
     Returns:
         The FastAPI app: API routes, ``/docs`` (Swagger UI served from ``/_docs``, no
@@ -85,6 +91,13 @@ def create_app(settings: Settings, session_channel: grpc.aio.Channel | None = No
         app.state.session = session_pb2_grpc.SessionStub(channel)
         # One upstream Session.Watch per (game, player) shared by all sockets (DESIGN §8).
         app.state.fanout = FanoutHub(app.state.session, app.state.metrics)
+        mm_owned = matchmaker_channel is None
+        mm_channel = (
+            grpc.aio.insecure_channel(settings.matchmaker_addr, options=GRPC_OPTIONS)
+            if mm_owned
+            else matchmaker_channel
+        )
+        app.state.matchmaker = matchmaker_pb2_grpc.MatchmakerStub(mm_channel)
         log.info("gateway_started", session_addr=settings.session_addr if owned else "given")
         try:
             yield
@@ -92,6 +105,8 @@ def create_app(settings: Settings, session_channel: grpc.aio.Channel | None = No
             await app.state.fanout.aclose()
             if owned:
                 await channel.close(grace=1.0)
+            if mm_owned:
+                await mm_channel.close(grace=1.0)
             log.info("gateway_stopped")
 
     app = FastAPI(
@@ -109,12 +124,17 @@ def create_app(settings: Settings, session_channel: grpc.aio.Channel | None = No
                 "name": "campaign",
                 "description": "Campaign levels and profiles (progress kept server-side).",
             },
+            {
+                "name": "matchmaking",
+                "description": "Tickets, queue statistics, leaderboard (ratings: OpenSkill).",
+            },
             {"name": "operations", "description": "Liveness, readiness, Prometheus metrics."},
         ],
     )
     app.state.settings = settings
     app.state.signer = TokenSigner(settings.secret)
     app.state.profile_signer = ProfileSigner(settings.secret)
+    app.state.ticket_signer = TicketSigner(settings.secret)
     app.state.metrics = Metrics()
     install_error_handlers(app)
     # add_middleware wraps: the last added runs first.
@@ -144,6 +164,7 @@ def create_app(settings: Settings, session_channel: grpc.aio.Channel | None = No
     app.include_router(stream.router)
     app.include_router(patterns.router)
     app.include_router(campaign.router)
+    app.include_router(matchmaking.router)
     web = _web_dir(settings)
     if web is not None:
         # Mounted last: every API route above wins over a file of the same path.

@@ -15,13 +15,14 @@ from __future__ import annotations
 import json
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Body, status
+from fastapi import APIRouter, Body, Request, status
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 
 from cellwar.v1 import engine_pb2, session_pb2
 from gateway.deps import RPC_TIMEOUT_S, SessionDep
 from gateway.profile_deps import CurrentProfile, OptionalProfile, ProfileSignerDep
+from gateway.routes.matchmaking import RatingOut, profile_ratings
 from gateway.schemas import DisplayName, ErrorOut
 
 router = APIRouter(tags=["campaign"])
@@ -99,6 +100,10 @@ class ProfileOut(BaseModel):
     unlocked: int = Field(description="Highest level the profile may start (1 for a new profile)")
     best: dict[str, BestOut] = Field(description='Best finish by level number ("1", "2", ...)')
     created_at: str = Field(default="", description="ISO 8601, UTC")
+    ratings: list[RatingOut] | None = Field(
+        default=None,
+        description="Matchmaking ratings, one per queue played rated (null: matchmaker down)",
+    )
 
 
 async def _profile(session: SessionDep, profile_id: str) -> dict[str, Any]:
@@ -161,7 +166,9 @@ async def create_profile(
     description="The profile of the bearer token: `unlocked` (highest level you may start) "
     "and `best` (your best finish of each level played).",
 )
-async def get_profile(session: SessionDep, profile_id: CurrentProfile) -> ProfileOut:
-    """GET /profile → ``{"profile_id", "name", "unlocked", "best", "created_at"}``."""
+async def get_profile(request: Request, session: SessionDep, profile_id: CurrentProfile) -> ProfileOut:
+    """GET /profile → ``{"profile_id", "name", "unlocked", "best", "created_at",
+    "ratings"}``."""
     profile = await _profile(session, profile_id)
-    return ProfileOut.model_validate({**profile, "profile_id": profile_id})
+    ratings = await profile_ratings(request, profile_id)
+    return ProfileOut.model_validate({**profile, "profile_id": profile_id, "ratings": ratings})

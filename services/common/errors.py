@@ -25,6 +25,8 @@ _STATUS: dict[str, grpc.StatusCode] = {
     "IDEMPOTENCY_KEY_REUSED": grpc.StatusCode.INVALID_ARGUMENT,
     "GAME_NOT_FOUND": grpc.StatusCode.NOT_FOUND,
     "PROFILE_NOT_FOUND": grpc.StatusCode.NOT_FOUND,
+    # Matchmaking (services/matchmaker): an unknown ticket id.
+    "TICKET_NOT_FOUND": grpc.StatusCode.NOT_FOUND,
     "UNAUTHORIZED": grpc.StatusCode.UNAUTHENTICATED,
     "FORBIDDEN": grpc.StatusCode.PERMISSION_DENIED,
     "CONFLICT": grpc.StatusCode.ABORTED,

@@ -36,6 +36,13 @@ class Settings(BaseSettings):
         rate_limit_per_s / rate_limit_burst: the gateway's token bucket for POST requests,
             per player token (else per client IP): refill rate (requests/s) and size;
             0 in either disables the limit.
+        matchmaker_addr: host:port of the matchmaker gRPC service.
+        matchmaker_interval_s: pause between two matching steps (seconds).
+        ticket_ttl_s: a matchmaking ticket expires after searching this long (seconds;
+            DESIGN §11: 5 minutes).
+        match_claim_timeout_s: a match claimed this long ago (seconds) by an instance
+            that has not finished forming it is rolled forward or back by any instance.
+        matchmaker_concurrency: matches one matchmaker instance forms at once.
     """
 
     model_config = SettingsConfigDict(env_prefix="CELLWAR_", env_file=".env", extra="ignore")
@@ -61,6 +68,12 @@ class Settings(BaseSettings):
     max_body_bytes: int = Field(4 * 1024 * 1024, ge=0)
     rate_limit_per_s: float = Field(50.0, ge=0)
     rate_limit_burst: int = Field(100, ge=0)
+    # Matchmaker (issue 14)
+    matchmaker_addr: str = "127.0.0.1:50053"
+    matchmaker_interval_s: float = Field(0.1, gt=0)
+    ticket_ttl_s: float = Field(300.0, gt=0)
+    match_claim_timeout_s: float = Field(10.0, gt=0)
+    matchmaker_concurrency: int = Field(32, ge=1)
 
 
 @lru_cache(maxsize=1)

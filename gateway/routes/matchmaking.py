@@ -1,0 +1,454 @@
+"""Matchmaking and ratings (DESIGN §11): tickets, their WebSocket, queue statistics and
+the leaderboard, all answered by the matchmaker service over gRPC.
+
+- ``POST /matchmaking/tickets`` ``{"kind", "players", "config"?, "name"}`` (optional
+  ``X-Profile-Token``: the rated identity) → 201 ``{"ticket_id", "ticket_token"}``;
+  409 ``ALREADY_QUEUED`` when the profile already searches in that queue.
+- ``GET /matchmaking/tickets/{id}`` (``Authorization: Bearer <ticket token>``) →
+  ``{"ticket_id", "status", "wait_s", "queue", ..., "match"?: {"game_id", "player_id",
+  "player_token"}}``. The player token is signed here, from the match's game and seat.
+- ``DELETE /matchmaking/tickets/{id}`` cancels (409 ``ALREADY_MATCHED`` too late).
+- ``WS /matchmaking/tickets/{id}/stream?token=…``: ``{"type": "ticket", ...}`` now and
+  at each status change; closes with 1000 after a final status (``matched``,
+  ``cancelled``, ``expired``); errors as on the game stream (error frame, 4000 + HTTP
+  status).
+- ``GET /matchmaking/queues``: per queue ``waiting``, ``in_games``,
+  ``matches_last_minute``, ``median_wait_s``, ``p90_wait_s``.
+- ``GET /leaderboard?kind=life&players=2``: the top 100 ``{"profile_id", "name",
+  "rating", "games"}``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+from typing import Annotated, Any, Literal
+
+import grpc
+import structlog
+from fastapi import APIRouter, Body, Depends, Path, Query, Request, WebSocket, status
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, ValidationError, model_validator
+
+from cellwar.v1 import matchmaker_pb2, matchmaker_pb2_grpc
+from gateway.deps import RPC_TIMEOUT_S, CommandId, SignerDep
+from gateway.errors import ApiError, from_rpc_error
+from gateway.profile_deps import ProfileHeader
+from gateway.schemas import CellWarConfigBody, DisplayName, ErrorOut, LifeConfigBody
+from gateway.ticket_tokens import TicketSigner
+
+router = APIRouter(tags=["matchmaking"])
+log = structlog.get_logger("gateway.matchmaking")
+
+TicketId = Annotated[str, Path(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_-]+$")]
+
+_ERRORS: dict[int | str, dict[str, Any]] = {
+    401: {"model": ErrorOut, "description": "Missing, garbled or forged token (UNAUTHORIZED)"},
+    403: {"model": ErrorOut, "description": "A token of another ticket (FORBIDDEN)"},
+    404: {"model": ErrorOut, "description": "Unknown ticket (TICKET_NOT_FOUND)"},
+    409: {"model": ErrorOut, "description": "ALREADY_QUEUED, ALREADY_MATCHED"},
+    422: {"model": ErrorOut, "description": "The body does not fit (MALFORMED, INVALID_CONFIG)"},
+    503: {"model": ErrorOut, "description": "The matchmaker is down (UNAVAILABLE)"},
+}
+
+_ticket_bearer = HTTPBearer(
+    auto_error=False,
+    scheme_name="TicketToken",
+    description="The `ticket_token` returned by POST /matchmaking/tickets.",
+)
+
+#: Config models by kind: the ticket's config is checked against the game's own schema.
+_CONFIG_MODELS: dict[str, type[BaseModel]] = {"life": LifeConfigBody, "cellwar": CellWarConfigBody}
+#: Player counts of each kind's queues (DESIGN §11: Life 2 or 4, CellWar 2..8).
+_QUEUE_PLAYERS = {"life": (2, 4), "cellwar": tuple(range(2, 9))}
+
+
+# --------------------------------------------------------------------------- schemas
+
+
+class TicketBody(BaseModel):
+    """Ask for a match."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    kind: Literal["life", "cellwar"]
+    players: Annotated[StrictInt, Field(ge=2, le=8, description="Life: 2 or 4; CellWar: 2..8")] = 2
+    config: Annotated[
+        dict[str, Any],
+        Field(
+            description="Partial game config (Life: width, height, budget, torus, "
+            "max_generations; CellWar: width, height, disconnect_timeout_s). A field set by "
+            "two tickets must agree to be matched; unset fields take the defaults."
+        ),
+    ] = Field(default_factory=dict)
+    name: Annotated[DisplayName, Field(min_length=1, description="Your name in the game")]
+
+    @model_validator(mode="after")
+    def _fits_the_kind(self) -> TicketBody:
+        if self.players not in _QUEUE_PLAYERS[self.kind]:
+            raise ValueError(f"{self.kind} is played by {list(_QUEUE_PLAYERS[self.kind])} players")
+        for key in ("players", "units"):
+            if key in self.config:
+                raise ValueError(f"config.{key} cannot be asked for in matchmaking")
+        try:
+            model = _CONFIG_MODELS[self.kind].model_validate(self.config)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            loc = ".".join(str(p) for p in first.get("loc", ()))
+            raise ValueError(f"config.{loc}: {first.get('msg')}") from None
+        self.config = model.model_dump(exclude_unset=True, exclude_none=True)
+        return self
+
+
+class TicketCreated(BaseModel):
+    """Answer of POST /matchmaking/tickets: keep the token, it is the ticket."""
+
+    ticket_id: str
+    ticket_token: str = Field(description="Send as `Authorization: Bearer <token>` (or `?token=`)")
+
+
+class MatchOut(BaseModel):
+    """Your seat in the matched game."""
+
+    game_id: str
+    player_id: int
+    player_token: str = Field(description="The seat's player token for /game/{id}/…")
+
+
+class TicketOut(BaseModel):
+    """A ticket."""
+
+    ticket_id: str
+    status: Literal["searching", "matched", "cancelled", "expired"]
+    wait_s: float = Field(description="Seconds searched (until now, or until the final status)")
+    queue: str = Field(description='"<kind>-<players>", e.g. "life-2"')
+    kind: str
+    players: int
+    config: dict[str, Any]
+    rating: float = Field(description="The rating matched on (1500 provisional)")
+    reason: str | None = Field(default=None, description="Why it ended unmatched")
+    match: MatchOut | None = None
+
+
+class QueueOut(BaseModel):
+    """Statistics of one queue (kind × players)."""
+
+    queue: str
+    kind: str
+    players: int
+    waiting: int = Field(description="Tickets searching now")
+    in_games: int = Field(description="Players in matchmade games of this queue still running")
+    matches_last_minute: int
+    median_wait_s: float | None = Field(description="Of tickets matched in the last 5 minutes")
+    p90_wait_s: float | None
+
+
+class QueuesOut(BaseModel):
+    """Answer of GET /matchmaking/queues."""
+
+    queues: list[QueueOut]
+
+
+class RatingOut(BaseModel):
+    """A rating (OpenSkill Plackett–Luce; rating = 1500 + 40 × (mu − 25))."""
+
+    kind: str
+    players: int
+    rating: float
+    games: int
+    mu: float
+    sigma: float
+
+
+class LeaderEntry(BaseModel):
+    """One line of the leaderboard."""
+
+    profile_id: str
+    name: str
+    rating: float
+    games: int
+
+
+class LeaderboardOut(BaseModel):
+    """Answer of GET /leaderboard."""
+
+    kind: str
+    players: int
+    entries: list[LeaderEntry]
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def get_matchmaker(request: Request) -> matchmaker_pb2_grpc.MatchmakerStub:
+    """The matchmaker stub made by the app's lifespan."""
+    return request.app.state.matchmaker
+
+
+def get_ticket_signer(request: Request) -> TicketSigner:
+    """The ticket token signer."""
+    return request.app.state.ticket_signer
+
+
+MatchmakerDep = Annotated[matchmaker_pb2_grpc.MatchmakerStub, Depends(get_matchmaker)]
+TicketSignerDep = Annotated[TicketSigner, Depends(get_ticket_signer)]
+
+
+def _from_rpc(exc: grpc.RpcError) -> ApiError:
+    err = from_rpc_error(exc)
+    if err.status == 503:
+        err.message = err.message.replace("the session service", "the matchmaker")
+    return err
+
+
+async def _call(coro: Any) -> Any:
+    """Await a matchmaker call; its errors become :class:`ApiError`."""
+    try:
+        return await coro
+    except grpc.RpcError as exc:
+        raise _from_rpc(exc) from None
+
+
+def ticket_json(ticket: matchmaker_pb2.Ticket, signer: Any) -> dict[str, Any]:
+    """The REST shape of a ticket; a matched one carries its seat's player token."""
+    out: dict[str, Any] = {
+        "ticket_id": ticket.ticket_id,
+        "status": ticket.status,
+        "wait_s": round(ticket.wait_s, 3),
+        "queue": ticket.queue,
+        "kind": ticket.kind,
+        "players": ticket.players,
+        "config": json.loads(ticket.config or b"{}"),
+        "rating": round(ticket.rating, 1),
+        "reason": ticket.reason or None,
+        "match": None,
+    }
+    if ticket.status == "matched" and ticket.game_id:
+        out["match"] = {
+            "game_id": ticket.game_id,
+            "player_id": ticket.player_id,
+            "player_token": signer.issue(ticket.game_id, ticket.player_id),
+        }
+    return out
+
+
+async def _ticket_holder(
+    request: Request,
+    ticket_id: TicketId,
+    signer: TicketSignerDep,
+    credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_ticket_bearer)],
+) -> str:
+    """The ticket id of a verified bearer ticket token (401/403 otherwise)."""
+    tid = signer.verify(credentials.credentials if credentials else None, ticket_id)
+    structlog.contextvars.bind_contextvars(ticket_id=tid)
+    request.state.ticket_id = tid
+    return tid
+
+
+TicketHolder = Annotated[str, Depends(_ticket_holder)]
+
+
+async def profile_ratings(request: Request, profile_id: str) -> list[dict[str, Any]] | None:
+    """The profile's ratings (``[{"kind", "players", "rating", "games", "mu", "sigma"}]``)
+    for ``GET /profile``; None when the matchmaker does not answer (the profile's other
+    fields are still served)."""
+    stub = getattr(request.app.state, "matchmaker", None)
+    if stub is None:
+        return None
+    try:
+        reply = await stub.Ratings(
+            matchmaker_pb2.RatingsRequest(profile_id=profile_id), timeout=RPC_TIMEOUT_S
+        )
+    except grpc.RpcError as exc:
+        log.warning("ratings_unavailable", profile_id=profile_id, error=_from_rpc(exc).message)
+        return None
+    return [
+        {"kind": r.kind, "players": r.players, "rating": r.rating, "games": r.games, "mu": r.mu, "sigma": r.sigma}
+        for r in reply.ratings
+    ]
+
+
+# --------------------------------------------------------------------------- routes
+
+
+@router.post(
+    "/matchmaking/tickets",
+    status_code=status.HTTP_201_CREATED,
+    response_model=TicketCreated,
+    responses=_ERRORS,
+    summary="Ask for a match",
+    description="Queue a ticket for a game of `kind` with `players` seats. With "
+    "`X-Profile-Token` the match is rated for that profile (one searching ticket per "
+    "profile and queue: 409 ALREADY_QUEUED); without it the rating is provisional (1500) "
+    "and nothing is recorded. Poll GET /matchmaking/tickets/{id} or watch its stream; a "
+    "ticket expires after 5 minutes.",
+)
+async def create_ticket(
+    body: Annotated[TicketBody, Body()],
+    matchmaker: MatchmakerDep,
+    tickets: TicketSignerDep,
+    cid: CommandId,
+    profile_id: ProfileHeader,
+) -> TicketCreated:
+    """POST /matchmaking/tickets → 201 ``{"ticket_id", "ticket_token"}``."""
+    reply = await _call(
+        matchmaker.CreateTicket(
+            matchmaker_pb2.CreateTicketRequest(
+                kind=body.kind,
+                players=body.players,
+                config=json.dumps(body.config).encode(),
+                name=body.name,
+                profile_id=profile_id or "",
+                command_id=cid,
+            ),
+            timeout=RPC_TIMEOUT_S,
+        )
+    )
+    return TicketCreated(ticket_id=reply.ticket_id, ticket_token=tickets.issue(reply.ticket_id))
+
+
+@router.get(
+    "/matchmaking/tickets/{ticket_id}",
+    response_model=TicketOut,
+    responses=_ERRORS,
+    summary="Your ticket",
+    description="`status`: searching, matched (then `match` has your seat and its player "
+    "token), cancelled or expired.",
+)
+async def get_ticket(
+    ticket_id: TicketHolder, matchmaker: MatchmakerDep, signer: SignerDep
+) -> dict[str, Any]:
+    """GET /matchmaking/tickets/{id} → the ticket."""
+    reply = await _call(
+        matchmaker.GetTicket(matchmaker_pb2.TicketRequest(ticket_id=ticket_id), timeout=RPC_TIMEOUT_S)
+    )
+    return ticket_json(reply, signer)
+
+
+@router.delete(
+    "/matchmaking/tickets/{ticket_id}",
+    response_model=TicketOut,
+    responses=_ERRORS,
+    summary="Cancel your ticket",
+    description="A cancelled ticket is never matched. Too late once it is being matched "
+    "(409 ALREADY_MATCHED); cancelling a cancelled or expired ticket answers it unchanged.",
+)
+async def cancel_ticket(
+    ticket_id: TicketHolder, matchmaker: MatchmakerDep, signer: SignerDep
+) -> dict[str, Any]:
+    """DELETE /matchmaking/tickets/{id} → the cancelled ticket."""
+    reply = await _call(
+        matchmaker.CancelTicket(
+            matchmaker_pb2.TicketRequest(ticket_id=ticket_id), timeout=RPC_TIMEOUT_S
+        )
+    )
+    return ticket_json(reply, signer)
+
+
+@router.get(
+    "/matchmaking/queues",
+    response_model=QueuesOut,
+    responses={503: _ERRORS[503]},
+    summary="Queue statistics",
+)
+async def queues(matchmaker: MatchmakerDep) -> dict[str, Any]:
+    """GET /matchmaking/queues → ``{"queues": [...]}``, every kind × players."""
+    reply = await _call(matchmaker.Queues(matchmaker_pb2.QueuesRequest(), timeout=RPC_TIMEOUT_S))
+    return {
+        "queues": [
+            {
+                "queue": q.queue,
+                "kind": q.kind,
+                "players": q.players,
+                "waiting": q.waiting,
+                "in_games": q.in_games,
+                "matches_last_minute": q.matches_last_minute,
+                "median_wait_s": round(q.median_wait_s, 3) if q.HasField("median_wait_s") else None,
+                "p90_wait_s": round(q.p90_wait_s, 3) if q.HasField("p90_wait_s") else None,
+            }
+            for q in reply.queues
+        ]
+    }
+
+
+@router.get(
+    "/leaderboard",
+    response_model=LeaderboardOut,
+    responses={422: _ERRORS[422], 503: _ERRORS[503]},
+    summary="Leaderboard",
+    description="The top 100 rated profiles of one queue, best first.",
+)
+async def leaderboard(
+    matchmaker: MatchmakerDep,
+    kind: Annotated[Literal["life", "cellwar"], Query()] = "life",
+    players: Annotated[int, Query(ge=2, le=8)] = 2,
+) -> dict[str, Any]:
+    """GET /leaderboard?kind=life&players=2 → ``{"kind", "players", "entries": [...]}``."""
+    reply = await _call(
+        matchmaker.Leaderboard(
+            matchmaker_pb2.LeaderboardRequest(kind=kind, players=players, limit=100),
+            timeout=RPC_TIMEOUT_S,
+        )
+    )
+    return {
+        "kind": kind,
+        "players": players,
+        "entries": [
+            {"profile_id": e.profile_id, "name": e.name, "rating": e.rating, "games": e.games}
+            for e in reply.entries
+        ],
+    }
+
+
+# --------------------------------------------------------------------------- WebSocket
+
+
+async def _close_with_error(websocket: WebSocket, err: ApiError) -> None:
+    with contextlib.suppress(Exception):
+        await websocket.send_text(json.dumps({"type": "error", **err.body()}))
+        await websocket.close(code=err.ws_close_code, reason=err.code[:120])
+
+
+@router.websocket("/matchmaking/tickets/{ticket_id}/stream")
+async def ticket_stream(websocket: WebSocket, ticket_id: str, token: str | None = None) -> None:
+    """``{"type": "ticket", ...}`` now and at each status change, until a final status."""
+    app = websocket.app
+    await websocket.accept()
+    structlog.contextvars.bind_contextvars(ticket_id=ticket_id)
+    try:
+        app.state.ticket_signer.verify(token, ticket_id)
+    except ApiError as err:
+        await _close_with_error(websocket, err)
+        return
+    call = app.state.matchmaker.WatchTicket(matchmaker_pb2.TicketRequest(ticket_id=ticket_id))
+
+    async def pump() -> None:
+        async for ticket in call:
+            body = ticket_json(ticket, app.state.signer)
+            await websocket.send_text(json.dumps({"type": "ticket", **body}))
+
+    async def drain() -> None:
+        while (await websocket.receive())["type"] != "websocket.disconnect":
+            pass
+
+    pump_task = asyncio.create_task(pump())
+    drain_task = asyncio.create_task(drain())
+    try:
+        done, _ = await asyncio.wait({pump_task, drain_task}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        call.cancel()
+        for task in (pump_task, drain_task):
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+    if pump_task in done and not pump_task.cancelled():
+        exc = pump_task.exception()
+        if exc is None:
+            with contextlib.suppress(Exception):
+                await websocket.close(code=1000)
+        elif isinstance(exc, grpc.RpcError):
+            await _close_with_error(websocket, _from_rpc(exc))
+        else:
+            log.warning("ticket_stream_failed", error=repr(exc))
+            await _close_with_error(websocket, ApiError(500, "INTERNAL", "stream failed"))

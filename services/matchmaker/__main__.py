@@ -1,0 +1,43 @@
+"""``python -m services.matchmaker``: run a matchmaker instance (``CELLWAR_MATCHMAKER_ADDR``,
+``CELLWAR_NATS_URL``, ``CELLWAR_SESSION_ADDR``) until SIGINT/SIGTERM."""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+
+import structlog
+
+from services.common.logging import configure_logging
+from services.common.settings import get_settings
+from services.matchmaker.server import create_server
+
+
+async def serve() -> None:
+    """Serve until a signal, then stop gracefully (``settings.shutdown_grace_s`` seconds)."""
+    settings = get_settings()
+    configure_logging(settings.log_format, settings.log_level, service="matchmaker")
+    log = structlog.get_logger("cellwar.matchmaker")
+    _, port, app = await create_server(
+        settings.matchmaker_addr,
+        nats_url=settings.nats_url,
+        session_target=settings.session_addr,
+        settings=settings,
+    )
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    log.info("matchmaker_listening", address=settings.matchmaker_addr, port=port)
+    await stop.wait()
+    log.info("matchmaker_stopping")
+    await app.stop()
+
+
+def main() -> None:
+    """Entry point."""
+    asyncio.run(serve())
+
+
+if __name__ == "__main__":
+    main()
