@@ -105,6 +105,7 @@ class RatingsProjection:
         self.games_mirror = games_mirror
         self.clock = clock
         self._task: asyncio.Task[None] | None = None
+        self._sub: Any = None
         self._stopping = asyncio.Event()
         self.games_rated = 0
 
@@ -119,6 +120,10 @@ class RatingsProjection:
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await self._task
+        if self._sub is not None:  # the durable consumer stays; only this inbox goes
+            with contextlib.suppress(Exception):
+                await self._sub.unsubscribe()
+            self._sub = None
 
     async def _subscribe(self) -> Any:
         config = api.ConsumerConfig(
@@ -138,7 +143,7 @@ class RatingsProjection:
         while not self._stopping.is_set():
             if sub is None:
                 try:
-                    sub = await self._subscribe()
+                    sub = self._sub = await self._subscribe()
                     log.info("ratings_projection_started", durable=DURABLE)
                 except (TimeoutError, nats.errors.Error) as exc:
                     # GAME_EVENTS is the session's: it may not exist yet.

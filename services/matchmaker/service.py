@@ -172,7 +172,10 @@ class Matchmaker:
         self._slots = asyncio.Semaphore(opts.concurrency)
         self._loop_task: asyncio.Task[None] | None = None
         self._stopping = asyncio.Event()
+        #: Counters (this instance): matches completed, recoveries rolled forward / back.
         self.matches_formed = 0
+        self.rolled_forward = 0
+        self.rolled_back = 0
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -674,6 +677,7 @@ class Matchmaker:
         decision = existing[0] if existing else await self._decide(match_id, DecisionState.ABORTED, {})
         if decision.get("state") == DecisionState.COMMITTED:
             log.info("match_rolled_forward", match_id=match_id)
+            self.rolled_forward += 1
             await self.complete(match_id, decision)
             return
         claimed = [
@@ -682,6 +686,7 @@ class Matchmaker:
             if (rec.get("claim") or {}).get("match_id") == match_id
         ]
         log.info("match_rolled_back", match_id=match_id, tickets=len(claimed))
+        self.rolled_back += 1
         await self.release(match_id, claimed)
 
     async def _session_call(self, what: str, fn: Callable[[], Any]) -> Any:
