@@ -200,6 +200,7 @@ class Services:
     nats_url: str = ""
     engine_target: str = ""
     session_target: str = ""
+    matchmaker_target: str = ""
     gateway_url: str = ""
     _tmp_handle: Any = None
 
@@ -267,11 +268,31 @@ class Services:
         self.session_target = target
         return target
 
-    async def start_gateway(self) -> str:
-        """``python -m gateway`` (uvicorn) on a free port; waits until ``/readyz`` is 200."""
-        port = free_port()
+    async def start_matchmaker(self, **settings: Any) -> str:
+        """``python -m services.matchmaker`` on a free port (NATS and session started
+        first); ``settings``: more ``Settings`` fields. Waits for SERVING."""
+        target = f"127.0.0.1:{free_port()}"
         env = self._env(
-            session_addr=self.session_target, http_host="127.0.0.1", http_port=port, secret=SECRET
+            nats_url=self.nats_url,
+            session_addr=self.session_target,
+            matchmaker_addr=target,
+            **settings,
+        )
+        child = self._spawn("matchmaker", [sys.executable, "-m", "services.matchmaker"], env)
+        await self._wait_grpc(target, child)
+        self.matchmaker_target = target
+        return target
+
+    async def start_gateway(self, **settings: Any) -> str:
+        """``python -m gateway`` (uvicorn) on a free port; waits until ``/readyz`` is 200.
+        ``settings``: more ``Settings`` fields (the matchmaker's address is passed when
+        one was started)."""
+        port = free_port()
+        if self.matchmaker_target:
+            settings.setdefault("matchmaker_addr", self.matchmaker_target)
+        env = self._env(
+            session_addr=self.session_target, http_host="127.0.0.1", http_port=port, secret=SECRET,
+            **settings,
         )
         child = self._spawn("gateway", [sys.executable, "-m", "gateway"], env)
         url = f"http://127.0.0.1:{port}"

@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from bench import capacity, fanout, kernel, replay, roundtrip
+from bench import capacity, fanout, kernel, matchmaking, replay, roundtrip
 
 BenchFn = Callable[[bool], dict[str, Any]]
 
@@ -32,6 +32,7 @@ BENCHMARKS: list[tuple[str, BenchFn]] = [
     ("replay", lambda quick: replay.run(quick=quick)),
     ("fanout", lambda quick: fanout.run(quick=quick)),
     ("capacity", lambda quick: capacity.run(quick=quick)),
+    ("matchmaking", lambda quick: matchmaking.run(quick=quick)),
 ]
 
 

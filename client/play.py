@@ -4,12 +4,17 @@ Usage::
 
     python -m client.play --url http://localhost:8000 --size 60 --budget 100 [--seed 1]
     python -m client.play --kind cellwar --players 3 [--size 16] [--seed 1]
+    python -m client.play --matchmaking [--kind life] [--players 2] [--anonymous]
 
 Life (the default): creates a game, runs two :class:`client.bots.LifeBot` concurrently
 to the end (they ask for speed 8: the server ticks 8 generations/s × speed).
 CellWar: creates a ``--size`` × ``--size`` game (default 16) with the default start
 (2 infantry each, corners first) for ``--players`` (2..8) and runs that many
 :class:`client.cellwar_bot.CellWarBot` to the end.
+With ``--matchmaking`` the bots do not create a game: each queues a matchmaking ticket
+(``--players`` of them, Life 2 or 4, CellWar 2..8; rated under a fresh profile unless
+``--anonymous``), plays the game it is matched into, and its rating before and after is
+printed (client/matchplay.py).
 Shows progress on stderr, then prints on stdout the winner, the number of events and
 the final state hash (of the last event of ``GET /game/{id}/events``, read once the game
 is finished, so whole). Exit code 0 when the game finished, 1 on an API error, 2 when the
@@ -195,8 +200,30 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--speed", type=int, default=8, choices=(1, 2, 4, 8), help="speed multiplier to ask for")
     parser.add_argument("--max-generations", type=int, default=None, help="end the game after this many")
     parser.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    parser.add_argument("--matchmaking", action="store_true", help="find the game through matchmaking")
+    parser.add_argument("--anonymous", action="store_true", help="matchmaking without profiles (unrated)")
     args = parser.parse_args(argv)
     try:
+        if args.matchmaking:
+            from client.matchplay import play_matchmaking, print_matchmaking
+
+            players = args.players if args.kind == "cellwar" or args.players in (2, 4) else 2
+            mm_config: dict[str, Any] = {"width": args.size, "height": args.size} if args.size else {}
+            if args.kind == "life" and args.budget != 100:
+                mm_config["budget"] = args.budget
+            return print_matchmaking(
+                asyncio.run(
+                    play_matchmaking(
+                        args.url,
+                        kind=args.kind,
+                        players=players,
+                        config=mm_config,
+                        seed=args.seed,
+                        rated=not args.anonymous,
+                        quiet=args.quiet,
+                    )
+                )
+            )
         if args.kind == "cellwar":
             return _print_cellwar(
                 asyncio.run(

@@ -44,10 +44,10 @@ from services.matchmaker.session_port import SessionPort
 from services.matchmaker.store import (
     Bucket,
     Conflict,
+    EventLog,
     MatchEvent,
     Mirror,
     game_marker_key,
-    publish_event,
     rating_key,
 )
 
@@ -99,6 +99,7 @@ class RatingsProjection:
         clock: Callable[[], float] = time.time,
     ) -> None:
         self.js = js
+        self.events = EventLog(js)
         self.games = games
         self.ratings = ratings
         self.session = session
@@ -223,8 +224,7 @@ class RatingsProjection:
                 queue=queue,
                 changes={c.profile_id: round(c.mu_delta, 3) for c in changes},
             )
-            await publish_event(
-                self.js,
+            self.events.publish(
                 MatchEvent.GAME_RATED,
                 {"game_id": game_id, "queue": queue, "changes": [c.to_json() for c in changes]},
                 f"gr-{game_id}",

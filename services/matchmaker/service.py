@@ -64,11 +64,11 @@ from services.matchmaker.session_port import SessionPort
 from services.matchmaker.store import (
     Bucket,
     Conflict,
+    EventLog,
     MatchEvent,
     Mirror,
     decision_key,
     lock_key,
-    publish_event,
     rating_key,
     ticket_key,
 )
@@ -82,6 +82,8 @@ MAX_ATTEMPTS = 20
 COMPLETE_RETRY_S = 30.0
 #: Tickets expired per loop step at most (the rest wait for the next step).
 EXPIRE_PER_STEP = 500
+#: Queue statistics are recomputed at most this often (seconds).
+STATS_CACHE_S = 0.5
 
 
 class DecisionState:
@@ -153,6 +155,7 @@ class Matchmaker:
         clock: Callable[[], float] = time.time,
     ) -> None:
         self.js = js
+        self.events = EventLog(js)
         self.tickets = tickets
         self.games = games
         self.ratings = ratings
@@ -166,6 +169,9 @@ class Matchmaker:
         self.games_mirror = Mirror(games.kv, "")
         self.rating_mirror = Mirror(ratings.kv, "r.")
         self._watchers: dict[str, set[asyncio.Queue[dict[str, Any]]]] = defaultdict(set)
+        #: Keys of the tickets searching now (the loop scans these, not every ticket).
+        self._searching: set[str] = set()
+        self._stats_cache: tuple[float, list[dict[str, Any]]] | None = None
         self._inflight_tickets: set[str] = set()
         self._inflight_matches: set[str] = set()
         self._tasks: set[asyncio.Task[Any]] = set()
@@ -199,6 +205,7 @@ class Matchmaker:
                 task.cancel()
         for mirror in (self.ticket_mirror, self.games_mirror, self.rating_mirror):
             await mirror.stop()
+        await self.events.flush()
 
     # ------------------------------------------------------------------ tickets
 
@@ -273,8 +280,7 @@ class Matchmaker:
             return existing[0]
         await self.ticket_mirror.apply(ticket_key(ticket_id), record, revision)
         log.info("ticket_created", ticket_id=ticket_id, queue=queue, profile_id=profile_id)
-        await publish_event(
-            self.js,
+        self.events.publish(
             MatchEvent.TICKET_CREATED,
             {"ticket_id": ticket_id, "queue": queue, "profile_id": profile_id, "at": now},
             f"tc-{ticket_id}",
@@ -366,8 +372,8 @@ class Matchmaker:
                 continue
             await self.ticket_mirror.apply(key, new, rev)
             log.info("ticket_cancelled", ticket_id=ticket_id, queue=record.get("queue"))
-            await publish_event(
-                self.js, MatchEvent.TICKET_CANCELLED, {"ticket_id": ticket_id, "at": now}, f"tx-{ticket_id}"
+            self.events.publish(
+                MatchEvent.TICKET_CANCELLED, {"ticket_id": ticket_id, "at": now}, f"tx-{ticket_id}"
             )
             return new
         raise ServiceError(MatchErrorCode.CONFLICT, "the ticket changed too often; retry")
@@ -394,6 +400,10 @@ class Matchmaker:
                     self._watchers.pop(ticket_id, None)
 
     def _ticket_changed(self, key: str, value: dict[str, Any] | None, _revision: int) -> None:
+        if value is not None and value.get("status") == TicketStatus.SEARCHING:
+            self._searching.add(key)
+        else:
+            self._searching.discard(key)
         if value is None:
             return
         for queue in self._watchers.get(key[2:], ()):
@@ -405,8 +415,16 @@ class Matchmaker:
         """Per queue (every kind × players): ``waiting`` (searching tickets),
         ``in_games`` (players seated in matchmade games not finished), ``matches_last_
         minute``, ``median_wait_s`` / ``p90_wait_s`` (seconds, of tickets matched in the
-        last 5 minutes; None when none)."""
+        last 5 minutes; None when none). Computed at most every
+        :data:`STATS_CACHE_S` seconds (waiting screens poll it)."""
         now = self.clock()
+        if self._stats_cache is not None and now - self._stats_cache[0] < STATS_CACHE_S:
+            return self._stats_cache[1]
+        stats = self._queue_stats(now)
+        self._stats_cache = (now, stats)
+        return stats
+
+    def _queue_stats(self, now: float) -> list[dict[str, Any]]:
         waiting: dict[str, int] = defaultdict(int)
         recent_matches: dict[str, set[str]] = defaultdict(set)
         waits: dict[str, list[float]] = defaultdict(list)
@@ -498,7 +516,11 @@ class Matchmaker:
         by_queue: dict[str, list[Candidate]] = defaultdict(list)
         expired: list[tuple[str, dict[str, Any], int]] = []
         stale: dict[str, float] = {}
-        for key, (record, revision) in list(self.ticket_mirror.entries.items()):
+        for key in list(self._searching):
+            entry = self.ticket_mirror.entries.get(key)
+            if entry is None:
+                continue
+            record, revision = entry
             if record.get("status") != TicketStatus.SEARCHING:
                 continue
             tid = str(record["ticket_id"])
@@ -563,8 +585,7 @@ class Matchmaker:
             return  # changed meanwhile (claimed, cancelled, expired elsewhere)
         await self.ticket_mirror.apply(key, new, rev)
         log.info("ticket_expired", ticket_id=record["ticket_id"], queue=record.get("queue"))
-        await publish_event(
-            self.js,
+        self.events.publish(
             MatchEvent.TICKET_EXPIRED,
             {"ticket_id": record["ticket_id"], "at": now},
             f"te-{record['ticket_id']}",
@@ -620,8 +641,7 @@ class Matchmaker:
                 log.info("match_aborted_before_commit", match_id=match_id)
                 await self.release(match_id, claimed)
                 return False
-            await publish_event(
-                self.js,
+            self.events.publish(
                 MatchEvent.MATCH_FORMED,
                 {"match_id": match_id, "queue": body["queue"], "tickets": list(match.ticket_ids), "at": now},
                 f"mf-{match_id}",
@@ -640,8 +660,8 @@ class Matchmaker:
             try:
                 await self.tickets.create(key, value)
                 if state == DecisionState.ABORTED:
-                    await publish_event(
-                        self.js, MatchEvent.MATCH_ABORTED, {"match_id": match_id}, f"ma-{match_id}"
+                    self.events.publish(
+                        MatchEvent.MATCH_ABORTED, {"match_id": match_id}, f"ma-{match_id}"
                     )
                 return value
             except Conflict:
@@ -764,8 +784,7 @@ class Matchmaker:
                 queue=decision["queue"],
                 players=[s["player_id"] for s in joined],
             )
-            await publish_event(
-                self.js,
+            self.events.publish(
                 MatchEvent.MATCH_STARTED,
                 {"match_id": match_id, "game_id": game_id, "seats": game["seats"], "at": now},
                 f"ms-{match_id}",

@@ -282,15 +282,35 @@ class Mirror:
                 await result
 
 
-async def publish_event(
-    js: JetStreamContext, event: MatchEvent, data: dict[str, Any], msg_id: str
-) -> None:
-    """Append one event to ``MATCH_EVENTS`` (``Nats-Msg-Id`` = ``msg_id``). Best effort:
-    the KV buckets are the record; a failed publish is logged, never raised."""
-    body = {"type": str(event), **data}
-    try:
-        await js.publish(
-            f"{EVENTS_SUBJECT_PREFIX}.{event}", dumps(body), headers={"Nats-Msg-Id": msg_id}
-        )
-    except (TimeoutError, nats.errors.Error) as exc:
-        log.warning("match_event_not_published", match_event=str(event), error=str(exc))
+class EventLog:
+    """Appends :class:`MatchEvent` s to ``MATCH_EVENTS`` in the background: the KV
+    buckets are the record and the stream is the audit trail, so a request never waits
+    for an event's (fsync'd) acknowledgement, and a failed publish is logged, never raised.
+
+    Args:
+        js: JetStream context.
+    """
+
+    def __init__(self, js: JetStreamContext) -> None:
+        self.js = js
+        self._pending: set[asyncio.Task[None]] = set()
+
+    def publish(self, event: MatchEvent, data: dict[str, Any], msg_id: str) -> None:
+        """Queue one event (``Nats-Msg-Id`` = ``msg_id``, so a repeat is dropped)."""
+        task = asyncio.create_task(self._publish(event, data, msg_id))
+        self._pending.add(task)
+        task.add_done_callback(self._pending.discard)
+
+    async def _publish(self, event: MatchEvent, data: dict[str, Any], msg_id: str) -> None:
+        body = {"type": str(event), **data}
+        try:
+            await self.js.publish(
+                f"{EVENTS_SUBJECT_PREFIX}.{event}", dumps(body), headers={"Nats-Msg-Id": msg_id}
+            )
+        except (TimeoutError, nats.errors.Error) as exc:
+            log.warning("match_event_not_published", match_event=str(event), error=str(exc))
+
+    async def flush(self, timeout: float = 5.0) -> None:
+        """Wait (up to ``timeout`` seconds) for the events queued so far."""
+        if self._pending:
+            await asyncio.wait(set(self._pending), timeout=timeout)

@@ -187,20 +187,43 @@ async def test_ticket_stream_pushes_each_status_change(mm_api: AsyncCellWarClien
         assert frame["error"]["code"] == "UNAUTHORIZED" and ws.close_code == 4401
 
 
-async def test_queue_statistics(mm_api: AsyncCellWarClient):
+async def test_queue_statistics(mm_api: AsyncCellWarClient, matchmaker):
     before = {q["queue"]: q for q in await mm_api.queues()}
     assert set(before) == {"life-2", "life-4", *(f"cellwar-{n}" for n in range(2, 9))}
     config = private_config("cellwar")
     waiting = await mm_api.create_ticket("cellwar", 7, "solo", config)
-    now = {q["queue"]: q for q in await mm_api.queues()}
-    assert now["cellwar-7"]["waiting"] == before["cellwar-7"]["waiting"] + 1
+
+    def searching(queue):  # the truth, from the matchmaker's own copy of the bucket
+        return {
+            r["ticket_id"]
+            for r, _ in matchmaker.matchmaker.ticket_mirror.entries.values()
+            if r["queue"] == queue and r["status"] == "searching"
+        }
+
+    async def stats(queue, check):
+        q = {q["queue"]: q for q in await mm_api.queues()}[queue]
+        return q if check(q) else None
+
+    # Statistics are recomputed every half second: wait for them (other tests' tickets
+    # may still search in the same queue, so compare with the bucket).
+    assert waiting["ticket_id"] in searching("cellwar-7")
+    await eventually(lambda: stats("cellwar-7", lambda q: q["waiting"] == len(searching("cellwar-7"))),
+                     what="waiting counts the searching tickets")
     seats = await asyncio.gather(*(mm_api.find_match("cellwar", 5, f"c{i}", config, timeout=120) for i in range(5)))
     assert len({s.game_id for s in seats}) == 1
-    stats = {q["queue"]: q for q in await mm_api.queues()}["cellwar-5"]
-    assert stats["matches_last_minute"] >= before["cellwar-5"]["matches_last_minute"] + 1
-    assert stats["in_games"] >= before["cellwar-5"]["in_games"] + 5
-    assert stats["median_wait_s"] is not None and stats["p90_wait_s"] >= stats["median_wait_s"] >= 0
+    played = await eventually(
+        lambda: stats(
+            "cellwar-5",
+            lambda q: q["matches_last_minute"] >= before["cellwar-5"]["matches_last_minute"] + 1
+            and q["in_games"] >= before["cellwar-5"]["in_games"] + 5,
+        ),
+        what="a match in the last minute, five players in games",
+    )
+    assert played["median_wait_s"] is not None and played["p90_wait_s"] >= played["median_wait_s"] >= 0
     await mm_api.cancel_ticket(waiting["ticket_id"], waiting["ticket_token"])
+    assert waiting["ticket_id"] not in searching("cellwar-7")
+    await eventually(lambda: stats("cellwar-7", lambda q: q["waiting"] == len(searching("cellwar-7"))),
+                     what="a cancelled ticket no longer waits")
 
 
 async def test_a_ticket_expires_after_its_ttl(stack):

@@ -9,6 +9,7 @@ import collections
 import json
 import random
 import signal
+from collections.abc import Iterator
 
 import pytest
 
@@ -21,9 +22,19 @@ from tests.matchmaker.conftest import (
     private_config,
     start_matchmaker,
 )
+from tests.support.nats import NatsProcess
 from tests.support.stack import Stack
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
+
+
+@pytest.fixture(scope="module")
+def nats_url(tmp_path_factory) -> Iterator[str]:
+    """A NATS of this module's own: the ~400 games it leaves in placement must not be
+    rebuilt by every later test's session on the shared server."""
+    with NatsProcess(tmp_path_factory.mktemp("nats-instances")) as proc:
+        yield proc.url
+
 
 #: Tickets per queue: 1,000 in all, each queue a whole number of matches.
 QUEUES = {("life", 2): 400, ("life", 4): 200, ("cellwar", 2): 220, ("cellwar", 4): 180}
