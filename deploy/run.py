@@ -151,6 +151,8 @@ def main(argv: list[str] | None = None) -> int:
         for name, addr, module in (
             ("engine", settings.engine_addr, "services.engine"),
             ("session", settings.session_addr, "services.session"),
+            # issue 14 (matchmaker): one instance, after the session it creates games in.
+            ("matchmaker", settings.matchmaker_addr, "services.matchmaker"),
         ):
             host, port = addr.rsplit(":", 1)
             if not _free(host, int(port)):
