@@ -29,7 +29,7 @@ test-unit: $(STAMP)
 	$(PY) -m pytest -q tests/engine tests/test_proto_stubs.py
 
 test-integration: $(STAMP)
-	$(PY) -m pytest -q tests/integration tests/api
+	$(PY) -m pytest -q tests/integration tests/api tests/matchmaker
 
 test-browser: $(STAMP)
 	$(PY) -m pytest -q tests/browser

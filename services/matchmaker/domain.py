@@ -79,6 +79,11 @@ TICKET_CONFIG_FIELDS: dict[str, frozenset[str]] = {
     GameKind.CELLWAR: frozenset({"width", "height", "disconnect_timeout_s"}),
 }
 
+#: Config every matchmade game of a kind gets unless its tickets set the field (issue 14
+#: asks for turn timers on by default in matchmade games, e.g. ``{"turn_time_s": 60}``
+#: for CellWar; empty until the engine knows ``turn_time_s``: it refuses unknown keys).
+MATCH_CONFIG_DEFAULTS: dict[str, dict[str, Any]] = {GameKind.LIFE: {}, GameKind.CELLWAR: {}}
+
 #: Seconds a ticket searches before it expires (DESIGN §11: 5 minutes).
 TICKET_TTL_S = 300.0
 

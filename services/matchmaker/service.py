@@ -630,7 +630,7 @@ class Matchmaker:
                 "queue": domain.queue_id(kind, players),
                 "kind": kind,
                 "players": players,
-                "config": {**match.config, "players": players},
+                "config": {**domain.MATCH_CONFIG_DEFAULTS.get(kind, {}), **match.config, "players": players},
                 "seats": seats,
                 "created_at": now,
                 "by": self.options.instance_id,
