@@ -82,6 +82,8 @@ MAX_ATTEMPTS = 20
 COMPLETE_RETRY_S = 30.0
 #: Tickets expired per loop step at most (the rest wait for the next step).
 EXPIRE_PER_STEP = 500
+#: Longest player name (characters), as for a join.
+MAX_NAME_CHARS = 40
 #: Queue statistics are recomputed at most this often (seconds).
 STATS_CACHE_S = 0.5
 
@@ -244,6 +246,8 @@ class Matchmaker:
         problem = domain.config_problem(kind, players, config)
         if problem:
             raise ServiceError(MatchErrorCode.INVALID_CONFIG, problem)
+        if not 1 <= len(name) <= MAX_NAME_CHARS:
+            raise ServiceError(MatchErrorCode.MALFORMED, f"name must be 1..{MAX_NAME_CHARS} characters")
         if profile_id and not _valid_id(profile_id):
             raise ServiceError(MatchErrorCode.MALFORMED, f"invalid profile id {profile_id!r}")
         ticket_id = ticket_id_for(command_id)

@@ -240,3 +240,22 @@ async def test_a_ticket_expires_after_its_ttl(stack):
         assert t["reason"] == "ttl" and t["match"] is None
     finally:
         await app.stop(grace=0.2)
+
+
+async def test_without_a_matchmaker_tickets_are_503_and_the_profile_still_answers(stack):
+    from gateway.app import create_app
+    from services.common.settings import Settings
+    from tests.api.conftest import TEST_SECRET, serve
+    from tests.support.nats import free_port
+
+    settings = Settings(
+        session_addr=stack.session_target, matchmaker_addr=f"127.0.0.1:{free_port()}", secret=TEST_SECRET
+    )
+    async with serve(create_app(settings)) as url, AsyncCellWarClient(url) as api:
+        with pytest.raises(ApiError) as err:
+            await api.create_ticket("life", 2, "nobody")
+        assert (err.value.status, err.value.code) == (503, "UNAVAILABLE")
+        assert "matchmaker" in err.value.message
+        profile = await api.create_profile("still-here")
+        got = await api.profile(profile["profile_token"])
+        assert got["name"] == "still-here" and got["ratings"] is None
