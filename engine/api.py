@@ -10,15 +10,19 @@ Each kind module (:data:`engine.kinds.KIND_MODULES`) implements this contract:
 =============================================  ===================================================
 ``config_from_dict(data) -> Config``           validate a JSON config; ``GameError("INVALID_CONFIG")``
 ``config_to_dict(config) -> dict``             the normalised JSON config (defaults filled in)
-``new_game(config) -> State``                  a game waiting for its players
+``new_game(config, rules) -> State``           a game waiting for its players, under the rules
+                                               of engine version ``rules``
+                                               (:mod:`engine.versions`)
 ``add_player(state, name) -> State``           next player id joins; ``GAME_FULL`` when full
 ``apply_action(state, player_id, action)``     action = JSON dict of the REST contract
 ``end_player_turn(state, player_id)``
 ``tick(state, generations) -> State``          Life kinds: up to n generations, stops early
                                                when the game stops running (stable/finished)
 ``remove_player(state, player_id) -> State``   disconnect / leave: the player and its cells go
-``get_visible_state(state, player_id)``        a JSON-ready dict (DESIGN §7 view, without
-                                               ``game_id``/``seq``, which the session adds)
+``get_visible_state(state, player_id,          a JSON-ready dict (DESIGN §7 view, without
+reveal=False)``                                ``game_id``/``seq``, which the session adds);
+                                               ``reveal``: the whole truth (replays of a
+                                               finished game)
 ``get_valid_actions(state, player_id, unit_id)``  list of JSON dicts
 ``get_winner(state) -> int | None``
 ``summary(state) -> Summary``                  phase, turn, generation, speed, players...
@@ -29,6 +33,10 @@ Each kind module (:data:`engine.kinds.KIND_MODULES`) implements this contract:
                                                :mod:`engine.cellwar.log`, Life
                                                :mod:`engine.life.log` (blind placement),
                                                campaign the whole log (one player)
+``observers(before, etype, actor, payload,     optional: who sees an event (kinds with hidden
+after) -> set``                                information; default every seat + spectator)
+``upgrade(state, version) -> State``           optional: the state under newer rules (default:
+                                               only ``rules`` changes)
 =============================================  ===================================================
 
 On top of those, :func:`decide` and :func:`fold` turn commands into events and events
@@ -38,17 +46,20 @@ back into states; the session service stores events and never interprets them.
 from __future__ import annotations
 
 import base64
+import dataclasses
 import hashlib
 import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from engine.errors import GameError
+from engine import versions
+from engine.errors import NO_CHANGE, GameError
 from engine.kinds import rules_for
 
-#: Recorded in every event; bump when a rule change would fold old logs differently.
-ENGINE_VERSION = "1"
+#: Recorded in every event; bump when a rule change would fold old logs differently
+#: (:mod:`engine.versions`, docs/ARCHITECTURE.md "Engine versions and golden logs").
+ENGINE_VERSION = versions.ENGINE_VERSION
 
 _MAGIC = b"CWS1"
 
@@ -106,9 +117,42 @@ def config_from_dict(kind: str, data: Mapping[str, Any]) -> Any:
     return rules_for(kind).config_from_dict(dict(data))
 
 
-def new_game(config: Any) -> Any:
-    """A new game of the config's kind (``config.kind``), waiting for players."""
-    return rules_for(config.kind).new_game(config)
+def new_game(config: Any, *, engine_version: str | None = None) -> Any:
+    """A new game of the config's kind (``config.kind``), waiting for players, under the
+    rules of ``engine_version`` (default: the current :data:`ENGINE_VERSION`).
+
+    Raises:
+        GameError: ``MALFORMED`` for an unknown engine version.
+    """
+    rules = ENGINE_VERSION if engine_version is None else versions.check(engine_version)
+    return rules_for(config.kind).new_game(config, rules=rules)
+
+
+def rules_version(state: Any) -> str:
+    """The engine version whose rules ``state`` follows (:mod:`engine.versions`)."""
+    return str(getattr(state, "rules", "1"))
+
+
+def upgrade(state: Any, engine_version: str) -> Any:
+    """``state`` under the rules of ``engine_version`` (the same state when it already
+    follows them). The kind module's ``upgrade`` does what a version change needs (e.g.
+    CellWar unit ids); by default only ``rules`` changes.
+
+    Raises:
+        GameError: ``MALFORMED`` for an unknown version, or one older than the state's
+            (versions in a log never go down).
+    """
+    version = versions.check(engine_version)
+    current = rules_version(state)
+    if version == current:
+        return state
+    if not versions.at_least(version, current):
+        raise GameError(
+            "MALFORMED",
+            f"an event of engine version {version} follows version {current}: versions in a log never go down",
+        )
+    own = getattr(_rules(state), "upgrade", None)
+    return own(state, version) if own is not None else dataclasses.replace(state, rules=version)
 
 
 def add_player(state: Any, name: str) -> Any:
@@ -139,8 +183,15 @@ def remove_player(state: Any, player_id: int) -> Any:
     return _rules(state).remove_player(state, player_id)
 
 
-def get_visible_state(state: Any, player_id: int | None) -> dict:
-    """The view of ``player_id`` (None or 0 = spectator) as a JSON-ready dict."""
+def get_visible_state(state: Any, player_id: int | None, *, reveal: bool = False) -> dict:
+    """The view of ``player_id`` (None or 0 = spectator) as a JSON-ready dict.
+
+    ``reveal=True`` shows what the rules hide while a game runs (DESIGN.md §5 "once a
+    game is finished, everything is public"; for replays of finished games): Life's
+    blind placement shows the whole board, CellWar every unit with its id.
+    """
+    if reveal:
+        return _rules(state).get_visible_state(state, player_id or None, reveal=True)
     return _rules(state).get_visible_state(state, player_id or None)
 
 
@@ -224,9 +275,13 @@ def decide(state: Any | None, command_type: str, actor: int, payload: Mapping[st
     ``"join"`` (``{"name"}``), ``"action"`` (the action dict), ``"end_turn"``,
     ``"remove_player"`` (``{"player_id", "reason"}``).
     Folding the returned events onto ``state`` gives the returned state (tested).
+    The command is decided under the current rules (:data:`ENGINE_VERSION`): a state of
+    an older version is upgraded first (:func:`upgrade`), and its events record the
+    current version.
 
     Raises:
-        GameError: the rules refuse the command (nothing is recorded).
+        GameError: the rules refuse the command (nothing is recorded); ``NO_CHANGE``
+            (engine version 2+) for a command that would change nothing.
     """
     payload = dict(payload or {})
     if command_type == "create":
@@ -236,6 +291,7 @@ def decide(state: Any | None, command_type: str, actor: int, payload: Mapping[st
         return [EventDraft("GameCreated", 0, {"kind": config.kind, "config": cfg}, state_hash(new))], new
     if state is None:
         raise GameError("MALFORMED", f"command {command_type!r} needs a game")
+    state = upgrade(state, ENGINE_VERSION)  # decide always uses the current rules
     if command_type == "join":
         name = payload.get("name")
         if not isinstance(name, str) or not name.strip() or len(name) > 40:
@@ -255,7 +311,7 @@ def decide(state: Any | None, command_type: str, actor: int, payload: Mapping[st
         new = remove_player(state, pid)
         if encode_state(new) == encode_state(state):
             # Already out: record nothing rather than a PlayerRemoved that changes nothing.
-            raise GameError("INVALID_ACTION", f"player {pid} is already out of the game")
+            raise GameError(NO_CHANGE, f"player {pid} is already out of the game")
         drafts = [
             EventDraft(
                 "PlayerRemoved", actor, {"player_id": pid, "reason": str(payload.get("reason", "left"))}, state_hash(new)
@@ -268,26 +324,47 @@ def decide(state: Any | None, command_type: str, actor: int, payload: Mapping[st
 
 def decide_tick(state: Any, generations: int) -> tuple[list[EventDraft], Any]:
     """Tick a running game by up to ``generations``; the events are GenerationsTicked
-    (with the count actually run; none when 0) and GameFinished if the game ended."""
+    (with the count actually run; none when 0) and GameFinished if the game ended.
+    Decided under the current rules like :func:`decide`; nothing run: the state as given."""
+    original = state
+    state = upgrade(state, ENGINE_VERSION)
     new = tick(state, generations)
     ran = summary(new).generation - summary(state).generation
     if ran <= 0 and summary(new).phase == summary(state).phase:
-        return [], state
+        return [], original
     drafts = [EventDraft("GenerationsTicked", 0, {"count": ran}, state_hash(new))]
     return _with_finish(state, new, drafts), new
 
 
-def apply_event(state: Any | None, etype: str, actor: int, payload: Mapping[str, Any]) -> Any:
-    """Fold one recorded event onto a state (the inverse of :func:`decide`).
+def apply_event(
+    state: Any | None,
+    etype: str,
+    actor: int,
+    payload: Mapping[str, Any],
+    *,
+    engine_version: str | None = None,
+) -> Any:
+    """Fold one recorded event onto a state (the inverse of :func:`decide`), under the
+    rules of the ``engine_version`` that recorded it (:mod:`engine.versions`).
+
+    ``engine_version`` None: ``GameCreated`` makes a game of the current version and any
+    other event folds under the state's own version. Otherwise ``GameCreated`` fixes the
+    game's version, a later event of a newer version upgrades the state first
+    (:func:`upgrade`), and ``RolledBack`` restores its recorded state as it was.
 
     Raises:
-        GameError: ``MALFORMED`` for an unknown event type; any rule error means the log
-            and the rules disagree (a bug or an engine version change).
+        GameError: ``MALFORMED`` for an unknown event type or engine version; any rule
+            error means the log and the rules disagree (a bug, or a rules change made
+            without a version bump).
     """
     if etype == "GameCreated":
-        return new_game(config_from_dict(payload["kind"], payload["config"]))
+        return new_game(
+            config_from_dict(payload["kind"], payload["config"]), engine_version=engine_version
+        )
     if state is None:
         raise GameError("MALFORMED", f"event {etype} before GameCreated")
+    if engine_version is not None and etype != "RolledBack":
+        state = upgrade(state, engine_version)
     if etype == "PlayerJoined":
         return add_player(state, payload["name"])
     if etype in ("ActionApplied", "ControlChanged"):
@@ -305,25 +382,40 @@ def apply_event(state: Any | None, etype: str, actor: int, payload: Mapping[str,
     raise GameError("MALFORMED", f"unknown event type {etype!r}")
 
 
-def fold(state: Any | None, events: Iterable[tuple[str, int, Mapping[str, Any]]]) -> Any:
-    """Fold ``(type, actor, payload)`` events onto ``state`` (None = from GameCreated).
+def fold(state: Any | None, events: Iterable[tuple]) -> Any:
+    """Fold ``(type, actor, payload)`` or ``(type, actor, payload, engine_version)`` events
+    onto ``state`` (None = from GameCreated), each under its version (:func:`apply_event`).
 
-    Consecutive ``GenerationsTicked`` events are folded as one tick of their summed count:
-    ``tick(tick(s, a), b) == tick(s, a + b)`` whenever the first tick ran all ``a``
-    generations, which a recorded count guarantees (tested), and one kernel call over
-    many generations is much cheaper than many calls over one (replay speed, DESIGN §8).
+    Consecutive ``GenerationsTicked`` events of one version are folded as one tick of
+    their summed count: ``tick(tick(s, a), b) == tick(s, a + b)`` whenever the first tick
+    ran all ``a`` generations, which a recorded count guarantees (tested), and one kernel
+    call over many generations is much cheaper than many calls over one (replay speed,
+    DESIGN §8).
     """
     pending = 0
-    for etype, actor, payload in events:
+    pending_version: str | None = None
+
+    def flush(state: Any) -> Any:
+        if pending_version is not None:
+            state = upgrade(state, pending_version)
+        return tick(state, pending)
+
+    for event in events:
+        etype, actor, payload = event[0], event[1], event[2]
+        version = event[3] if len(event) > 3 and event[3] else None
         if etype == "GenerationsTicked":
+            if pending and version != pending_version:
+                state = flush(state)
+                pending = 0
             pending += int(payload["count"])
+            pending_version = version
             continue
         if pending:
-            state = tick(state, pending)
+            state = flush(state)
             pending = 0
-        state = apply_event(state, etype, actor, payload)
+        state = apply_event(state, etype, actor, payload, engine_version=version)
     if pending:
-        state = tick(state, pending)
+        state = flush(state)
     return state
 
 
@@ -359,12 +451,16 @@ def player_log(events: Iterable[Mapping[str, Any]], player_id: int) -> list[dict
 
     Args:
         events: the log from seq 1, each ``{"seq", "type", "actor", "payload",
-            "state_hash"?}`` (payload a dict).
+            "state_hash"?, "engine_version"?}`` (payload a dict; each event folds under
+            its ``engine_version``).
         player_id: the reader (>= 1).
 
     Returns:
-        JSON-ready ``[{"seq", "type", "actor", "payload", "state_hash"?}]`` in log order:
-        the kind module's ``player_log`` (a filtered log carries no ``state_hash``).
+        JSON-ready ``[{"seq", "log_seq", "type", "actor", "payload", "state_hash"?}]`` in
+        log order: the kind module's ``player_log``, numbered in the reader's own
+        sequence (``seq`` = 1..k, its version after each event; ``log_seq`` = the real
+        per-game seq, for the session to copy ``time``/``engine_version`` from and strip;
+        :mod:`engine.playerlog`). A filtered log carries no ``state_hash``.
 
     Raises:
         GameError: ``MALFORMED`` when the log does not start with ``GameCreated`` of a

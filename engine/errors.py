@@ -23,3 +23,9 @@ class GameError(Exception):
         super().__init__(f"{code}: {message}")
         self.code = code
         self.message = message
+
+
+#: Machine code of a command that would change nothing (engine version 2+: placing on an
+#: own live cell, erasing an empty cell, a speed already set, ...); HTTP 409 like every
+#: rule code (docs/ARCHITECTURE.md "Errors").
+NO_CHANGE = "NO_CHANGE"

@@ -60,6 +60,7 @@ from engine.errors import GameError
 from engine.life import game as life
 from engine.life import stability
 from engine.life.state import COLOURS, MAX_INT, LifePlayer, LifeState, decode_fields, encode
+from engine.versions import ENGINE_VERSION
 
 #: The player's colour / id (red) and the enemy's colour (green).
 PLAYER, ENEMY = 1, 2
@@ -211,10 +212,11 @@ def config_to_dict(config: CampaignConfig) -> dict[str, Any]:
     return {"level": config.level, "max_generations": config.max_generations}
 
 
-def new_game(config: CampaignConfig) -> CampaignState:
-    """The level's board (enemy cells in green), waiting for its one player."""
+def new_game(config: CampaignConfig, rules: str = ENGINE_VERSION) -> CampaignState:
+    """The level's board (enemy cells in green), waiting for its one player, under the
+    rules of engine version ``rules`` (:mod:`engine.versions`)."""
     board = config.data.enemy_board()
-    return CampaignState(config=config, board=np.ascontiguousarray(board).tobytes())
+    return CampaignState(config=config, board=np.ascontiguousarray(board).tobytes(), rules=rules)
 
 
 # =========================================================================== phases
@@ -365,8 +367,9 @@ def action_restart(
 ) -> CampaignState:
     """``restart`` ("Заново", DESIGN.md §4 "restart resets the level"): the state after
     the player joined — level board, full budget, ``placement``, generation 0, speed 1.
-    Allowed in every phase, ``finished`` included."""
-    return add_player(new_game(state.config), player.name)
+    Allowed in every phase, ``finished`` included (engine version 2+: ``NO_CHANGE`` when
+    the level is in that state already)."""
+    return add_player(new_game(state.config, state.rules), player.name)
 
 
 #: Action type -> handler(state, player, action). Drawing and control are Life's.
@@ -396,7 +399,8 @@ def apply_action(state: CampaignState, player_id: int, action: dict[str, Any]) -
         GameError: ``MALFORMED`` (unknown type, bad fields), ``GAME_FINISHED`` (anything
             but ``restart`` once finished), ``UNKNOWN_PLAYER``, ``INVALID_ACTION``
             (removed player, ``propose_finish``, unknown stamp), ``WRONG_PHASE``,
-            ``OUT_OF_ZONE``, ``BUDGET_EXCEEDED``. The input state is never changed.
+            ``OUT_OF_ZONE``, ``BUDGET_EXCEEDED``, ``NO_CHANGE`` (engine version 2+: the
+            action would change nothing). The input state is never changed.
     """
     atype = action.get("type")
     handler = ACTIONS.get(atype) if isinstance(atype, str) else None
@@ -407,16 +411,21 @@ def apply_action(state: CampaignState, player_id: int, action: dict[str, Any]) -
     if state.phase == "finished" and atype != "restart":
         raise GameError("GAME_FINISHED", "the level is over (restart plays it again)")
     player = life.acting_player(state, player_id)
-    return handler(state, player, action)
+    new = handler(state, player, action)
+    if new == state and life.refuses_noops(state):
+        raise life.no_change(f"{atype} would change nothing")
+    return new
 
 
 # =========================================================================== views
 
 
-def get_visible_state(state: CampaignState, player_id: int | None) -> dict[str, Any]:
+def get_visible_state(
+    state: CampaignState, player_id: int | None, *, reveal: bool = False
+) -> dict[str, Any]:
     """The DESIGN.md §7 view (Life's shape, ``kind`` ``"campaign"``), JSON-ready.
 
-    The whole board is visible in every phase. Extra fields: ``level`` (1..103),
+    The whole board is visible in every phase (``reveal`` changes nothing). Extra fields: ``level`` (1..103),
     ``levels_total`` (103), ``level_name`` and ``hint`` (``{"en", "ru"}``), ``hopeless``,
     ``enemy_cells`` (green cells left), ``run_generations`` (generations since the
     simulation last started). ``cells`` of the player is present but is not a score
@@ -524,11 +533,13 @@ def player_log(events: Iterable[Mapping[str, Any]], player_id: int) -> list[dict
         player_id: the reader (unused: everything is public to the one player).
 
     Returns:
-        ``[{"seq", "type", "actor", "payload", "state_hash"}]`` in log order.
+        ``[{"seq", "log_seq", "type", "actor", "payload", "state_hash"}]`` in log order
+        (the one player observes every event, so its own ``seq`` is the real one).
     """
     return [
         {
             "seq": int(e.get("seq", 0)),
+            "log_seq": int(e.get("seq", 0)),
             "type": str(e["type"]),
             "actor": int(e.get("actor", 0)),
             "payload": dict(e.get("payload") or {}),

@@ -25,6 +25,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
+from engine.cellwar.ids import next_id
 from engine.cellwar.state import CellWarState
 from engine.cellwar.turns import check_turn, settle
 from engine.cellwar.units import FACTORY, FACTORY_AT, FORTIFICATION, INFANTRY, VECTORS, Unit
@@ -117,7 +118,7 @@ def _execute(state: CellWarState, unit: Unit, dx: int, dy: int, kind: str) -> Ce
     else:  # produce
         owner = state.player(unit.owner)
         assert owner is not None
-        new_id = len(state.config.units) + owner.produced * state.config.players + owner.id
+        new_id, state = next_id(state, owner.id)
         units[unit.id] = replace(unit, acted=True)
         units[new_id] = Unit(new_id, owner.id, INFANTRY, x, y, 0, acted=True)
         state = state.with_player(replace(owner, produced=owner.produced + 1))
@@ -131,8 +132,8 @@ def _pending_combat(state: CellWarState, player_id: int) -> list[int]:
 def apply_action(state: CellWarState, player_id: int, action: Mapping[str, Any]) -> CellWarState:
     """Apply ``{"unit_id", "dx", "dy"}`` of ``player_id``; returns the new state.
 
-    Produced unit ids: ``len(config.units) + k * players + owner`` for the owner's k-th
-    (0-based) produced infantry, so an id never tells a player what others produced.
+    Produced unit ids are drawn per owner (:mod:`engine.cellwar.ids`), so an id never
+    tells a player what others have or produced.
 
     Raises:
         GameError: ``MALFORMED`` (see :func:`parse_action`), ``WRONG_PHASE``,

@@ -117,18 +117,22 @@ def rle_to_mask(text: str, width: int, height: int) -> int:
     return mask
 
 
-def get_visible_state(state: CellWarState, player_id: int | None) -> dict[str, Any]:
+def get_visible_state(
+    state: CellWarState, player_id: int | None, *, reveal: bool = False
+) -> dict[str, Any]:
     """The view of ``player_id`` (None = spectator) as a JSON-ready dict.
 
     Shape (DESIGN.md §7 without ``game_id``/``seq``): ``{"kind": "cellwar", "phase",
     "turn", "you", "round", "width", "height", "players": [{"id", "name", "color",
     "cells", "units", "budget_left", "connected", "out"}], "units": [{"id", "owner",
     "type", "x", "y", "standing", "acted"}], "visible", "winner", "result"}``.
-    A player id that has no seat sees like an out player: nothing.
+    A player id that has no seat sees like an out player: nothing. ``reveal=True`` (replays
+    of a finished game, DESIGN.md §5 "once a game is finished, everything is public")
+    shows every unit with its id, as a spectator sees them.
     """
     w, h = state.width, state.height
-    everything = player_id is None or state.phase == FINISHED
-    mask = visible_mask(state, player_id)
+    everything = player_id is None or state.phase == FINISHED or reveal
+    mask = visible_mask(state, None if reveal else player_id)
     units = []
     counts: dict[int, int] = {}
     for u in state.units:

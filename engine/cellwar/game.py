@@ -15,10 +15,12 @@ from engine.api import Summary
 from engine.cellwar.actions import apply_action, get_valid_actions
 from engine.cellwar.config import CellWarConfig, config_from_dict, config_to_dict
 from engine.cellwar.fog import get_visible_state
-from engine.cellwar.log import player_log
+from engine.cellwar.ids import start_ids, upgrade
+from engine.cellwar.log import observers, player_log
 from engine.cellwar.state import FINISHED, CellWarState, decode_state, encode_state
 from engine.cellwar.turns import add_player, end_player_turn, remove_player
 from engine.cellwar.units import Unit
+from engine.versions import ENGINE_VERSION
 
 __all__ = [
     "CellWarConfig",
@@ -34,19 +36,27 @@ __all__ = [
     "get_visible_state",
     "get_winner",
     "new_game",
+    "observers",
     "player_log",
     "remove_player",
     "summary",
     "tick",
+    "upgrade",
 ]
 
 
-def new_game(config: CellWarConfig) -> CellWarState:
-    """A game waiting for its players, with the config's start units (ids 1..n in order)."""
+def new_game(config: CellWarConfig, rules: str = ENGINE_VERSION) -> CellWarState:
+    """A game waiting for its players, with the config's start units, under the rules of
+    engine version ``rules``: ids per owner (:mod:`engine.cellwar.ids`; version 1: ids
+    1..n in config order)."""
+    ids, issued = start_ids(config, rules)
     units = tuple(
-        Unit(i, s.owner, s.type, s.x, s.y, s.standing) for i, s in enumerate(config.units, start=1)
+        sorted(
+            (Unit(i, s.owner, s.type, s.x, s.y, s.standing) for i, s in zip(ids, config.units, strict=True)),
+            key=lambda u: u.id,
+        )
     )
-    return CellWarState(config=config, units=units)
+    return CellWarState(config=config, units=units, rules=rules, issued=issued)
 
 
 def tick(state: CellWarState, generations: int) -> CellWarState:

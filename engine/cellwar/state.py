@@ -19,6 +19,8 @@ from typing import ClassVar
 from engine.cellwar.config import CellWarConfig, config_from_dict, config_to_dict
 from engine.cellwar.units import Unit
 from engine.errors import GameError
+from engine.versions import ENGINE_VERSION
+from engine.versions import check as check_version
 
 WAITING, PLAYING, FINISHED = "waiting", "playing", "finished"
 #: Phases: ``waiting`` (seats open) -> ``playing`` -> ``finished``.
@@ -68,6 +70,11 @@ class CellWarState:
         round: 1 in the first round, +1 each time the turn order wraps; 0 while waiting.
         seen: cell mask the current player has seen during this turn (0 when no turn).
         winner: the last player with units, once finished.
+        rules: the engine version whose rules this game follows (:mod:`engine.versions`).
+        issued: version 2+: unit ids issued so far per owner (index owner - 1), start
+            units included (:func:`engine.cellwar.ids.next_id`); ``()`` in version 1.
+        id_base: version 2+: added to every id issued (0, except in a game upgraded from
+            version 1, where it lies above every id version 1 could have issued).
     """
 
     kind: ClassVar[str] = "cellwar"
@@ -80,6 +87,9 @@ class CellWarState:
     round: int = 0
     seen: int = 0
     winner: int | None = None
+    rules: str = ENGINE_VERSION
+    issued: tuple[int, ...] = ()
+    id_base: int = 0
 
     @property
     def width(self) -> int:
@@ -128,7 +138,9 @@ class CellWarState:
 
 
 def encode_state(state: CellWarState) -> bytes:
-    """Canonical bytes: compact key-sorted JSON (equal states give equal bytes)."""
+    """Canonical bytes: compact key-sorted JSON (equal states give equal bytes). ``rules``,
+    ``issued`` and ``id_base`` are written from engine version 2 on only, so version-1
+    states keep their bytes (and the hashes version 1 recorded)."""
     doc = {
         "config": config_to_dict(state.config),
         "phase": state.phase,
@@ -142,6 +154,8 @@ def encode_state(state: CellWarState) -> bytes:
         "seen": format(state.seen, "x"),
         "winner": state.winner,
     }
+    if state.rules != "1":
+        doc.update(rules=state.rules, issued=list(state.issued), id_base=state.id_base)
     return json.dumps(doc, separators=(",", ":"), sort_keys=True, ensure_ascii=False).encode()
 
 
@@ -171,6 +185,9 @@ def decode_state(data: bytes) -> CellWarState:
             round=int(doc["round"]),
             seen=int(doc["seen"], 16),
             winner=None if doc["winner"] is None else int(doc["winner"]),
+            rules=check_version(doc.get("rules", "1")),
+            issued=tuple(int(n) for n in doc.get("issued", ())),
+            id_base=int(doc.get("id_base", 0)),
         )
     except GameError as exc:
         raise GameError("MALFORMED", f"not an encoded CellWar state: {exc.message}") from exc

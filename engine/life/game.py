@@ -35,9 +35,19 @@ Decisions where DESIGN.md §3 is silent (to be mirrored in docs/ARCHITECTURE.md)
 - A stamp crops the pattern to its live cells before rotating; its top-left corner is
   the top-left of that live box after rotation.
 - A stamp that would place no cell is refused rather than recorded as a no-op:
-  ``OUT_OF_ZONE`` when no pattern cell lands in the player's zone, ``INVALID_ACTION``
-  when every in-zone cell is already alive (or the pattern has no live cell). A stamp
-  partly outside still places its in-zone cells (DESIGN.md §3: skipped cells are free).
+  ``OUT_OF_ZONE`` when no pattern cell lands in the player's zone, ``NO_CHANGE`` (engine
+  version 1: ``INVALID_ACTION``) when every in-zone cell is already alive (or the pattern
+  has no live cell). A stamp partly outside still places its in-zone cells (DESIGN.md §3:
+  skipped cells are free).
+- No-op commands (engine version 2+, :mod:`engine.versions`): any action or ``end_turn``
+  that would change nothing is refused with ``NO_CHANGE`` and nothing is recorded:
+  ``place`` of cells that are all alive already (or of no cell), ``erase`` of cells none
+  of which is the player's, ``reset_turn`` with nothing drawn, ``speed`` to the speed it
+  has, ``propose_finish`` twice, ``end_turn`` in ``redraw`` when already ready. Version 1
+  recorded them as events that changed nothing; its logs still fold.
+- Stamps read their RLE as Golly does and place only the cells the pattern's own rule
+  calls alive (engine version 2+, :meth:`engine.life.rle.Pattern.live`); version 1 read
+  every non-zero state as alive with its own tag set (``rle.parse(text, reader="v1")``).
 """
 
 from __future__ import annotations
@@ -48,7 +58,7 @@ from typing import Any
 
 import numpy as np
 
-from engine.errors import GameError
+from engine.errors import NO_CHANGE, GameError
 from engine.life import stability
 from engine.life.state import (
     COLOURS,
@@ -63,6 +73,7 @@ from engine.life.state import (
 from engine.life.state import config_from_dict as _config_from_dict
 from engine.life.state import config_to_dict as _config_to_dict
 from engine.life.zones import Zone, in_zone, zone_slices, zones_for
+from engine.versions import ENGINE_VERSION, at_least
 
 #: Most cells one place/erase action may list.
 MAX_ACTION_CELLS = 1024 * 1024
@@ -88,6 +99,7 @@ __all__ = [
     "get_visible_state",
     "get_winner",
     "new_game",
+    "observers",
     "player_log",
     "remove_player",
     "summary",
@@ -112,9 +124,20 @@ def config_to_dict(config: LifeConfig) -> dict[str, Any]:
     return _config_to_dict(config)
 
 
-def new_game(config: LifeConfig) -> LifeState:
-    """An empty board waiting for ``config.players`` players."""
-    return LifeState(config=config, board=bytes(config.width * config.height))
+def new_game(config: LifeConfig, rules: str = ENGINE_VERSION) -> LifeState:
+    """An empty board waiting for ``config.players`` players, under the rules of engine
+    version ``rules`` (:mod:`engine.versions`)."""
+    return LifeState(config=config, board=bytes(config.width * config.height), rules=rules)
+
+
+def refuses_noops(state: LifeState) -> bool:
+    """Engine version 2+: a command that changes nothing is refused with ``NO_CHANGE``."""
+    return at_least(state.rules, "2")
+
+
+def no_change(message: str) -> GameError:
+    """The ``NO_CHANGE`` refusal of a command that would change nothing."""
+    return GameError(NO_CHANGE, message)
 
 
 # =========================================================================== helpers
@@ -324,12 +347,14 @@ def remove_player(state: LifeState, player_id: int) -> LifeState:
 
 def end_player_turn(state: LifeState, player_id: int) -> LifeState:
     """``placement``: the current player passes the turn (after the last, the simulation
-    starts). ``redraw``: the player is ready (idempotent); when all remaining players
-    are ready the round ends.
+    starts). ``redraw``: the player is ready; when all remaining players are ready the
+    round ends (a second ``end_turn``: ``NO_CHANGE`` from engine version 2, a no-op
+    before).
 
     Raises:
         GameError: ``GAME_FINISHED``, ``UNKNOWN_PLAYER``, ``INVALID_ACTION`` (player out),
-            ``NOT_YOUR_TURN`` (placement, not the current player), ``WRONG_PHASE``.
+            ``NOT_YOUR_TURN`` (placement, not the current player), ``WRONG_PHASE``,
+            ``NO_CHANGE``.
     """
     if state.phase == "finished":
         raise GameError("GAME_FINISHED", "the game is over")
@@ -339,6 +364,8 @@ def end_player_turn(state: LifeState, player_id: int) -> LifeState:
             raise GameError("NOT_YOUR_TURN", f"player {state.turn} is placing")
         return pass_placement_turn(state)
     if state.phase == "redraw":
+        if player.ready and refuses_noops(state):
+            raise no_change(f"player {player_id} is ready already")
         return settle(state.with_player(replace(player, ready=True)))
     raise GameError("WRONG_PHASE", f"end_turn is for placement and redraw, not {state.phase}")
 
@@ -509,6 +536,8 @@ def action_place(state: LifeState, player: LifePlayer, action: dict[str, Any]) -
     _check_in_zone(zone, xs, ys)
     flat = np.unique(ys * state.config.width + xs)
     new = flat[state.grid.ravel()[flat] == 0]
+    if new.size == 0 and refuses_noops(state):
+        raise no_change("every cell given is alive already" if flat.size else "no cell given")
     _check_budget(player, int(new.size))
     return _put_cells(state, player, new)
 
@@ -526,6 +555,8 @@ def action_erase(state: LifeState, player: LifePlayer, action: dict[str, Any]) -
     flat = np.unique(ys * state.config.width + xs)
     own = flat[state.grid.ravel()[flat] == player.id]
     if own.size == 0:
+        if refuses_noops(state):
+            raise no_change("none of the cells given is one of your live cells")
         return state
     board = state.grid.copy()
     placed = state.placed_grid.copy()
@@ -552,15 +583,22 @@ def _stamp_source(action: dict[str, Any]) -> tuple[str, str]:
     return "rle", text
 
 
-def load_stamp(source: str, value: str) -> np.ndarray:
+def load_stamp(source: str, value: str, rules: str = ENGINE_VERSION) -> np.ndarray:
     """The live-cell mask (h, w) bool of a stamp, cropped to its live cells.
+
+    Engine version 2+: the RLE is read as Golly reads it and only the cells the
+    pattern's own rule calls alive count (:meth:`engine.life.rle.Pattern.live`; e.g. in
+    ``LifeHistory`` the even states are dead). Version 1: every non-zero state of its
+    own reader (``reader="v1"``).
 
     Raises:
         GameError: ``INVALID_ACTION`` (unknown pattern id, live area over
-            :data:`MAX_STAMP_SIDE` on a side), ``MALFORMED`` (bad RLE text).
+            :data:`MAX_STAMP_SIDE` on a side), ``MALFORMED`` (bad RLE text, a rule whose
+            states are not modelled, a state out of the rule's range).
     """
     from engine.life import rle  # lazy: written beside this module
 
+    golly = at_least(rules, "2")
     if source == "pattern":
         from engine.life import patterns
 
@@ -568,15 +606,18 @@ def load_stamp(source: str, value: str) -> np.ndarray:
         if get is None:  # the library is being written beside this module
             raise GameError("INVALID_ACTION", "the pattern library is not available")
         try:
-            board = get(value).board
+            pattern = get(value)
         except (KeyError, LookupError, ValueError, rle.PatternError) as exc:
             raise GameError("INVALID_ACTION", f"unknown pattern {value!r}") from exc
+        live = pattern.live() if golly else np.asarray(pattern.board) != 0
     else:
         try:
-            board = rle.parse(value).board
+            if golly:
+                live = rle.parse(value).live()
+            else:
+                live = np.asarray(rle.parse(value, reader="v1").board) != 0
         except rle.PatternError as exc:
             raise GameError("MALFORMED", f"bad RLE: {exc}") from exc
-    live = np.asarray(board) != 0
     rows, cols = np.flatnonzero(live.any(axis=1)), np.flatnonzero(live.any(axis=0))
     if rows.size == 0:
         return np.zeros((0, 0), dtype=bool)
@@ -599,7 +640,9 @@ def action_stamp(state: LifeState, player: LifePlayer, action: dict[str, Any]) -
 
     Raises:
         GameError: ``MALFORMED``, ``WRONG_PHASE``, ``NOT_YOUR_TURN``, ``INVALID_ACTION``
-            (also a pattern with no live cell), ``OUT_OF_ZONE``, ``BUDGET_EXCEEDED``.
+            (unknown pattern), ``NO_CHANGE`` (no cell would be placed, also a pattern
+            with no live cell; engine version 1: ``INVALID_ACTION``), ``OUT_OF_ZONE``,
+            ``BUDGET_EXCEEDED``.
     """
     source, value = _stamp_source(action)
     x, y, rotation = action.get("x"), action.get("y"), action.get("rotation", 0)
@@ -608,11 +651,12 @@ def action_stamp(state: LifeState, player: LifePlayer, action: dict[str, Any]) -
     if not _is_int(rotation) or rotation not in (0, 1, 2, 3):
         raise GameError("MALFORMED", "rotation must be 0, 1, 2 or 3 quarter turns clockwise")
     zone = _require_drawing(state, player)
-    live = np.rot90(load_stamp(source, value), -rotation)
+    live = np.rot90(load_stamp(source, value, state.rules), -rotation)
     rows, cols = np.nonzero(live)
     xs, ys = cols.astype(np.int64) + x, rows.astype(np.int64) + y
+    refusal = NO_CHANGE if refuses_noops(state) else "INVALID_ACTION"
     if xs.size == 0:
-        raise GameError("INVALID_ACTION", "the stamp has no live cell")
+        raise GameError(refusal, "the stamp has no live cell")
     keep = in_zone(zone, xs, ys)
     if not keep.any():
         raise GameError(
@@ -621,7 +665,7 @@ def action_stamp(state: LifeState, player: LifePlayer, action: dict[str, Any]) -
     flat = ys[keep] * state.config.width + xs[keep]
     new = flat[state.grid.ravel()[flat] == 0]
     if new.size == 0:
-        raise GameError("INVALID_ACTION", "every cell of the stamp lands on a live cell")
+        raise GameError(refusal, "every cell of the stamp lands on a live cell")
     _check_budget(player, int(new.size))
     return _put_cells(state, player, new)
 
@@ -631,7 +675,8 @@ def action_reset_turn(state: LifeState, player: LifePlayer, action: dict[str, An
     drawing turn (placement turn or redraw round).
 
     Raises:
-        GameError: ``WRONG_PHASE``, ``NOT_YOUR_TURN``.
+        GameError: ``WRONG_PHASE``, ``NOT_YOUR_TURN``, ``NO_CHANGE`` (engine version 2+:
+            nothing to reset).
     """
     zone = _require_drawing(state, player)
     rows, cols = zone_slices(zone)
@@ -640,7 +685,10 @@ def action_reset_turn(state: LifeState, player: LifePlayer, action: dict[str, An
     board[rows, cols] = state.turn_grid[rows, cols]
     placed[rows, cols] = 0
     player = replace(player, budget_left=player.turn_budget)
-    return replace(state.with_player(player), board=board.tobytes(), placed=placed.tobytes())
+    new = replace(state.with_player(player), board=board.tobytes(), placed=placed.tobytes())
+    if new == state and refuses_noops(state):
+        raise no_change("nothing was drawn in this turn: nothing to reset")
+    return new
 
 
 def action_pause(state: LifeState, player: LifePlayer, action: dict[str, Any]) -> LifeState:
@@ -665,6 +713,8 @@ def action_speed(state: LifeState, player: LifePlayer, action: dict[str, Any]) -
         raise GameError(
             "MALFORMED", f"multiplier must be one of {list(SPEEDS)}, got {multiplier!r}"
         )
+    if multiplier == state.speed and refuses_noops(state):
+        raise no_change(f"the speed is {multiplier} already")
     return replace(state, speed=multiplier)
 
 
@@ -675,6 +725,8 @@ def action_propose_finish(
     proposed, the game ends by score. Raises ``WRONG_PHASE`` while waiting."""
     if state.phase == "waiting":
         raise GameError("WRONG_PHASE", "the game has not started")
+    if player.proposed_finish and refuses_noops(state):
+        raise no_change("you have proposed to finish already")
     return settle(state.with_player(replace(player, proposed_finish=True)))
 
 
@@ -712,8 +764,9 @@ def apply_action(state: LifeState, player_id: int, action: dict[str, Any]) -> Li
 
     Raises:
         GameError: ``MALFORMED`` (unknown type, bad fields), ``GAME_FINISHED``,
-            ``UNKNOWN_PLAYER``, ``INVALID_ACTION`` (player out, restart, bad stamp), and
-            each handler's rule codes. The input state is never changed.
+            ``UNKNOWN_PLAYER``, ``INVALID_ACTION`` (player out, restart, bad stamp),
+            ``NO_CHANGE`` (engine version 2+: the action would change nothing), and each
+            handler's rule codes. The input state is never changed.
     """
     atype = action.get("type")
     handler = ACTIONS.get(atype) if isinstance(atype, str) else None
@@ -726,7 +779,9 @@ def apply_action(state: LifeState, player_id: int, action: dict[str, Any]) -> Li
     player = acting_player(state, player_id)
     new = handler(state, player, action)
     if new.phase == "redraw":
-        return settle(new)
+        new = settle(new)
+    if new == state and refuses_noops(state):
+        raise no_change(f"{atype} would change nothing")
     return new
 
 
@@ -741,18 +796,22 @@ def board_rle(grid: np.ndarray) -> str:
     return board_to_rle_body(grid)
 
 
-def get_visible_state(state: LifeState, player_id: int | None) -> dict[str, Any]:
+def get_visible_state(
+    state: LifeState, player_id: int | None, *, reveal: bool = False
+) -> dict[str, Any]:
     """The DESIGN.md §7 view of ``player_id`` (None = spectator), JSON-ready.
 
     During ``placement`` (blind) the board shows only the viewer's colour (nothing for a
-    spectator) and other players' ``cells``/``budget_left`` are null.
+    spectator) and other players' ``cells``/``budget_left`` are null. ``reveal=True``
+    (replays of a finished game: DESIGN.md §5 "once a game is finished, everything is
+    public") lifts the blind: the whole board and every count, as placed.
     """
     viewer = None
     if _is_int(player_id) and 1 <= player_id <= len(state.players):
         viewer = int(player_id)
     grid = state.grid
     counts = cell_counts(grid)
-    blind = state.phase == "placement"
+    blind = state.phase == "placement" and not reveal
     if blind:
         grid = np.where(grid == viewer, grid, 0).astype(np.uint8) if viewer else np.zeros_like(grid)
     players = []
@@ -843,3 +902,14 @@ def player_log(events: Iterable[Mapping[str, Any]], player_id: int) -> list[dict
     from engine.life.log import player_log as life_player_log  # it imports engine.api
 
     return life_player_log(events, player_id)
+
+
+def observers(
+    before: LifeState | None, etype: str, actor: int, payload: Mapping[str, Any], after: LifeState
+) -> frozenset[int]:
+    """Who observes a Life event (:func:`engine.api.observers`): only the actor for a
+    drawing action during blind placement, everyone (and a spectator, 0) otherwise (rule:
+    :mod:`engine.life.log`, the same as :func:`player_log`)."""
+    from engine.life.log import observers as life_observers  # it imports engine.api
+
+    return life_observers(before, etype, actor, payload, after)

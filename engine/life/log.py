@@ -1,30 +1,34 @@
-"""A player's view of a Life event log while placement is blind (DESIGN.md §3 "blind
-placement", §5 "nothing else leaks", §7 ``GET /game/{id}/events``: "a player gets it
-fog-filtered; everyone gets it whole once the game is finished").
+"""Who observes a Life event, and a player's view of a Life event log while placement is
+blind (DESIGN.md §3 "blind placement", §5 "nothing else leaks ... a view's ``seq`` is the
+player's own version", §7 ``GET /game/{id}/events``).
 
 During ``placement`` each player draws in turn and nobody sees another player's cells
-(:func:`engine.life.game.get_visible_state` hides them). The log must not lift that
-veil, so :func:`player_log` folds the log from ``GameCreated`` and decides, event by
-event, what ``player_id`` may see of it. The rule:
+(:func:`engine.life.game.get_visible_state` hides them). One rule, :func:`observers`,
+says who observes an event, and :func:`player_log` is the log of the events a player
+observes, numbered in its own sequence (:mod:`engine.playerlog`):
 
 - **Hidden**: another player's drawing action (``ActionApplied`` of ``place``,
   ``erase``, ``stamp`` or ``reset_turn``) taken while the game was in ``placement``
-  (the phase of the state before the event). It is left out entirely (its seq is
-  missing from the answer); the ``TurnEnded`` that follows shows that the turn passed,
+  (the phase of the state before the event). Only its actor observes it (a spectator's
+  placement view is an empty board, so a spectator does not either); it is left out of
+  every other player's log. The ``TurnEnded`` that follows shows that the turn passed,
   which the view shows anyway.
-- **Kept as recorded**: every other event: ``GameCreated`` (the config has no cells),
-  ``PlayerJoined``, ``TurnEnded``, ``PlayerRemoved``, ``GameFinished``,
-  ``ControlChanged`` (pause/resume/speed), the reader's own actions in full, another
-  player's non-drawing actions (``resign``, ``propose_finish``: no cells), and every
-  event once placement is over (from then on the board is visible to all, so the fold
-  stops there: no generation is computed for the filter).
+- **Public**, observed by every seat and the spectator: every other event:
+  ``GameCreated`` (the config has no cells), ``PlayerJoined``, ``TurnEnded``,
+  ``PlayerRemoved``, ``GameFinished``, ``ControlChanged`` (pause/resume/speed),
+  ``GenerationsTicked``, another player's non-drawing actions (``resign``,
+  ``propose_finish``: no cells), and every event once placement is over (from then on
+  the board is visible to all, so the fold stops there: no generation is computed for
+  the filter).
 - **No ``state_hash``** on any event of the filtered log: a hash of the full state is a
   function of the hidden cells (a guess could be checked against it). Once placement is
   over the session serves the whole log with hashes instead
   (``services/session/visibility.py``).
+- Items are numbered ``seq`` = 1..k (the reader's version) with ``log_seq`` = the real
+  seq; nothing tells how many events were left out.
 
-The shape mirrors :mod:`engine.cellwar.log`: ``[{"seq", "type", "actor", "payload"}]``
-in log order.
+The shape mirrors :mod:`engine.cellwar.log`: ``[{"seq", "log_seq", "type", "actor",
+"payload"}]`` in log order.
 """
 
 from __future__ import annotations
@@ -34,6 +38,7 @@ from typing import Any
 
 from engine.api import apply_event
 from engine.errors import GameError
+from engine.playerlog import OwnNumbering
 
 #: Life actions that draw on the board (DESIGN.md §3; docs/ARCHITECTURE.md "Life actions").
 DRAWING_ACTIONS = frozenset({"place", "erase", "stamp", "reset_turn"})
@@ -43,37 +48,47 @@ DRAWING_ACTIONS = frozenset({"place", "erase", "stamp", "reset_turn"})
 BLIND_PHASES = frozenset({"waiting", "placement"})
 
 
-def _entry(event: Mapping[str, Any]) -> dict[str, Any]:
-    return {
-        "seq": int(event.get("seq", 0)),
-        "type": str(event["type"]),
-        "actor": int(event.get("actor", 0)),
-        "payload": dict(event.get("payload") or {}),
-    }
+def blind_drawing(etype: str, payload: Mapping[str, Any], phase_before: str) -> bool:
+    """``etype``/``payload`` is a drawing action taken during blind placement."""
+    if etype != "ActionApplied" or phase_before != "placement":
+        return False
+    action = payload.get("action") or {}
+    return action.get("type") in DRAWING_ACTIONS
+
+
+def observers(
+    before: Any | None, etype: str, actor: int, payload: Mapping[str, Any], after: Any
+) -> frozenset[int]:
+    """Who observes a Life event (module docstring): seat ids, and 0 for a spectator.
+
+    Returns:
+        ``{actor}`` for a drawing action during placement; every seat and 0 otherwise.
+    """
+    if before is not None and blind_drawing(etype, payload, before.phase):
+        return frozenset({actor})
+    return frozenset(range(0, after.config.players + 1))
 
 
 def hidden_from(event: Mapping[str, Any], phase_before: str, player_id: int) -> bool:
     """Whether ``event`` (taken in ``phase_before``) is hidden from ``player_id``: another
     player's drawing action during ``placement``."""
-    if event.get("type") != "ActionApplied" or phase_before != "placement":
-        return False
     if int(event.get("actor", 0)) == player_id:
         return False
-    action = (event.get("payload") or {}).get("action") or {}
-    return action.get("type") in DRAWING_ACTIONS
+    return blind_drawing(str(event.get("type")), event.get("payload") or {}, phase_before)
 
 
 def player_log(events: Iterable[Mapping[str, Any]], player_id: int) -> list[dict[str, Any]]:
-    """The events of a whole Life log that ``player_id`` may see (module docstring).
+    """The events of a whole Life log that ``player_id`` observes (module docstring).
 
     Args:
-        events: the log from seq 1, each ``{"seq", "type", "actor", "payload"}`` (payload a
-            dict; a ``"state_hash"`` is ignored).
+        events: the log from seq 1, each ``{"seq", "type", "actor", "payload",
+            "engine_version"?}`` (payload a dict; a ``"state_hash"`` is ignored).
         player_id: the reader (>= 1). A player id without a seat sees every event but the
             placement drawing of all players.
 
     Returns:
-        JSON-ready ``[{"seq", "type", "actor", "payload"}]`` in log order, without hashes.
+        JSON-ready ``[{"seq", "log_seq", "type", "actor", "payload"}]`` in log order,
+        ``seq`` = 1..k, without hashes.
 
     Raises:
         GameError: ``MALFORMED`` when the log does not start with ``GameCreated``; any
@@ -85,12 +100,20 @@ def player_log(events: Iterable[Mapping[str, Any]], player_id: int) -> list[dict
     if events[0].get("type") != "GameCreated":
         raise GameError("MALFORMED", "a player log needs the whole log from GameCreated")
     state: Any = None
+    numbering = OwnNumbering()
     out: list[dict[str, Any]] = []
     for event in events:
         before = state.phase if state is not None else ""
         if state is None or before in BLIND_PHASES:  # after placement all is public: no fold
             payload = event.get("payload") or {}
-            state = apply_event(state, str(event["type"]), int(event.get("actor", 0)), payload)
+            state = apply_event(
+                state,
+                str(event["type"]),
+                int(event.get("actor", 0)),
+                payload,
+                engine_version=event.get("engine_version") or None,
+            )
         if not hidden_from(event, before, player_id):
-            out.append(_entry(event))
+            out.append(numbering.entry(event, event.get("payload") or {}))
+        numbering.passed(event)
     return out

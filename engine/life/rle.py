@@ -142,8 +142,27 @@ class Pattern:
         """Number of live (non-zero) cells."""
         return int(np.count_nonzero(self.board))
 
+    def live(self) -> np.ndarray:
+        """The cells alive under the pattern's own rule, a new (h, w) bool array
+        (:func:`rule_states`: e.g. in ``LifeHistory`` the odd states 1, 3, 5 are alive
+        and the even ones dead; in a two-state rule only state 1).
+
+        Raises:
+            PatternError: the rule has states this game does not model, or the board
+                holds a state the rule does not have (Golly: "Cell state out of range").
+        """
+        states, alive = rule_states(self.rule)
+        top = int(self.board.max()) if self.board.size else 0
+        if top >= states:
+            raise PatternError(
+                f"state {top} is out of range for rule {self.rule!r}, which has {states} states"
+            )
+        table = np.zeros(256, dtype=bool)
+        table[sorted(alive)] = True
+        return table[self.board]
+
     def cells(self) -> list[tuple[int, int]]:
-        """Live cells as ``(x, y)`` = (column, row), row-major order."""
+        """Non-zero cells as ``(x, y)`` = (column, row), row-major order."""
         ys, xs = np.nonzero(self.board)
         return [(int(x), int(y)) for y, x in zip(ys, xs, strict=True)]
 
@@ -208,23 +227,80 @@ def canonical_rule(rule: str) -> str:
     return rule.strip()
 
 
+_LIFE_LIKE = re.compile(r"^[Bb][0-8a-z-]*/?[Ss][0-8a-z-]*[HV]?$")
+#: Named multi-colour Life rules whose every non-zero state is a live cell of some colour
+#: (Golly's ``Rules/Immigration.rule`` and ``Rules/QuadLife.rule``): name -> states.
+_COLOURED_LIFE = {"immigration": 3, "quadlife": 5}
+#: States of Golly's ``[R]History`` rules (``LifeHistory``, ``B36/S23History``, ...):
+#: 0 dead, 1 alive, 2 history, 3 marked alive, 4 marked dead, 5 start, 6 boundary.
+HISTORY_STATES = 7
+
+
+def _two_state(rule: str) -> bool:
+    """``rule`` (bounded-grid suffix removed) is a two-state Life-like rule."""
+    return rule in ("", "Life") or bool(_LIFE_LIKE.match(canonical_rule(rule)))
+
+
+def rule_states(rule: str) -> tuple[int, frozenset[int]]:
+    """``(number of states, live states)`` of the rules this game models (Golly's states):
+
+    - two-state Life-like rules (``B3/S23``, ``B36/S23``, ``23/3``, ``Life``, isotropic
+      ``B2n3/S23-q``, ``...H``/``...V``; a bounded-grid suffix ``:T20,20`` is ignored):
+      2 states, 1 alive;
+    - ``LifeHistory`` and its relatives ``<rule>History`` (Golly's superalgo): 7 states,
+      the odd ones alive (1 on, 3 marked on, 5 start), the even ones dead (2 history,
+      4 marked off, 6 boundary);
+    - ``Immigration`` (3 states) and ``QuadLife`` (5): every non-zero state alive.
+
+    Raises:
+        PatternError: any other rule (e.g. ``LifeSuper``, ``Investigator``, Generations
+            ``B2/S/C3``, ``WireWorld``, a rule table), naming it.
+    """
+    base = rule.split(":", 1)[0].strip()
+    if _two_state(base):
+        return 2, frozenset({1})
+    if base.lower().endswith("history") and _two_state(base[: -len("history")]):
+        return HISTORY_STATES, frozenset({1, 3, 5})
+    if base.lower() in _COLOURED_LIFE:
+        n = _COLOURED_LIFE[base.lower()]
+        return n, frozenset(range(1, n))
+    raise PatternError(
+        f"rule {rule!r} has cell states this game does not model; supported: two-state "
+        "Life-like rules (B3/S23, ...), LifeHistory and <rule>History, Immigration, QuadLife"
+    )
+
+
 # --------------------------------------------------------------------------- parsing
 
 
-def parse(text: str) -> Pattern:
-    """Read a pattern, detecting its format (RLE, plaintext ``.cells``, Life 1.05/1.06).
+#: Readers of :func:`parse`: Golly's format detection and RLE tag set (the default), and
+#: the reader of engine version 1 (kept so version-1 stamps fold as they were recorded).
+READERS = ("golly", "v1")
+
+
+def parse(text: str, *, reader: str = "golly") -> Pattern:
+    """Read a pattern, detecting its format as Golly does (RLE, plaintext ``.cells``,
+    Life 1.05/1.06; module docstring "Golly compatibility").
 
     Args:
         text: the file's text.
+        reader: ``"golly"`` (default) or ``"v1"``, the reader of engine version 1: its
+            own tag set (``z`` and lone ``p``..``y`` alive, multi-char states and other
+            letters refused) and format detection (a ``#P`` first line is RLE).
 
     Returns:
-        A :class:`Pattern`; its board is (h, w) uint8.
+        A :class:`Pattern`; its board is (h, w) uint8 with the states as written (read
+        them by the pattern's rule with :meth:`Pattern.live`).
 
     Raises:
-        PatternError: empty input, bad header, unknown character, whitespace between a
-            count and its tag, a count with a leading zero, a count or board too large,
-            a live cell outside the header's box, or any other malformed input.
+        PatternError: empty input, bad header, whitespace between a count and its tag, a
+            count with a leading zero, a count or board too large, a state above 255, a
+            live cell outside the header's box, a format that is not supported (MCell,
+            macrocell), or any other malformed input.
+        ValueError: an unknown ``reader``.
     """
+    if reader not in READERS:
+        raise ValueError(f"reader must be one of {READERS}, got {reader!r}")
     if not isinstance(text, str):
         raise PatternError(f"expected text, got {type(text).__name__}")
     if text.startswith("\ufeff"):
@@ -233,6 +309,8 @@ def parse(text: str) -> Pattern:
     first = next((i for i, ln in enumerate(lines) if ln.strip()), None)
     if first is None:
         raise PatternError("empty input: no pattern", 1, 1)
+    if reader == "golly":
+        return _parse_golly(lines, first)
     head = lines[first].strip()
     if head.startswith("#Life 1.05"):
         return _parse_life105(lines, first)
@@ -255,6 +333,42 @@ def parse(text: str) -> Pattern:
     ):
         return _parse_cells(lines)
     return _parse_rle(lines)
+
+
+def _parse_golly(lines: list[str], first: int) -> Pattern:
+    """Detect the format by the first non-blank line, in Golly's order (Golly
+    ``gollybase/readpattern.cpp`` ``loadpattern``)."""
+    raw = lines[first]
+    head = raw.strip()
+    if head.startswith("#Li"):  # "#Life 1.05", "#Life 1.06" (Golly tests "#Li")
+        if head.startswith("#Life 1.06"):
+            return _parse_life106(lines, first)
+        return _parse_life105(lines, first)
+    if head.startswith("#P ") or head == "#P":  # WinLifeSearch: Life 1.05 without its header
+        return _parse_life105(lines, first - 1)
+    if head.startswith("#MCell"):
+        raise _err_at(first, 0, "MCell files (#MCell) are not supported; use RLE")
+    if head.startswith("#") or head.startswith("x"):
+        return _parse_rle(lines, golly=True)
+    if head.startswith("!"):
+        return _parse_cells(lines)
+    if head.startswith("["):
+        raise _err_at(first, 0, "macrocell files ([M2]) are not supported; use RLE")
+    if _is_plain_rle(head):
+        return _parse_rle(lines, golly=True)
+    return _parse_cells(lines)
+
+
+def _is_plain_rle(line: str) -> bool:
+    """Golly's guess that a first line is RLE without a header (``isplainrle``): only
+    ``b``, ``o``, ``$``, digits and whitespace up to an optional final ``!``, no space
+    inside a count, and either a digit or the final ``!``."""
+    body, bang, rest = line.partition("!")
+    if bang and rest.strip():
+        return False
+    if not re.fullmatch(r"[0-9bo$ \t]*", body) or re.search(r"\d\s", body) or body[-1:].isdigit():
+        return False
+    return bool(re.search(r"\d", body)) or bool(bang)
 
 
 def _is_header(stripped: str) -> bool:
@@ -316,7 +430,7 @@ def _parse_offset(rest: str, lineno: int, col: int) -> tuple[int, int]:
     return int(nums[0]), int(nums[1])
 
 
-def _parse_rle(lines: list[str]) -> Pattern:
+def _parse_rle(lines: list[str], golly: bool = False) -> Pattern:
     name = author = rule_hash = None
     comments: list[str] = []
     offset = (0, 0)
@@ -361,7 +475,7 @@ def _parse_rle(lines: list[str]) -> Pattern:
         body = "\n".join(ln for ln in lines[body_start:] if not ln.lstrip().startswith("#"))
         board = _fast_body(body, width, height)
     if board is None:
-        board = _decode_rle_lines(lines, body_start, width, height)
+        board = _decode_rle_lines(lines, body_start, width, height, golly)
     return Pattern(
         board=board,
         name=name,
@@ -380,12 +494,34 @@ _STATE_OF.update({c: 1 for c in "pqrstuvwxyz"})
 _PREFIXES = set("pqrstuvwxy")
 
 
+#: Largest cell state a board holds (Golly: 256 states, 0..255).
+MAX_CELL_STATE = 255
+
+
+def _golly_state(ch: str, nxt: str) -> tuple[int | None, int]:
+    """Golly's RLE tag set (``readrle``): ``(state, extra characters consumed)``, state None
+    for a character Golly skips. ``o`` 1; ``A``..``X`` 1..24; ``p``..``y`` followed by
+    ``A``..``X`` is ``24 * (1 + prefix) + letter`` (states 25..264); a lone ``p``..``y``
+    is 1 (Golly: "be more forgiving" for Niemiec's files); anything else (``z``, ``a``,
+    ``c``..``n``, ``Z``, punctuation) is skipped, its count with it."""
+    if ch == "o":
+        return 1, 0
+    if "A" <= ch <= "X":
+        return ord(ch) - ord("A") + 1, 0
+    if "p" <= ch <= "y":
+        if "A" <= nxt <= "X":
+            return 24 * (ord(ch) - ord("p") + 1) + ord(nxt) - ord("A") + 1, 1
+        return 1, 0
+    return None, 0
+
+
 def _decode_rle_lines(
-    lines: list[str], start: int, width: int | None, height: int | None
+    lines: list[str], start: int, width: int | None, height: int | None, golly: bool = True
 ) -> np.ndarray:
     """Decode RLE items from ``lines[start:]`` into an (h, w) uint8 board.
 
-    ``width``/``height`` None sizes the board by its content.
+    ``width``/``height`` None sizes the board by its content. ``golly`` False: the tag
+    set of engine version 1 (unknown characters refused).
     """
     runs: list[tuple[int, int, int, int]] = []  # (row, col, n, state)
     x = y = 0
@@ -397,8 +533,11 @@ def _decode_rle_lines(
         line = lines[i]
         if line.lstrip().startswith("#"):
             continue
+        skip_to = 0
         for m in _TOKEN.finditer(line):
             col = m.start()
+            if col < skip_to:  # the second letter of a multi-char state
+                continue
             digits, space, ch = m.group(1), m.group(2), m.group(3)
             if digits is not None:
                 if pending is None:
@@ -427,6 +566,13 @@ def _decode_rle_lines(
                 continue
             if ch in "b.":
                 state = 0
+            elif golly:
+                found, extra = _golly_state(ch, line[col + 1 : col + 2])
+                if found is None:
+                    continue  # Golly skips the character (and its count)
+                if found > MAX_CELL_STATE:
+                    raise _err_at(i, col, f"state {found} ({ch + line[col + 1]}) exceeds {MAX_CELL_STATE}")
+                state, skip_to = found, col + 1 + extra
             else:
                 state = _STATE_OF.get(ch, -1)
                 if state < 0:
@@ -741,7 +887,7 @@ def rle_body_to_board(body: str, width: int, height: int) -> np.ndarray:
     lines = body.replace("\r\n", "\n").replace("\r", "\n").split("\n")
     if not any(ln.strip() for ln in lines):
         raise PatternError("empty RLE body", 1, 1)
-    return _decode_rle_lines(lines, 0, width, height)
+    return _decode_rle_lines(lines, 0, width, height, golly=False)
 
 
 def _fast_body(body: str, width: int, height: int) -> np.ndarray | None:

@@ -18,6 +18,8 @@ import numpy as np
 
 from engine.errors import GameError
 from engine.life.zones import zones_for
+from engine.versions import ENGINE_VERSION
+from engine.versions import check as check_version
 
 #: Board side limits (DESIGN.md §3).
 MIN_SIDE, MAX_SIDE = 8, 1024
@@ -157,6 +159,7 @@ class LifeState:
             current one, oldest first (:mod:`engine.life.stability`).
         winner: the winner's id once finished with ``result == "win"``.
         result: None while the game runs, then ``"win"`` or ``"draw"``.
+        rules: the engine version whose rules this game follows (:mod:`engine.versions`).
     """
 
     kind: ClassVar[str] = "life"
@@ -174,6 +177,7 @@ class LifeState:
     history: tuple[tuple[int, bytes], ...] = field(default=())
     winner: int | None = None
     result: str | None = None
+    rules: str = ENGINE_VERSION
 
     # ----------------------------------------------------------------- numpy views
 
@@ -244,7 +248,9 @@ def encode(state: LifeState, *, config_dict: Mapping[str, Any] | None = None, ex
     equal bytes; no compression, so the bytes do not depend on a zlib version.
 
     ``config_dict`` replaces the Life config in the header and ``extra`` adds keys (the
-    campaign kind stores its level config and ``run_start`` this way).
+    campaign kind stores its level config and ``run_start`` this way). ``rules`` is in
+    the header only from engine version 2 on, so version-1 states keep their bytes (and
+    the hashes recorded by version 1).
     """
     header = {
         "config": dict(config_dict) if config_dict is not None else config_to_dict(state.config),
@@ -261,6 +267,7 @@ def encode(state: LifeState, *, config_dict: Mapping[str, Any] | None = None, ex
         "winner": state.winner,
         "result": state.result,
         "lengths": [len(state.board), len(state.placed), len(state.turn_board)],
+        **({"rules": state.rules} if state.rules != "1" else {}),
         **(extra or {}),
     }
     head = json.dumps(header, separators=(",", ":"), sort_keys=True).encode()
@@ -314,6 +321,7 @@ def decode_fields(
             "history": tuple((int(pop), bytes.fromhex(d)) for pop, d in header["history"]),
             "winner": None if header["winner"] is None else int(header["winner"]),
             "result": header["result"],
+            "rules": check_version(header.get("rules", "1")),
         }
         return fields, header
     except GameError as exc:

@@ -142,7 +142,8 @@ def test_place_over_enemy_is_skipped_and_free():
     grid = rec.state.grid
     assert all(grid[y, x] == 2 for x, y in ENEMY_BLOCK_1)
     assert grid[0, 0] == 1 and budget(rec.state) == before - 1
-    rec.act("place", cells=ENEMY_BLOCK_1)  # only enemy cells: nothing happens, nothing spent
+    # only enemy cells: nothing would happen, so it is refused and nothing spent
+    refused("NO_CHANGE", engine.apply_action, rec.state, 1, {"type": "place", "cells": ENEMY_BLOCK_1})
     assert budget(rec.state) == before - 1
 
 
@@ -159,7 +160,7 @@ def test_stamp_that_places_nothing_is_refused_and_recorded_nowhere():
     rec = joined(1)  # zone = the whole 20x20 board
     drafts = len(rec.drafts)
     stamp = {"type": "stamp", "pattern": "block", "x": 9, "y": 9, "rotation": 0}
-    err = refused("INVALID_ACTION", engine.apply_action, rec.state, 1, stamp)  # enemy block
+    err = refused("NO_CHANGE", engine.apply_action, rec.state, 1, stamp)  # enemy block
     assert err.message == "every cell of the stamp lands on a live cell"
     refused("OUT_OF_ZONE", engine.apply_action, rec.state, 1, {**stamp, "x": 25})  # off the board
     rec2 = joined(2)  # zone (4, 4, 20, 20)
@@ -175,7 +176,7 @@ def test_erase_ignores_enemy_without_refund():
     rec = joined(1)
     rec.act("place", cells=[[0, 0]])
     before = budget(rec.state)
-    rec.act("erase", cells=ENEMY_BLOCK_1)
+    refused("NO_CHANGE", engine.apply_action, rec.state, 1, {"type": "erase", "cells": ENEMY_BLOCK_1})
     assert all(rec.state.grid[y, x] == 2 for x, y in ENEMY_BLOCK_1)
     assert budget(rec.state) == before
     rec.act("erase", cells=[[0, 0], [9, 9]])  # own cell placed this turn: refund 1

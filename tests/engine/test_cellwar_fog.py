@@ -7,7 +7,7 @@ import pytest
 import engine
 from engine.cellwar.fog import mask_to_rle, rle_to_mask
 from tests.engine import cellwarkit
-from tests.engine.cellwarkit import act
+from tests.engine.cellwarkit import act, uid
 
 INF, FORT, FAC = "infantry", "fortification", "factory"
 
@@ -62,7 +62,7 @@ def test_area_of_a_unit_lost_during_own_turn_stays_visible_until_the_end_of_turn
     state = act(state, 1, 1, 1, 0)  # 1st hit: the attacker dies
     cells = visible_cells(engine.get_visible_state(state, 1))
     assert square(2, 2, 1) <= cells
-    state = engine.end_player_turn(act(state, 1, 2, 0, 0), 1)
+    state = engine.end_player_turn(act(state, 1, uid(state, 2), 0, 0), 1)
     assert visible_cells(engine.get_visible_state(state, 1)) == square(8, 2, 2)
 
 

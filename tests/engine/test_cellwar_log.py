@@ -1,4 +1,5 @@
-"""A player's fog-filtered CellWar log (engine/cellwar/log.py; DESIGN.md §5, §7)."""
+"""A player's fog-filtered CellWar log (engine/cellwar/log.py; DESIGN.md §5, §7): the
+events it observes, numbered in its own sequence (``seq`` 1..k, ``log_seq`` the real seq)."""
 
 from __future__ import annotations
 
@@ -13,8 +14,8 @@ from engine.cellwar.log import player_log
 
 INF = "infantry"
 
-#: 12x12, 3 players. p1: unit 1 at (2, 2). p2: unit 2 at (5, 2), unit 3 at (10, 10).
-#: p3: unit 4 at (4, 3) (sees x 3..5, y 2..4).
+#: 12x12, 3 players. p1: a unit at (2, 2). p2: units at (5, 2) and (10, 10).
+#: p3: a unit at (4, 3) (sees x 3..5, y 2..4). Ids are drawn per owner (engine/cellwar/ids.py).
 UNITS = [
     {"owner": 1, "type": INF, "x": 2, "y": 2},
     {"owner": 2, "type": INF, "x": 5, "y": 2},
@@ -28,6 +29,9 @@ def record(commands, state=None, events=None):
     """Run commands through engine.decide; return the log (JSON-clean dicts) and state."""
     events = [] if events is None else events
     for ctype, actor, payload in commands:
+        if ctype == "move":  # ("move", pid, (x, y, dx, dy)): the unit on (x, y)
+            x, y, dx, dy = payload
+            ctype, payload = "action", {"unit_id": unit_at(state, x, y), "dx": dx, "dy": dy}
         drafts, state = engine.decide(state, ctype, actor, payload)
         for d in drafts:
             events.append(
@@ -46,33 +50,47 @@ def record(commands, state=None, events=None):
     return events, state
 
 
-def move(pid, unit, dx, dy):
-    return ("action", pid, {"unit_id": unit, "dx": dx, "dy": dy})
+def unit_at(state, x, y):
+    return next(u.id for u in state.units if (u.x, u.y) == (x, y))
+
+
+def move(pid, x, y, dx, dy):
+    return ("move", pid, (x, y, dx, dy))
 
 
 @pytest.fixture
 def game():
-    """seq 1 GameCreated, 2-4 PlayerJoined; p1: 5 move 1 right (to (3, 2)), 6 TurnEnded;
-    p2: 7 fortify unit 2 at (5, 2), 8 move unit 3 left (fog), 9 TurnEnded; p3: 10 unit 4
-    attacks (3, 2) from (4, 3), killing p1's last unit (GameFinished? no: p2 and p3 left)."""
+    """seq 1 GameCreated, 2-4 PlayerJoined; p1: 5 move (2, 2) right to (3, 2), 6 TurnEnded;
+    p2: 7 fortify at (5, 2), 8 move (10, 10) left (fog), 9 TurnEnded; p3: 10 attacks
+    (3, 2) from (4, 3), killing p1's last unit (GameFinished? no: p2 and p3 left)."""
     return record(
         [
             ("create", 0, {"kind": "cellwar", "config": CONFIG}),
             ("join", 0, {"name": "a"}),
             ("join", 0, {"name": "b"}),
             ("join", 0, {"name": "c"}),
-            move(1, 1, 1, 0),
+            move(1, 2, 2, 1, 0),
             ("end_turn", 1, {}),
-            move(2, 2, 0, 0),
-            move(2, 3, -1, 0),
+            move(2, 5, 2, 0, 0),
+            move(2, 10, 10, -1, 0),
             ("end_turn", 2, {}),
-            move(3, 4, -1, -1),
+            move(3, 4, 3, -1, -1),
         ]
     )
 
 
 def by_seq(log):
-    return {e["seq"]: e for e in log}
+    """The filtered log by real seq (``log_seq``)."""
+    return {e["log_seq"]: e for e in log}
+
+
+def test_items_are_numbered_in_the_readers_own_sequence(game):
+    events, _ = game
+    for pid, real in ((1, [1, 2, 3, 4, 5, 6, 9, 10]), (2, [1, 2, 3, 4, 6, 7, 8, 9, 10]),
+                      (3, [1, 2, 3, 4, 5, 6, 7, 9, 10])):
+        log = player_log(events, pid)
+        assert [e["log_seq"] for e in log] == real
+        assert [e["seq"] for e in log] == list(range(1, len(real) + 1))
 
 
 def test_public_events_and_own_actions_are_seen_in_full_without_hashes(game):
@@ -90,10 +108,11 @@ def test_public_events_and_own_actions_are_seen_in_full_without_hashes(game):
         "kind": "cellwar",
         "config": {**events[0]["payload"]["config"], "units": [UNITS[1], UNITS[2]]},
     }
+    # p2's units have ids 2 and 5: its n-th unit is n * 3 players + 2
     assert log[7]["payload"] == {"action": {"unit_id": 2, "dx": 0, "dy": 0}}
-    assert log[8]["payload"] == {"action": {"unit_id": 3, "dx": -1, "dy": 0}}
+    assert log[8]["payload"] == {"action": {"unit_id": 5, "dx": -1, "dy": 0}}
     assert all("state_hash" not in e for e in log.values())
-    assert set(log[7]) == {"seq", "type", "actor", "payload"}
+    assert set(log[7]) == {"seq", "log_seq", "type", "actor", "payload"}
 
 
 def test_an_action_in_the_fog_is_left_out(game):
@@ -107,7 +126,7 @@ def test_only_the_visible_cells_of_another_players_action_are_told(game):
     events, _ = game
     p3 = by_seq(player_log(events, 3))
     # p1 moved (2, 2) -> (3, 2): p3 at (4, 3) sees (3, 2) but not (2, 2)
-    assert p3[5] == {"seq": 5, "type": "ActionApplied", "actor": 1,
+    assert p3[5] == {"seq": 5, "log_seq": 5, "type": "ActionApplied", "actor": 1,
                      "payload": {"action": {"dx": 1, "dy": 0}, "to": [3, 2]}}
     # p2 fortified at (5, 2): start and target visible to p3
     assert p3[7]["payload"] == {"action": {"dx": 0, "dy": 0}, "from": [5, 2], "to": [5, 2]}
@@ -138,7 +157,9 @@ def test_rolled_back_loses_its_state_and_removals_are_public(game):
     )
     assert [e["type"] for e in events[-3:]] == ["RolledBack", "PlayerRemoved", "GameFinished"]
     log = by_seq(player_log(events, 3))
-    assert log[11] == {"seq": 11, "type": "RolledBack", "actor": 0, "payload": {"to_seq": 10}}
+    # p3 observed 9 events up to seq 10 (not p2's move in the fog): to_seq in its numbering
+    assert log[11] == {"seq": 10, "log_seq": 11, "type": "RolledBack", "actor": 0,
+                       "payload": {"to_seq": 9}}
     assert log[12]["payload"] == {"player_id": 2, "reason": "disconnected"}
     assert log[13]["payload"] == {"winner": 3, "result": "win"}
     assert engine.get_winner(final) == 3
@@ -155,7 +176,7 @@ def test_every_told_cell_was_visible_to_the_reader_and_no_foreign_unit_id_leaks(
                 continue
             assert "unit_id" not in entry["payload"]["action"]
             seen = set()
-            for st in (states[entry["seq"] - 1], states[entry["seq"]]):
+            for st in (states[entry["log_seq"] - 1], states[entry["log_seq"]]):
                 view = engine.get_visible_state(st, pid)
                 w = view["width"]
                 mask = rle_to_mask(view["visible"], w, view["height"])
@@ -192,7 +213,8 @@ def test_a_log_of_another_kind_goes_to_its_own_rule():
         ]
     )
     # Life in waiting: nothing hidden, but a filtered log carries no hash
-    expected = [{k: e[k] for k in ("seq", "type", "actor", "payload")} for e in events]
+    expected = [{"log_seq": e["seq"], **{k: e[k] for k in ("seq", "type", "actor", "payload")}}
+                for e in events]
     assert player_log(events, 1) == expected == engine.player_log(events, 1)
 
 

@@ -9,7 +9,7 @@ import engine
 from engine import GameError
 from engine.cellwar import game as cw
 from engine.cellwar.config import CellWarConfig, config_from_dict, config_to_dict
-from tests.engine.cellwarkit import act, start
+from tests.engine.cellwarkit import act, start, uid
 
 
 def board(state):
@@ -156,13 +156,15 @@ def test_valid_action_kinds():
     kinds = {
         (d["unit_id"], d["dx"], d["dy"]): d["kind"] for d in engine.get_valid_actions(state, 1)
     }
+    fort = uid(state, 2)  # player 1's second unit: 1 * 2 players + 1 = 3
+    assert fort == 3
     assert kinds[(1, 0, 0)] == "fortify"
     assert kinds[(1, 1, 0)] == "attack"
     assert kinds[(1, 0, 1)] == "attack"
     assert kinds[(1, -1, 0)] == "move"
-    assert kinds[(2, 0, 0)] == "become_factory"
-    assert kinds[(2, 1, 1)] == "move"
-    assert (2, -1, 0) not in kinds  # off the board
+    assert kinds[(fort, 0, 0)] == "become_factory"
+    assert kinds[(fort, 1, 1)] == "move"
+    assert (fort, -1, 0) not in kinds  # off the board
     assert engine.get_valid_actions(start([(1, FORT, 3, 3, 1), FAR]), 1)[4]["kind"] == "stand"
     produce = engine.get_valid_actions(start([(1, FAC, 0, 0), FAR]), 1)
     assert [(d["dx"], d["dy"], d["kind"]) for d in produce] == [
@@ -176,18 +178,19 @@ def test_second_hit_takes_the_fortification():
     state = start([(1, INF, 2, 3), (1, INF, 4, 3), (2, FORT, 3, 3, 2), FAR])
     state = act(state, 1, 1, 1, 0)  # 1st hit: attacker dies, fortification -> infantry
     assert board(state) == [(1, INF, 4, 3, 0), (2, INF, 3, 3, 0), (2, INF, 7, 7, 0)]
-    state = act(state, 1, 2, -1, 0)  # 2nd hit: infantry vs infantry
+    state = act(state, 1, uid(state, 2), -1, 0)  # 2nd hit: infantry vs infantry
     assert board(state) == [(1, INF, 3, 3, 0), (2, INF, 7, 7, 0)]
 
 
 def test_hit_fortification_stays_infantry_on_its_own_turn():
     state = start([(1, INF, 2, 3), (1, INF, 0, 0), (2, FORT, 3, 3, 2)])
     state = act(state, 1, 1, 1, 0)
-    state = engine.end_player_turn(act(state, 1, 2, 0, 0), 1)
-    unit = state.unit(3)
+    state = engine.end_player_turn(act(state, 1, uid(state, 2), 0, 0), 1)
+    fort = uid(state, 3)
+    unit = state.unit(fort)
     assert (unit.type, unit.standing) == (INF, 0)
     assert {
-        d["kind"] for d in engine.get_valid_actions(state, 2, 3) if (d["dx"], d["dy"]) == (0, 0)
+        d["kind"] for d in engine.get_valid_actions(state, 2, fort) if (d["dx"], d["dy"]) == (0, 0)
     } == {"fortify"}
 
 
@@ -230,7 +233,7 @@ def test_surrounded_factory_dies_at_end_of_turn():
     units = [(1, FAC, 0, 0), (1, INF, 1, 0), (2, INF, 0, 1), (2, FORT, 1, 1, 1), (2, INF, 7, 7)]
     state = start(units)
     assert engine.get_valid_actions(state, 1, 1) == []
-    state = act(state, 1, 2, 0, 0)  # the infantry fortifies in place: the factory stays blocked
+    state = act(state, 1, uid(state, 2), 0, 0)  # the infantry fortifies: the factory stays blocked
     assert engine.get_valid_actions(state, 1) == []
     state = engine.end_player_turn(state, 1)
     assert state.unit(1) is None
@@ -250,7 +253,7 @@ def test_end_turn_refused_while_units_have_to_act():
     state = act(state, 1, 1, 0, 0)
     assert code(engine.end_player_turn, state, 1) == "UNITS_NOT_DONE"  # the factory with room
     assert engine.encode_state(start([(1, INF, 3, 3), (1, FAC, 0, 0), FAR])) == before
-    state = act(state, 1, 2, 1, 1)
+    state = act(state, 1, uid(state, 2), 1, 1)
     assert engine.end_player_turn(state, 1).turn == 2
 
 
@@ -292,12 +295,13 @@ def test_malformed_actions(action):
 
 def test_factories_act_after_combat_units():
     state = start([(1, INF, 3, 3), (1, FAC, 0, 0), FAR])
-    assert code(act, state, 1, 2, 1, 0) == "UNITS_NOT_DONE"
+    fac = uid(state, 2)
+    assert code(act, state, 1, fac, 1, 0) == "UNITS_NOT_DONE"
     assert {d["unit_id"] for d in engine.get_valid_actions(state, 1)} == {1}
-    assert engine.get_valid_actions(state, 1, 2) == []
+    assert engine.get_valid_actions(state, 1, fac) == []
     state = act(state, 1, 1, 0, 0)
-    assert {d["unit_id"] for d in engine.get_valid_actions(state, 1)} == {2}
-    state = act(state, 1, 2, 1, 0)
+    assert {d["unit_id"] for d in engine.get_valid_actions(state, 1)} == {fac}
+    state = act(state, 1, fac, 1, 0)
     assert board(state)[:3] == [(1, FAC, 0, 0, 0), (1, FORT, 3, 3, 1), (1, INF, 1, 0, 0)]
 
 

@@ -60,7 +60,9 @@ def first_mismatch(events: list[dict]) -> int | None:
     """Seq of the first event whose fold does not give its recorded hash (None: all match)."""
     state = None
     for e in events:
-        state = engine.apply_event(state, e["type"], e["actor"], e["payload"])
+        state = engine.apply_event(
+            state, e["type"], e["actor"], e["payload"], engine_version=e["engine_version"]
+        )
         if engine.state_hash(state) != e["state_hash"]:
             return e["seq"]
     return None
@@ -103,7 +105,7 @@ def test_a_rule_change_without_a_version_bump_breaks_the_golden_logs(monkeypatch
 @pytest.mark.parametrize("path", FILES, ids=[f"{p.parent.name}/{p.stem}" for p in FILES])
 def test_log_folds_in_one_run_to_the_last_hash(path):
     events = read(path)
-    state = engine.fold(None, [(e["type"], e["actor"], e["payload"]) for e in events])
+    state = engine.fold(None, [(e["type"], e["actor"], e["payload"], e["engine_version"]) for e in events])
     assert engine.state_hash(state) == events[-1]["state_hash"]
 
 

@@ -56,7 +56,9 @@ class Log:
 
 
 def seqs(log):
-    return [e["seq"] for e in log]
+    """The real seqs of the events in a filtered log (its items are numbered 1..k)."""
+    assert [e["seq"] for e in log] == list(range(1, len(log) + 1))
+    return [e["log_seq"] for e in log]
 
 
 @pytest.fixture
@@ -105,14 +107,15 @@ def test_other_players_placement_drawing_is_left_out(two):
 def test_kept_events_are_as_recorded_but_carry_no_hash(two):
     by_seq = {e["seq"]: e for e in two.events}
     for pid in (1, 2):
-        for entry in player_log(two.events, pid):
-            recorded = by_seq[entry["seq"]]
-            assert entry == {k: recorded[k] for k in ("seq", "type", "actor", "payload")}
-    p2 = {e["seq"]: e for e in player_log(two.events, 2)}
+        for n, entry in enumerate(player_log(two.events, pid), start=1):
+            recorded = by_seq[entry["log_seq"]]
+            assert entry == {"seq": n, "log_seq": recorded["seq"],
+                             **{k: recorded[k] for k in ("type", "actor", "payload")}}
+    p2 = {e["log_seq"]: e for e in player_log(two.events, 2)}
     assert p2[7]["payload"] == {"action": {"type": "speed", "multiplier": 2}}
     assert p2[11]["payload"] == {"action": {"type": "place", "cells": shift(BLOCK, 11, 11)}}
     # after placement everything is public: p1's redraw drawing is told to p2
-    assert p2[14] == {"seq": 14, "type": "ActionApplied", "actor": 1,
+    assert p2[14] == {"seq": 11, "log_seq": 14, "type": "ActionApplied", "actor": 1,
                       "payload": {"action": {"type": "place", "cells": [[0, 15]]}}}
 
 
@@ -141,7 +144,7 @@ def test_no_told_event_reveals_a_cell_the_readers_view_hid():
     for e in g.events:
         states.append(engine.apply_event(states[-1], e["type"], e["actor"], e["payload"]))
     for pid in (1, 2, 3):
-        told = {e["seq"]: e for e in player_log(g.events, pid)}
+        told = {e["log_seq"]: e for e in player_log(g.events, pid)}
         for e in g.events:
             cells = (e["payload"].get("action") or {}).get("cells") or []
             if e["seq"] not in told or not cells or states[e["seq"] - 1].phase != "placement":
@@ -150,7 +153,7 @@ def test_no_told_event_reveals_a_cell_the_readers_view_hid():
         hidden = [e["seq"] for e in g.events if e["seq"] not in told]
         drawers = {e["actor"] for e in g.events if e["seq"] in hidden}
         assert drawers == {1, 2, 3} - {pid}
-    p2 = {e["seq"]: e for e in player_log(g.events, 2)}
+    p2 = {e["log_seq"]: e for e in player_log(g.events, 2)}
     resign = next(e for e in g.events if e["payload"].get("action", {}).get("type") == "resign")
     assert p2[resign["seq"]]["payload"] == {"action": {"type": "resign"}}
     assert all("state_hash" not in e for e in p2.values())
@@ -168,7 +171,8 @@ def test_engine_player_log_dispatches_by_kind(two):
     camp = Log(kind="campaign", config={"level": 1})
     camp.cmd("join", 0, name="solo")
     camp.act(1, "place", cells=[[0, 0]])
-    assert engine.player_log(camp.events, 1) == camp.events  # one player: all, with hashes
+    # one player: all, with hashes, its own numbering is the real one
+    assert engine.player_log(camp.events, 1) == [{**e, "log_seq": e["seq"]} for e in camp.events]
     with pytest.raises(engine.GameError) as err:
         engine.player_log([{**two.events[0], "payload": {"kind": "chess", "config": {}}}], 1)
     assert err.value.code == "MALFORMED"

@@ -187,7 +187,8 @@ def test_unknown_player(pid):
         {"type": "stamp", "pattern": "glider", "rle": GLIDER_RLE, "x": 0, "y": 0},
         {"type": "stamp", "rle": GLIDER_RLE, "x": "0", "y": 0},
         {"type": "stamp", "rle": GLIDER_RLE, "x": 0, "y": 0, "rotation": 4},
-        {"type": "stamp", "rle": "x = 2, y = 2\n2a!", "x": 0, "y": 0},
+        {"type": "stamp", "rle": "x = 2, y = 2\n02o!", "x": 0, "y": 0},  # count with a 0
+        {"type": "stamp", "rle": "x = 2, y = 1, rule = WireWorld\nAB!", "x": 0, "y": 0},
         {"type": "speed", "multiplier": 3},
         {"type": "speed", "multiplier": True},
         {"type": "speed"},
@@ -438,13 +439,13 @@ def test_stamp_whose_in_zone_cells_are_all_alive_is_refused():
     state = start(budget=10)
     state = act(state, 1, "place", cells=[[3, 3], [4, 3], [3, 4], [4, 4]])
     err = refused(
-        "INVALID_ACTION", engine.apply_action, state, 1, {"type": "stamp", "rle": "2o$2o!", "x": 3, "y": 3}
+        "NO_CHANGE", engine.apply_action, state, 1, {"type": "stamp", "rle": "2o$2o!", "x": 3, "y": 3}
     )
     assert err.message == "every cell of the stamp lands on a live cell"
     assert state.player(1).budget_left == 6
     # partly outside the zone (border at x = 8), the in-zone column already alive
     state = act(state, 1, "place", cells=[[7, 0], [7, 1]])
-    refused("INVALID_ACTION", engine.apply_action, state, 1, {"type": "stamp", "rle": "2o$2o!", "x": 7, "y": 0})
+    refused("NO_CHANGE", engine.apply_action, state, 1, {"type": "stamp", "rle": "2o$2o!", "x": 7, "y": 0})
     # one in-zone cell still dead: it is placed, the live ones are free
     new = act(state, 1, "stamp", rle="2o$2o!", x=7, y=1)
     assert live(new) - live(state) == {(7, 2, 1)}
@@ -453,7 +454,7 @@ def test_stamp_whose_in_zone_cells_are_all_alive_is_refused():
 
 def test_stamp_of_a_pattern_without_live_cells_is_refused():
     state = start()
-    err = refused("INVALID_ACTION", engine.apply_action, state, 1, {"type": "stamp", "rle": "3b!", "x": 0, "y": 0})
+    err = refused("NO_CHANGE", engine.apply_action, state, 1, {"type": "stamp", "rle": "3b!", "x": 0, "y": 0})
     assert err.message == "the stamp has no live cell"
 
 
@@ -471,8 +472,9 @@ def test_speed_pause_resume():
     assert paused.phase == "paused"
     assert engine.tick(paused, 5) is paused
     refused("WRONG_PHASE", engine.apply_action, paused, 1, {"type": "pause"})
-    for m in (1, 2, 4, 8):
+    for m in (2, 4, 8):
         assert act(paused, 1, "speed", multiplier=m).speed == m
+    refused("NO_CHANGE", engine.apply_action, paused, 1, {"type": "speed", "multiplier": 1})
     resumed = act(paused, 1, "resume")
     assert resumed.phase == "running"
     assert engine.tick(resumed, 1).generation == 1
@@ -538,7 +540,7 @@ def test_redraw_lets_everyone_draw_and_resumes_when_all_ready():
     state = act(state, 2, "place", cells=[[12, 12]])
     state = act(state, 1, "place", cells=[[3, 12]])
     state = engine.end_player_turn(state, 1)
-    state = engine.end_player_turn(state, 1)  # idempotent
+    refused("NO_CHANGE", engine.end_player_turn, state, 1)  # ready already: nothing changes
     assert state.phase == "redraw" and state.player(1).ready
     state = engine.end_player_turn(state, 2)
     assert (state.phase, state.stable) == ("running", False)
