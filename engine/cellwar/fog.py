@@ -12,9 +12,10 @@ Decisions where the seed is silent (recorded here):
   units and sees nothing.
 - A spectator (``player_id`` None) sees everything; so does everyone once the game is
   finished (the whole event log is public then too, DESIGN.md §7).
-- Only visible units appear. Units of other players are shown with ``"id": null`` and
-  ``"acted": null``: ids would reveal how many units exist or were produced, and
-  ``acted`` the timing of their moves. Own units carry their real id (actions need it).
+- Only visible units appear, listed by cell (row, then column). Units of other players
+  are shown with ``"id": null`` and ``"acted": null``: ids would reveal how many units
+  exist or were produced, and ``acted`` the timing of their moves (and a list in id order
+  would place an enemy unit by its id). Own units carry their real id (actions need it).
 - Per player the view gives ``units``/``cells`` (unit count) for yourself only (every
   player for a spectator or once finished); ``out`` and ``connected`` are public (the
   turn order visibly skips a player who is out).
@@ -135,7 +136,9 @@ def get_visible_state(
     mask = visible_mask(state, None if reveal else player_id)
     units = []
     counts: dict[int, int] = {}
-    for u in state.units:
+    # Listed by cell (row, then column), not by id: the place of an enemy unit in an id
+    # order would tell how its id compares with the viewer's (how many units it made).
+    for u in sorted(state.units, key=lambda u: (u.y, u.x)):
         counts[u.owner] = counts.get(u.owner, 0) + 1
         if not is_visible(mask, w, u.x, u.y):
             continue

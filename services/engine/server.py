@@ -89,7 +89,10 @@ def decide(request: engine_pb2.DecideRequest) -> engine_pb2.DecideReply:
 def fold(request: engine_pb2.FoldRequest) -> engine_pb2.GameState:
     """Fold recorded events onto a state (or from GameCreated). Raises GameError."""
     state = from_proto(request.state) if request.HasField("state") and request.state.state else None
-    events = ((e.type, e.actor, _json(e.payload, "event payload")) for e in request.events)
+    events = (
+        (e.type, e.actor, _json(e.payload, "event payload"), e.engine_version)  # each under its rules
+        for e in request.events
+    )
     state = engine.fold(state, events)
     if state is None:
         raise GameError("MALFORMED", "nothing to fold: no state and no events")
@@ -149,6 +152,7 @@ def player_log(request: engine_pb2.PlayerLogRequest) -> engine_pb2.PlayerLogRepl
             "actor": e.actor,
             "payload": _json(e.payload, "event payload"),
             "state_hash": e.state_hash,
+            "engine_version": e.engine_version,
         }
         for e in request.events
     ]

@@ -109,7 +109,7 @@ async def list_events(
         seq = int(item["seq"])
         if seq < from_seq:
             continue
-        original = by_seq[seq]
+        original = by_seq[int(item.get("log_seq", seq))]  # seq is the player's own number
         event = events_pb2.Event(
             game_id=game.game_id,
             seq=seq,

@@ -151,17 +151,18 @@ async def test_enemy_cells_cannot_be_painted_stamped_or_erased(api: AsyncCellWar
     assert cells_of(start, "B") == LEVEL1_ENEMY and start["enemy_cells"] == 4
     assert start["players"][0]["budget_left"] == 10
 
-    # A stamp wholly on the enemy would place nothing: refused, nothing recorded.
-    with pytest.raises(ApiError) as err:
-        await api.act(game_id, seat.token, {"type": "stamp", "pattern": "block", "x": 9, "y": 9, "rotation": 0})
-    assert (err.value.status, err.value.code) == (409, "INVALID_ACTION")
-    assert (await api.state(game_id, seat.token))["seq"] == start["seq"]
-
+    # A stamp, place or erase wholly on the enemy would change nothing: refused with
+    # NO_CHANGE (issue 10: no-ops are refused with one code), nothing recorded.
     for action in (
+        {"type": "stamp", "pattern": "block", "x": 9, "y": 9, "rotation": 0},
         {"type": "place", "cells": [[9, 9], [10, 10]]},
         {"type": "erase", "cells": [[9, 9], [10, 9], [9, 10], [10, 10]]},
     ):
-        view = (await api.act(game_id, seat.token, action))["view"]
+        with pytest.raises(ApiError) as err:
+            await api.act(game_id, seat.token, action)
+        assert (err.value.status, err.value.code) == (409, "NO_CHANGE"), action["type"]
+        view = await api.state(game_id, seat.token)
+        assert view["seq"] == start["seq"], action["type"]
         assert cells_of(view, "B") == LEVEL1_ENEMY, action["type"]
         assert cells_of(view, "A") == set(), action["type"]
         assert view["players"][0]["budget_left"] == 10, action["type"]

@@ -19,7 +19,8 @@ from tests.api.test_life_game import read_log_from_nats
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(60)]
 
-#: 8x8, 3 players close together so the bots meet at once: p1 units 1, 2; p2 3, 4; p3 5, 6.
+#: 8x8, 3 players close together so the bots meet at once: p1 units 1, 4; p2 2, 5; p3 3, 6
+#: (ids drawn per owner: player p's n-th unit is n * 3 + p, engine/cellwar/ids.py).
 UNITS = [
     {"owner": 1, "type": "infantry", "x": 1, "y": 1},
     {"owner": 1, "type": "infantry", "x": 2, "y": 1},
@@ -35,7 +36,11 @@ def fold_states(stored) -> list[Any]:
     """states[i] = the engine state after event seq i (states[0] = None)."""
     states: list[Any] = [None]
     for e in stored:
-        states.append(engine.apply_event(states[-1], e.type, e.actor, json.loads(e.payload)))
+        states.append(
+            engine.apply_event(
+                states[-1], e.type, e.actor, json.loads(e.payload), engine_version=e.engine_version
+            )
+        )
     return states
 
 
@@ -79,13 +84,21 @@ async def test_three_bots_play_to_the_end_and_the_log_obeys_the_fog(api: AsyncCe
     replayed = await api.replay(game_id, 5, bots[0].seat.token)  # finished: the whole board
     assert len(replayed["view"]["units"]) == len(UNITS) and replayed["view"]["you"] == 1
 
-    # In round 2, player 1's log held only what its fog showed it.
+    # In round 2, player 1's log held only what its fog showed it, numbered in its own
+    # sequence (1..k); the engine's player_log maps each item to its real seq.
     assert mid_game["spectator"] == (403, "FORBIDDEN")
     seen = mid_game["events"]
-    last = seen[-1]["seq"]
+    assert [e["seq"] for e in seen] == list(range(1, len(seen) + 1))
+    as_dicts = [
+        {"seq": e.seq, "type": e.type, "actor": e.actor, "payload": json.loads(e.payload),
+         "engine_version": e.engine_version}
+        for e in stored
+    ]
+    real = [e["log_seq"] for e in engine.player_log(as_dicts, 1)][: len(seen)]
+    last = real[-1]
     assert last >= mid_game["view"]["seq"] - 1 >= 5
     assert all("state_hash" not in e for e in seen)
-    told = {e["seq"]: e for e in seen}
+    told = {r: e for r, e in zip(real, seen, strict=True)}
     outcomes = {"hidden": 0, "told": 0}
     for event in stored[:last]:
         if event.type == "GameCreated":  # player 1 is told only its own start units
@@ -94,7 +107,7 @@ async def test_three_bots_play_to_the_end_and_the_log_obeys_the_fog(api: AsyncCe
             continue
         if event.type != "ActionApplied":
             assert told[event.seq]["payload"] == (
-                {"to_seq": json.loads(event.payload)["to_seq"]}
+                {"to_seq": sum(r <= json.loads(event.payload)["to_seq"] for r in real)}
                 if event.type == "RolledBack"
                 else json.loads(event.payload)
             )
@@ -110,6 +123,8 @@ async def test_three_bots_play_to_the_end_and_the_log_obeys_the_fog(api: AsyncCe
         visible = [c for c in cells if 0 <= c[0] < 8 and 0 <= c[1] < 8 and is_visible(mask, 8, *c)]
         if not visible:
             assert event.seq not in told  # hidden: left out entirely
+        if event.seq not in told:  # ... and so is an action that changed nothing it saw
+            assert engine.get_visible_state(before, 1) == engine.get_visible_state(after, 1)
             outcomes["hidden"] += 1
             continue
         payload = told[event.seq]["payload"]
@@ -129,12 +144,12 @@ async def test_rule_errors_over_rest(api: AsyncCellWarClient, gateway: str):
     p1, p2, _ = [await api.join(game_id, name) for name in ("a", "b", "c")]
     view = await api.state(game_id, p1.token)
     assert (view["phase"], view["turn"], view["round"]) == ("playing", 1, 1)
-    assert sorted((u["id"], u["x"], u["y"]) for u in view["units"]) == [(1, 1, 1), (2, 2, 1)]
+    assert sorted((u["id"], u["x"], u["y"]) for u in view["units"]) == [(1, 1, 1), (4, 2, 1)]
 
     moves = await api.valid_actions(game_id, p1.token, 1)
     assert {(a["dx"], a["dy"]): a["kind"] for a in moves}[(0, 0)] == "fortify"
-    assert (1, 0) not in {(a["dx"], a["dy"]) for a in moves}  # its own unit 2 is there
-    assert await api.valid_actions(game_id, p2.token, 3) == []  # not its turn
+    assert (1, 0) not in {(a["dx"], a["dy"]) for a in moves}  # its own unit 4 is there
+    assert await api.valid_actions(game_id, p2.token, 2) == []  # not its turn
 
     async def refused(call) -> tuple[int, str]:
         with pytest.raises(ApiError) as err:
@@ -142,7 +157,7 @@ async def test_rule_errors_over_rest(api: AsyncCellWarClient, gateway: str):
         return err.value.status, err.value.code
 
     assert await refused(api.move(game_id, p1.token, 1, 1, 0)) == (409, "INVALID_ACTION")
-    assert await refused(api.move(game_id, p2.token, 3, -1, 0)) == (409, "NOT_YOUR_TURN")
+    assert await refused(api.move(game_id, p2.token, 2, -1, 0)) == (409, "NOT_YOUR_TURN")
     done = await api.move(game_id, p1.token, 1, 0, 1)
     assert done["seq"] == 5
     assert await refused(api.move(game_id, p1.token, 1, 0, 1)) == (409, "UNIT_ALREADY_ACTED")
@@ -150,7 +165,7 @@ async def test_rule_errors_over_rest(api: AsyncCellWarClient, gateway: str):
     async with httpx.AsyncClient(base_url=gateway) as http:
         bad = await http.post(
             f"/game/{game_id}/action",
-            json={"unit_id": 2, "dx": 2, "dy": 0},
+            json={"unit_id": 4, "dx": 2, "dy": 0},
             headers={"Authorization": f"Bearer {p1.token}"},
         )
         assert bad.status_code == 422 and bad.json()["error"]["code"] == "MALFORMED"

@@ -392,9 +392,16 @@ async def test_any_command_after_the_end_is_game_finished(http, api):
 INVALID_ACTION_BODIES = [
     {"type": "restart"},  # campaign only
     {"type": "stamp", "pattern": "no_such_pattern", "x": 1, "y": 1},
-    {"type": "stamp", "pattern": "block", "x": 2, "y": 2},  # every cell already alive
     {"type": "stamp", "rle": "65o!", "x": 0, "y": 0},  # live area wider than 64
+]
+
+#: Commands that would change nothing (issue 10 §3): one code, 409 NO_CHANGE.
+NO_CHANGE_BODIES = [
+    {"type": "stamp", "pattern": "block", "x": 2, "y": 2},  # every cell already alive
     {"type": "stamp", "rle": "3b!", "x": 0, "y": 0},  # no live cell
+    {"type": "place", "cells": BLOCK_1},  # own live cells
+    {"type": "erase", "cells": [[0, 0]]},  # an empty cell
+    {"type": "speed", "multiplier": 1},  # the speed it has
 ]
 
 
@@ -404,6 +411,8 @@ async def test_refused_action_is_invalid_action(http, api):
     before = await observe(api, game_id, one, two)
     for body in INVALID_ACTION_BODIES:
         assert_error(await post_action(http, game_id, one, body), 409, "INVALID_ACTION")
+    for body in NO_CHANGE_BODIES:
+        assert_error(await post_action(http, game_id, one, body), 409, "NO_CHANGE")
     assert await observe(api, game_id, one, two) == before
 
 

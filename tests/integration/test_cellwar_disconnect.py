@@ -23,7 +23,8 @@ from tests.support.client import SessionClient, fold_from_scratch
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(60)]
 
-#: 10x10, 3 players, two infantry each: p1 units 1, 2; p2 units 3, 4; p3 units 5, 6.
+#: 10x10, 3 players, two infantry each; ids are drawn per owner (engine/cellwar/ids.py):
+#: p1 units 1, 4; p2 units 2, 5; p3 units 3, 6.
 UNITS = [
     {"owner": 1, "type": "infantry", "x": 0, "y": 0},
     {"owner": 1, "type": "infantry", "x": 1, "y": 0},
@@ -91,7 +92,7 @@ async def board(stack, gid: str) -> dict:
 
 async def play_p1_turn(client: SessionClient, gid: str) -> None:
     await client.act(gid, 1, {"unit_id": 1, "dx": 0, "dy": 1})
-    await client.act(gid, 1, {"unit_id": 2, "dx": 0, "dy": 1})
+    await client.act(gid, 1, {"unit_id": 4, "dx": 0, "dy": 1})
     await client.end_turn(gid, 1)
 
 
@@ -99,7 +100,7 @@ async def test_lost_connection_in_own_turn_rolls_back_then_removes(stack, client
     gid = await started_game(client)
     stream = await open_stream(client, gid, 2)
     await play_p1_turn(client, gid)
-    await client.act(gid, 2, {"unit_id": 3, "dx": -1, "dy": -1})  # (5, 5) -> (4, 4)
+    await client.act(gid, 2, {"unit_id": 2, "dx": -1, "dy": -1})  # (5, 5) -> (4, 4)
     mid = await board(stack, gid)
     assert (4, 4) in units_of(mid, 2) and mid["turn"] == 2
     stream.cancel()  # the connection drops in the middle of player 2's turn
@@ -131,7 +132,7 @@ async def test_lost_connection_in_own_turn_rolls_back_then_removes(stack, client
     assert view["turn"] == 3 and view["phase"] == "playing"
     p2 = view["players"][1]
     assert (p2["connected"], p2["out"]) == (False, True)
-    reply = await client.act(gid, 3, {"unit_id": 5, "dx": 0, "dy": -1})  # player 3 moves next
+    reply = await client.act(gid, 3, {"unit_id": 3, "dx": 0, "dy": -1})  # player 3 moves next
     assert reply.seq == 11
 
 
@@ -175,7 +176,7 @@ async def test_reconnect_within_the_timeout_removes_nothing(stack, client):
 async def test_leave_in_own_turn_rolls_back_like_a_disconnect(stack, client):
     gid = await started_game(client)
     await play_p1_turn(client, gid)
-    await client.act(gid, 2, {"unit_id": 4, "dx": 1, "dy": 0})
+    await client.act(gid, 2, {"unit_id": 5, "dx": 1, "dy": 0})
     reply = await client.stub.Leave(
         session_pb2.LeaveRequest(game_id=gid, player_id=2, command_id="leave-2")
     )
@@ -190,7 +191,7 @@ async def test_leave_in_own_turn_rolls_back_like_a_disconnect(stack, client):
     )
     assert again.seq == 10 and len(await full_log(stack, gid)) == 10  # applied once
     with pytest.raises(grpc.aio.AioRpcError) as err:
-        await client.act(gid, 2, {"unit_id": 3, "dx": 0, "dy": 0})
+        await client.act(gid, 2, {"unit_id": 2, "dx": 0, "dy": 0})
     assert error_from_rpc(err.value)[0] == "NOT_YOUR_TURN"
     folded = await fold_from_scratch(stack.engine_target, events)
     assert folded.state_hash == events[-1].state_hash
