@@ -238,7 +238,7 @@ HISTORY_STATES = 7
 
 def _two_state(rule: str) -> bool:
     """``rule`` (bounded-grid suffix removed) is a two-state Life-like rule."""
-    return rule in ("", "Life") or bool(_LIFE_LIKE.match(canonical_rule(rule)))
+    return rule.lower() in ("", "life") or bool(_LIFE_LIKE.match(canonical_rule(rule)))
 
 
 def rule_states(rule: str) -> tuple[int, frozenset[int]]:

@@ -345,3 +345,39 @@ def test_the_check_tells_the_games_apart_under_the_old_rules():
         for a, b in (life_pair(seed, rules="1") for seed in range(40))
     )
     assert life_differs > 20
+
+
+def _probe(state: Any) -> list:
+    """What player 1 learns from every command it could send now: for each unit id up to
+    a bound and each vector, the error (code, message) or its view after the action, and
+    each id's ``valid_actions``."""
+    out = []
+    for unit_id in range(0, 16):
+        out.append(json.dumps(engine.get_valid_actions(state, 1, unit_id or None), sort_keys=True))
+        for dx in (-1, 0, 1):
+            for dy in (-1, 0, 1):
+                try:
+                    after = engine.apply_action(state, 1, {"unit_id": unit_id, "dx": dx, "dy": dy})
+                except engine.GameError as exc:
+                    out.append((exc.code, exc.message))
+                else:
+                    out.append(json.dumps(engine.get_visible_state(after, 1), sort_keys=True))
+    try:
+        out.append(json.dumps(engine.get_visible_state(engine.end_player_turn(state, 1), 1), sort_keys=True))
+    except engine.GameError as exc:
+        out.append((exc.code, exc.message))
+    return out
+
+
+def test_cellwar_errors_and_valid_actions_tell_nothing_hidden():
+    """At the start of each of player 1's turns, every command it could send (any unit id,
+    any vector, ``valid_actions``, ``end_turn``) answers the same in both games."""
+    for seed, (a, b) in _cellwar_pairs(count=30):
+        def starts(game: Game) -> list:
+            return [s for e, s in zip(game.events, game.states, strict=True)
+                    if e["type"] == "TurnEnded" and e["actor"] == 2 and s.turn == 1]
+
+        pairs = list(zip(starts(a), starts(b), strict=True))
+        assert pairs, seed
+        for sa, sb in pairs:
+            assert _probe(sa) == _probe(sb), f"seed {seed}"
