@@ -10,7 +10,8 @@ class GameError(Exception):
         code: machine code, e.g. ``"OUT_OF_ZONE"``, ``"BUDGET_EXCEEDED"``,
             ``"NOT_YOUR_TURN"``, ``"WRONG_PHASE"``, ``"GAME_FULL"``, ``"GAME_FINISHED"``,
             ``"INVALID_ACTION"`` (a rule refuses it), ``"UNKNOWN_PLAYER"``,
-            ``"UNIT_ALREADY_ACTED"``, ``"UNITS_NOT_DONE"``, ``"INVALID_CONFIG"`` and
+            ``"UNIT_ALREADY_ACTED"``, ``"UNITS_NOT_DONE"``, ``"NO_CHANGE"`` (the command
+            would change nothing; engine version 2+), ``"INVALID_CONFIG"`` and
             ``"MALFORMED"`` (the last two: input that does not fit the schema; HTTP 422).
         message: a sentence for a person.
     """

@@ -73,7 +73,8 @@ class CellWarConfig:
     Attributes:
         width, height: board size in cells (4..64 each).
         players: number of seats (2..8).
-        units: the start position, unit ids 1..len(units) in this order.
+        units: the start position, in config order (ids are drawn per owner,
+            :mod:`engine.cellwar.ids`).
         disconnect_timeout_s: seconds the session waits for a lost player (> 0).
     """
 

@@ -1,32 +1,18 @@
-"""Read and write Life patterns: RLE, plaintext ``.cells`` and Life 1.05/1.06 ``.lif``.
+"""Read and write Life patterns: RLE, plaintext ``.cells`` and Life 1.05/1.06 ``.lif``,
+read as Golly reads them.
 
 Formats (sources: LifeWiki "Run Length Encoded", "Plaintext", "Life 1.05", "Life 1.06";
-Golly Help, "File formats" -> "Extended RLE format"):
+Golly Help, "File formats" -> "Extended RLE format"; Golly's reader
+``gollybase/readpattern.cpp``, functions ``loadpattern``, ``readrle``, ``isplainrle``,
+``readpclife``):
 
 * **RLE**: optional ``#`` lines (``#N`` name, ``#C``/``#c`` comments, ``#O`` author,
   ``#P``/``#R`` top-left offset ``x y``, ``#r`` rule), then the header
-  ``x = m, y = n[, rule = B3/S23]`` (spaces optional), then ``<count><tag>`` items:
-  ``b``/``.`` dead, ``o``/``A`` state 1, ``B``..``X`` states 2..24, ``$`` end of row
-  (``5$`` = end the row and 4 blank rows), ``!`` end (optional at the end of the text;
-  anything after it is ignored). Lines have any length and may wrap anywhere between
-  items; a count may continue across a line break (Golly reads it so). Rows shorter than
-  ``x`` are padded with dead cells.
-
-  Decisions where readers disagree:
-
-  - Niemiec's marked cells ``x``, ``y``, ``z`` (and ``p``..``w``) count as alive
-    (state 1), as Golly reads them ("interpreted identically to o by Golly", LifeWiki);
-    a lowercase ``p``..``y`` followed by ``A``..``X`` (Golly's states 25..255) is refused.
-    Other lowercase letters (``a``, ``c``..``n``) are refused.
-  - Whitespace between a count and its tag (``3 o``) and a count with a leading zero
-    (``03o``, ``0o``) are errors (LifeWiki: "It is not permitted to place whitespace in
-    the middle of a <run_count><tag> item").
-  - A live cell outside the header's ``x`` by ``y`` box is an error; dead cells written
-    past the right edge and blank rows past the bottom are tolerated (they change
-    nothing). A header ``x = 0, y = 0`` (or no header at all) sizes the board by its
-    content.
-  - Boards larger than :data:`MAX_SIDE` on a side and counts above it are refused
-    before any memory is taken.
+  ``x = m, y = n[, rule = B3/S23]`` (spaces optional), then ``<count><tag>`` items,
+  ``$`` end of row (``5$`` = end the row and 4 blank rows), ``!`` end (optional at the
+  end of the text; anything after it is ignored). Lines have any length and may wrap
+  anywhere between items; a count may continue across a line break (Golly reads it so).
+  Rows shorter than ``x`` are padded with dead cells.
 
 * **Plaintext** (``.cells``): ``!`` comment lines (``!Name: glider`` gives the name),
   then rows of ``.`` dead and ``O`` alive (``o`` and ``*`` are accepted too); rows are
@@ -36,12 +22,50 @@ Golly Help, "File formats" -> "Extended RLE format"):
   blocks of ``.``/``*`` rows. **Life 1.06** (``#Life 1.06``): one ``x y`` per live cell.
   The board is the bounding box of the live cells; :attr:`Pattern.offset` its top-left.
 
+Golly compatibility (:func:`parse`, ``reader="golly"``, the default):
+
+- **The RLE tag set is Golly's** (``readrle``): ``b`` and ``.`` dead; ``o`` state 1;
+  ``A``..``X`` states 1..24; ``p``..``y`` followed by ``A``..``X`` states
+  ``24 * (1 + prefix) + letter`` (``pA`` = 25 ... ``yO`` = 255; above 255 refused); a
+  lone ``p``..``y`` state 1 (Golly: "be more forgiving" for Niemiec's marked cells, e.g.
+  ``x``); every other character (``z``, ``a``, ``c``..``n``, ``Z``, punctuation) is
+  skipped: it takes no cell and its count goes with it (``61z!`` has no live cell).
+- **Formats are detected as Golly does**, by the first non-blank line: ``#Li`` Life
+  1.05/1.06; ``#P `` Life 1.05 without its header (what WinLifeSearch puts on the
+  clipboard); ``#MCell`` MCell and ``[`` macrocell are refused by name (not supported);
+  ``#`` or ``x`` RLE; ``!`` plaintext; a line of only ``b``, ``o``, ``$``, digits and
+  blanks with a digit or a final ``!`` is RLE without a header (``isplainrle``);
+  anything else a plaintext (text) pattern.
+- **States are read by the pattern's rule** (:meth:`Pattern.live`, :func:`rule_states`):
+  two-state Life-like rules have state 1 alive; ``LifeHistory`` and ``<rule>History``
+  (7 states) the odd states alive (1, 3, 5) and the even ones dead (2 history, 4 marked
+  off, 6 boundary); ``Immigration`` and ``QuadLife`` every non-zero state. Any other
+  rule (``LifeSuper``, ``Investigator``, Generations, ``WireWorld``, rule tables) and a
+  state the rule does not have (``B`` in ``B3/S23``; Golly: "Cell state out of range")
+  are refused with a :class:`PatternError` naming the rule. :func:`parse` itself keeps
+  the states as written (``dump`` round-trips them); stamps place only ``live()`` cells.
+- Where Golly silently guesses at malformed text we refuse it with a clear error:
+  whitespace between a count and its tag (``3 o``), a count with a leading zero
+  (``03o``, ``0o``) (LifeWiki: "It is not permitted to place whitespace in the middle
+  of a <run_count><tag> item"), a plaintext row with characters other than ``.``,
+  ``O``, ``o``, ``*`` (Golly's text reader would call any of them alive), a Life 1.05
+  row with a character other than ``.``/``*``. A live cell outside the header's ``x``
+  by ``y`` box is an error; dead cells written past the right edge and blank rows past
+  the bottom are tolerated (they change nothing). A header ``x = 0, y = 0`` (or no
+  header at all) sizes the board by its content. Boards larger than :data:`MAX_SIDE` on
+  a side and counts above it are refused before any memory is taken.
+
+``reader="v1"`` is the reader of engine version 1, kept so stamps recorded by version 1
+fold as they were recorded: ``z`` and every lone ``p``..``y`` state 1, multi-char states
+and other letters refused, a ``#P`` first line read as RLE, every non-zero state alive.
+
 Boards are ``(h, w)`` ``uint8`` arrays: 0 dead, ``k`` = state (colour) ``k``.
 Every malformed input raises :class:`PatternError` (a ``ValueError``) with 1-based
 ``line`` and ``column``.
 
 The view helpers :func:`board_to_rle_body` / :func:`rle_body_to_board` encode the
-multi-state board of a game view (DESIGN.md §7) with numpy only (no per-cell Python).
+multi-state board of a game view (DESIGN.md §7) with numpy only (no per-cell Python);
+the decoder is strict (version 1's tag set: views are written by the engine).
 """
 
 from __future__ import annotations
@@ -55,6 +79,7 @@ import numpy as np
 __all__ = [
     "MAX_SIDE",
     "MAX_STATE",
+    "READERS",
     "Pattern",
     "PatternError",
     "board_to_rle_body",
@@ -62,6 +87,7 @@ __all__ = [
     "dump",
     "parse",
     "rle_body_to_board",
+    "rule_states",
 ]
 
 MAX_SIDE = 4096
