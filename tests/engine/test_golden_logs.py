@@ -120,3 +120,15 @@ def test_current_version_logs_are_what_the_engine_decides_today():
         assert (folder / name).read_text("utf-8") == text, (
             f"{name}: run python tools/gen_golden_logs.py after a version bump"
         )
+
+
+@pytest.mark.parametrize("path", FILES, ids=[f"{p.parent.name}/{p.stem}" for p in FILES])
+def test_every_seat_reads_its_filtered_log_of_a_golden_log(path):
+    """Each seat's filtered log folds under the recorded versions and is numbered 1..k."""
+    events = read(path)
+    seats = events[0]["payload"]["config"].get("players", 1)
+    for pid in range(1, seats + 1):
+        log = engine.player_log(events, pid)
+        assert [e["seq"] for e in log] == list(range(1, len(log) + 1))
+        assert [e["log_seq"] for e in log] == sorted({e["log_seq"] for e in log})
+        assert log[0]["log_seq"] == 1 and log[-1]["log_seq"] <= len(events)
