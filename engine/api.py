@@ -347,8 +347,8 @@ def apply_event(
     """Fold one recorded event onto a state (the inverse of :func:`decide`), under the
     rules of the ``engine_version`` that recorded it (:mod:`engine.versions`).
 
-    ``engine_version`` None: ``GameCreated`` makes a game of the current version and any
-    other event folds under the state's own version. Otherwise ``GameCreated`` fixes the
+    ``engine_version`` None (or empty): ``GameCreated`` makes a game of the current
+    version and any other event folds under the state's own version. Otherwise ``GameCreated`` fixes the
     game's version, a later event of a newer version upgrades the state first
     (:func:`upgrade`), and ``RolledBack`` restores its recorded state as it was.
 
@@ -357,6 +357,7 @@ def apply_event(
             error means the log and the rules disagree (a bug, or a rules change made
             without a version bump).
     """
+    engine_version = engine_version or None  # "" (a proto default) = not recorded
     if etype == "GameCreated":
         return new_game(
             config_from_dict(payload["kind"], payload["config"]), engine_version=engine_version

@@ -105,11 +105,12 @@ def test_cellwar_hotseat_turn(page, live_url, problems) -> None:
     wait_cw(page, "s.units.some((u) => u.id === 1 && u.x === 1 && u.y === 1 && u.acted) && !s.busy")
     expect(page.get_by_test_id("cw-left")).to_have_text("1")
 
-    # Unit 2 at (1,0) stays: it becomes a fortification (click the unit itself).
+    # Unit 3 at (1,0) (ids per owner: Red's 2nd unit is 1 * 2 + 1) stays: it becomes a
+    # fortification (click the unit itself).
     click_cell(page, 1, 0)
-    wait_cw(page, "s.selected === 2 && s.targets.some((t) => t.kind === 'fortify')")
+    wait_cw(page, "s.selected === 3 && s.targets.some((t) => t.kind === 'fortify')")
     click_cell(page, 1, 0)
-    wait_cw(page, "s.units.some((u) => u.id === 2 && u.type === 'fortification' && u.acted) && !s.busy")
+    wait_cw(page, "s.units.some((u) => u.id === 3 && u.type === 'fortification' && u.acted) && !s.busy")
     expect(page.get_by_test_id("cw-left")).to_have_text("0")
     shot(page, "cellwar-03-acted-dark")
 
@@ -139,7 +140,7 @@ def test_cellwar_hotseat_turn(page, live_url, problems) -> None:
     page.get_by_test_id("cw-continue").click()
     wait_cw(page, "s.shownPid === 2 && !s.handover")
     click_cell(page, 7, 7)
-    wait_cw(page, "s.selected === 3 && s.targets.length > 0")
+    wait_cw(page, "s.selected === 2 && s.targets.length > 0")  # Green's 1st unit
     shot(page, "cellwar-05-green-fog-light")
 
     # Green leaves (REST): Red wins; the winner screen offers the replay.
@@ -200,9 +201,9 @@ def test_cellwar_online_share_link(page, browser, live_url, problems) -> None:
         # Red acts; Green's browser gets the turn over its stream.
         for x in (0, 1):
             click_cell(page, x, 0)
-            wait_cw(page, f"s.selected === {x + 1} && s.targets.length > 0")
+            wait_cw(page, f"s.selected === {2 * x + 1} && s.targets.length > 0")  # ids 1, 3
             click_cell(page, x, 0)
-            wait_cw(page, f"s.units.some((u) => u.id === {x + 1} && u.acted) && !s.busy")
+            wait_cw(page, f"s.units.some((u) => u.id === {2 * x + 1} && u.acted) && !s.busy")
         page.get_by_test_id("cw-end-turn").click()
         other.wait_for_function("() => window.cellwarModes.cellwar().turn === 2")
         expect(other.get_by_test_id("cw-turn")).to_contain_text("Your turn, Green")
