@@ -1,5 +1,5 @@
-"""What every bot of the public API shares (:class:`client.bots.LifeBot`,
-:class:`client.cellwar_bot.CellWarBot`): a seat taken once, the views of the
+"""What every bot of the public API shares (:class:`client.bots.life.LifeBot`,
+:class:`client.bots.cellwar.CellWarBot`): a seat taken once, the views of the
 WebSocket stream forwarded to a queue, the ``on_view`` progress callback."""
 
 from __future__ import annotations

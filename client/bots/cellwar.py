@@ -1,0 +1,187 @@
+"""A CellWar bot that plays only through the public API (client/sdk.py; DESIGN §5, §7).
+
+:class:`CellWarBot` joins a game, follows it on the WebSocket stream (with a polling
+fallback: every ``poll_s`` seconds without a message, and for good once the stream
+ends), and on its turn acts with every unit that still has to, then ends the turn:
+
+- for each unit (combat units first, then factories, by id) it asks
+  ``GET /game/{id}/valid_actions?unit_id=...`` and picks one of the answers:
+
+  * **attack** when it can: a unit or factory first; a fortification (whose first hit
+    kills the attacker) only half the time when something else is possible;
+  * a **factory produces** (toward the nearest enemy it knows of, else at random);
+  * a **fortification** holds (``stand``, on to a factory at 3) while an enemy is in
+    sight or, otherwise, half the time; else it moves out like infantry;
+  * **infantry** fortifies now and then (``fortify_chance``, only when no enemy is in
+    sight), else **moves toward the nearest visible enemy**, else toward the nearest
+    cell where it last saw one, else toward the middle of the board; ties and
+    everything else are broken by the bot's own seeded ``random.Random``;
+
+- then ``POST /game/{id}/end_turn``. A 409 (a stale view: the turn moved on, a unit was
+  removed) is not an error: the next view decides again.
+
+A view is the DESIGN §7 shape; the bot reads ``phase, turn, you, round, width, height,
+units, visible``. Other players' units carry no id; the bot never needs one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from client.bot_base import ApiBot
+from client.bots.heuristic import Cell, chebyshev, choose_action
+from client.bots.life import decode_board
+from client.sdk import ApiError, AsyncCellWarClient, Seat
+
+OnView = Callable[["CellWarBot", dict[str, Any]], Awaitable[None] | None]
+
+#: Order in which a player's units act: combat units before factories (seed "Раунд").
+_TYPE_ORDER = {"infantry": 0, "fortification": 0, "factory": 1}
+
+__all__ = ["CellWarBot", "chebyshev", "visible_cells"]
+
+
+def visible_cells(view: dict[str, Any]) -> set[Cell]:
+    """The cells of the view's ``visible`` mask (two-state RLE, ``o`` visible)."""
+    w, h = int(view["width"]), int(view["height"])
+    rows = decode_board(str(view.get("visible") or ""), w, h)
+    return {(x, y) for y in range(h) for x in range(w) if rows[y][x]}
+
+
+class CellWarBot(ApiBot):
+    """A CellWar player driven by the public API.
+
+    Args:
+        api: the client (shared between bots is fine).
+        game_id: the game to join.
+        name: the player name shown to others.
+        seed: seeds the bot's own ``random.Random`` (a seed replays the same choices
+            against the same opponents).
+        fortify_chance: chance (0..1) that an infantry with no enemy in sight fortifies.
+        poll_s: seconds without a stream message after which the state is polled.
+        on_view: called with (bot, view) for every view seen (progress display).
+    """
+
+    def __init__(
+        self,
+        api: AsyncCellWarClient,
+        game_id: str,
+        name: str,
+        *,
+        seed: int = 0,
+        fortify_chance: float = 0.1,
+        poll_s: float = 2.0,
+        on_view: OnView | None = None,
+    ) -> None:
+        super().__init__(api, game_id, name, seed=seed, poll_s=poll_s, on_view=on_view)
+        self.fortify_chance = fortify_chance
+        self.turns_played = 0
+        #: Cells where the bot last saw an enemy unit (forgotten once seen empty).
+        self.remembered: set[Cell] = set()
+
+    # -- the loop
+
+    async def play(self) -> dict[str, Any]:
+        """Play every turn of the bot until the game is finished (or the bot is out of
+        it); returns the last view."""
+        seat = await self.join()
+        queue: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue()
+        reader = asyncio.create_task(self._read_stream(seat, queue))
+        streaming = True
+        try:
+            await queue.put(await self.api.state(self.game_id, seat.token))
+            while True:
+                try:
+                    view = await asyncio.wait_for(queue.get(), timeout=self.poll_s if streaming else 0.2)
+                except TimeoutError:
+                    view = await self.api.state(self.game_id, seat.token)
+                if view is None:  # the stream ended: polling takes over
+                    streaming = False
+                    view = await self.api.state(self.game_id, seat.token)
+                await self._notify(view)
+                if view.get("phase") == "finished" or self._out(view):
+                    return view
+                if view.get("phase") == "playing" and view.get("turn") == view.get("you"):
+                    await self.play_turn()
+        finally:
+            reader.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await reader
+
+    async def _read_stream(self, seat: Seat, queue: asyncio.Queue[dict[str, Any] | None]) -> None:
+        try:
+            await self._forward_views(seat, queue)
+        except Exception:  # the stream failed (network, 4xxx): polling takes over
+            pass
+        await queue.put(None)
+
+    @staticmethod
+    def _out(view: dict[str, Any]) -> bool:
+        you = view.get("you")
+        return any(p.get("id") == you and p.get("out") for p in view.get("players") or ())
+
+    # -- one turn
+
+    async def play_turn(self) -> None:
+        """Act with every unit that still has to (asking valid_actions for each), then end
+        the turn. Returns early when the view shows the turn is no longer the bot's."""
+        token = self.seat.token
+        try:
+            view = await self.api.state(self.game_id, token)
+            while view.get("phase") == "playing" and view.get("turn") == view.get("you"):
+                self.remember(view)
+                acted = False
+                for unit in self.pending_units(view):
+                    actions = await self.api.valid_actions(self.game_id, token, unit["id"])
+                    if not actions:  # a blocked factory: it dies at the end of the turn
+                        continue
+                    choice = self.choose(view, unit, actions)
+                    self.actions_sent += 1
+                    view = (await self.api.move(self.game_id, token, unit["id"], choice["dx"], choice["dy"]))["view"]
+                    acted = True
+                    break
+                if not acted:
+                    self.actions_sent += 1
+                    await self.api.end_turn(self.game_id, token)
+                    self.turns_played += 1
+                    return
+        except ApiError as err:
+            if err.status != 409:
+                raise
+
+    @staticmethod
+    def pending_units(view: dict[str, Any]) -> list[dict[str, Any]]:
+        """The bot's units that have not acted this turn, combat units first, by id."""
+        you = view.get("you")
+        mine = [u for u in view.get("units") or () if u.get("owner") == you and not u.get("acted")]
+        return sorted(mine, key=lambda u: (_TYPE_ORDER.get(u.get("type"), 0), u.get("id") or 0))
+
+    def remember(self, view: dict[str, Any]) -> None:
+        """Update the cells where enemies were last seen: add the visible ones, forget
+        visible cells that are empty now."""
+        you = view.get("you")
+        seen = visible_cells(view)
+        enemies = {(u["x"], u["y"]) for u in view.get("units") or () if u.get("owner") != you}
+        self.remembered = (self.remembered - seen) | enemies
+
+    # -- decisions
+
+    def choose(self, view: dict[str, Any], unit: dict[str, Any], actions: list[dict[str, Any]]) -> dict[str, Any]:
+        """One of ``actions`` (``{"unit_id", "dx", "dy", "kind"}``) for ``unit``
+        (:func:`client.bots.heuristic.choose_action`)."""
+        return dict(
+            choose_action(
+                self.rng,
+                you=view.get("you"),
+                units=view.get("units") or (),
+                here=(int(unit["x"]), int(unit["y"])),
+                actions=actions,
+                width=int(view["width"]),
+                height=int(view["height"]),
+                remembered=self.remembered,
+                fortify_chance=self.fortify_chance,
+            )
+        )

@@ -1,0 +1,27 @@
+"""AI environments of CellWar (DESIGN §13): :func:`cellwar_env` (PettingZoo AEC) and
+:func:`life_placement_env` (Gymnasium), in process on the engine library or remote
+through the REST API with the same classes; the trained policy and its training
+(``python -m client.rl.train``).
+
+The environments need the ``rl`` extra (pettingzoo, gymnasium); they are imported on
+first use, so the numpy-only parts (observation planes, the trained policy) load without
+them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["cellwar_env", "life_placement_env"]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "cellwar_env":
+        from client.rl.cellwar import cellwar_env
+
+        return cellwar_env
+    if name == "life_placement_env":
+        from client.rl.life import life_placement_env
+
+        return life_placement_env
+    raise AttributeError(f"module 'client.rl' has no attribute {name!r}")
