@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from bench import capacity, fanout, kernel, matchmaking, replay, roundtrip
+from bench import capacity, fanout, kernel, matchmaking, replay, rl, roundtrip
 
 BenchFn = Callable[[bool], dict[str, Any]]
 
@@ -33,6 +33,7 @@ BENCHMARKS: list[tuple[str, BenchFn]] = [
     ("fanout", lambda quick: fanout.run(quick=quick)),
     ("capacity", lambda quick: capacity.run(quick=quick)),
     ("matchmaking", lambda quick: matchmaking.run(quick=quick)),
+    ("rl", lambda quick: rl.run(quick=quick)),
 ]
 
 

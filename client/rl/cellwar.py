@@ -70,7 +70,7 @@ class CellWarEnv(AECEnv):
         max_rounds: rounds after which every agent is truncated (> 0).
         render_mode: None, ``"ansi"`` or ``"rgb_array"``.
         backend: ``"local"`` or ``"remote"``.
-        url, game_id, join, client, poll_s, timeout_s, name: remote only (see
+        url, game_id, join, tokens, client, poll_s, timeout_s, name: remote only (see
             :class:`client.rl.cellwar_backends.RemoteCellWar`).
 
     Raises:
@@ -93,6 +93,7 @@ class CellWarEnv(AECEnv):
         url: str | None = None,
         game_id: str | None = None,
         join: int = 1,
+        tokens: dict[int, str] | None = None,
         client: Any = None,
         poll_s: float = 0.1,
         timeout_s: float = 600.0,
@@ -111,7 +112,7 @@ class CellWarEnv(AECEnv):
             if not url and client is None:
                 raise ValueError("backend='remote' needs url=...")
             self.backend = RemoteCellWar(
-                url or "", width, height, players, game_id=game_id, join=join, name=name,
+                url or "", width, height, players, game_id=game_id, join=join, tokens=tokens, name=name,
                 poll_s=poll_s, timeout_s=timeout_s, client=client,
             )
         else:

@@ -286,16 +286,18 @@ class RemoteCellWar:
     """A CellWar game on a server, through the public REST API (:mod:`client.sdk`).
 
     Without ``game_id`` each :meth:`reset` creates a new game and joins every seat (the
-    environment plays them all). With ``game_id`` the first :meth:`reset` joins
-    ``join`` seats of that existing game (the next free ones); the other seats are
-    played by others, and :meth:`wait` polls until one of this environment's seats is
-    to act.
+    environment plays them all). With ``game_id`` the first :meth:`reset` takes seats of
+    that existing game: the ones whose ``tokens`` are given (joined by the caller), else
+    ``join`` next free ones; it waits until every seat is taken (the game starts). The
+    other seats are played by others, and :meth:`wait` polls until one of this
+    environment's seats is to act.
 
     Args:
         url: the gateway, e.g. ``"http://localhost:8000"``.
         width, height, players: the game (for ``game_id``: as that game was created).
         game_id: join this game instead of creating one.
         join: seats to take in ``game_id`` (default 1).
+        tokens: ``{player_id: player_token}`` of seats of ``game_id`` already joined.
         name: player name prefix.
         poll_s: seconds between polls while others play.
         timeout_s: longest wait for others (seconds) before ``TimeoutError``.
@@ -311,13 +313,16 @@ class RemoteCellWar:
         *,
         game_id: str | None = None,
         join: int = 1,
+        tokens: Mapping[int, str] | None = None,
         name: str = "rl",
         poll_s: float = 0.1,
         timeout_s: float = 600.0,
         client: Any = None,
     ) -> None:
-        from client.sdk import CellWarClient
+        from client.sdk import CellWarClient, Seat
 
+        self._seat_type = Seat
+        self.given_tokens = {int(k): str(v) for k, v in (tokens or {}).items()}
         self.api = client if client is not None else CellWarClient(url)
         self.width, self.height, self.players = width, height, players
         self.fixed_game = game_id
@@ -342,7 +347,10 @@ class RemoteCellWar:
         if self.fixed_game is not None:
             if self._used:
                 raise RuntimeError(f"game {self.fixed_game} was already played: a joined game cannot be reset")
-            seats = [self.api.join(self.fixed_game, f"{self.name}-{i + 1}") for i in range(self.join_count)]
+            if self.given_tokens:
+                seats = [self._seat_type(self.fixed_game, pid, token) for pid, token in self.given_tokens.items()]
+            else:
+                seats = [self.api.join(self.fixed_game, f"{self.name}-{i + 1}") for i in range(self.join_count)]
         else:
             config: dict[str, Any] = {"width": self.width, "height": self.height, "players": self.players}
             if units is not None:
@@ -353,6 +361,12 @@ class RemoteCellWar:
         self.tokens = {s.player_id: s.token for s in seats}
         self.seats = tuple(sorted(self.tokens))
         self._forget()
+        deadline = time.monotonic() + self.timeout_s
+        while self.view(self.seats[0]).get("phase") == "waiting":  # seats still open
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"game {self.game_id} still waiting for players after {self.timeout_s} s")
+            time.sleep(self.poll_s)
+            self._forget()
 
     def _forget(self, keep: dict[int, dict[str, Any]] | None = None) -> None:
         self._views = dict(keep or {})

@@ -12,8 +12,8 @@ compared on held-out games against the heuristic and the best is written as
 Everything is seeded (``--seed``): the same command on the same machine gives the same
 weights. Usage::
 
-    python -m client.rl.train --kind cellwar --seed 0 --generations 40 \\
-        --out client/rl/policies/cellwar.npz
+    python -m client.rl.train --kind cellwar --seed 0 --generations 12 --popsize 12 \\
+        --games 24 --out client/rl/policies/cellwar.npz
 """
 
 from __future__ import annotations
@@ -52,9 +52,9 @@ def fitness(weights: np.ndarray, games: int, seed: int, size: int) -> float:
 def train(
     *,
     seed: int = 0,
-    generations: int = 40,
-    popsize: int = 16,
-    games: int = 32,
+    generations: int = 12,
+    popsize: int = 12,
+    games: int = 24,
     sigma: float = 0.5,
     size: int = 8,
     holdout: int = 200,
@@ -111,9 +111,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m client.rl.train", description=__doc__.splitlines()[0])
     parser.add_argument("--kind", default="cellwar", choices=("cellwar",), help="game kind (CellWar only)")
     parser.add_argument("--seed", type=int, default=0, help="seed of CMA-ES and of every game")
-    parser.add_argument("--generations", type=int, default=40)
-    parser.add_argument("--popsize", type=int, default=16)
-    parser.add_argument("--games", type=int, default=32, help="games per candidate per start kind vs the heuristic")
+    parser.add_argument("--generations", type=int, default=12)
+    parser.add_argument("--popsize", type=int, default=12)
+    parser.add_argument("--games", type=int, default=24, help="games per candidate per start kind vs the heuristic")
     parser.add_argument("--sigma", type=float, default=0.5, help="initial CMA-ES step size")
     parser.add_argument("--size", type=int, default=8, help="board side in cells")
     parser.add_argument("--holdout", type=int, default=200, help="held-out games vs the heuristic at the end")
