@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -66,7 +67,9 @@ def train(
     Raises:
         ImportError: ``cma`` is missing (install the ``[train]`` extra).
     """
-    import cma
+    with warnings.catch_warnings():  # cma warns that matplotlib (plots) is absent
+        warnings.filterwarnings("ignore", message="Could not import matplotlib")
+        import cma
 
     t0 = time.perf_counter()
     es = cma.CMAEvolutionStrategy(
