@@ -17,6 +17,7 @@ the machine's load, so each is the best of a few runs.
 from __future__ import annotations
 
 import random
+import sys
 import time
 from collections.abc import Callable
 from typing import Any
@@ -80,6 +81,8 @@ def _win_row(name: str, opponent: str, games: int, target: float) -> dict[str, A
     result = match(_policy(name), _policy(opponent), games, seed=SEED, width=8, height=8)
     seconds = time.perf_counter() - t0
     rate = result.win_rate
+    # these rows take minutes (the search bot ~1 s of CPU a game): show progress
+    sys.stderr.write(f"rl: {name} vs {opponent}: {result.wins}/{result.games} won in {seconds:.0f} s\n")
     return {
         "name": f"{name} vs {opponent}, 8x8, {games} games",
         "unit": "win rate",

@@ -35,6 +35,7 @@ from typing import Any
 import numpy as np
 
 from client.bots.policies import LinearPolicy, TrainedPolicy, _legal
+from client.rl.codes import SNAPSHOT_FORMAT, EventType
 from client.rl.observation import (
     ENEMY_FACTORY,
     ENEMY_FORTIFICATION,
@@ -184,14 +185,14 @@ class SearchPolicy:
         ids = {(u["x"], u["y"]): i for i, u in enumerate(own, start=1)}
         config = {"width": w, "height": h, "players": 2, "units": units}
         events: list[list[Any]] = [
-            ["GameCreated", 0, {"kind": "cellwar", "config": config}],
-            ["PlayerJoined", 1, {"player_id": 1, "name": "player_1"}],
-            ["PlayerJoined", 2, {"player_id": 2, "name": "player_2"}],
+            [EventType.GAME_CREATED, 0, {"kind": "cellwar", "config": config}],
+            [EventType.PLAYER_JOINED, 1, {"player_id": 1, "name": "player_1"}],
+            [EventType.PLAYER_JOINED, 2, {"player_id": 2, "name": "player_2"}],
         ]
         for cell, dx, dy in self._turn_actions:
-            events.append(["ActionApplied", 1, {"action": {"unit_id": ids[cell], "dx": dx, "dy": dy}}])
+            events.append([EventType.ACTION_APPLIED, 1, {"action": {"unit_id": ids[cell], "dx": dx, "dy": dy}}])
         return {
-            "format": "cellwar-env/1",
+            "format": SNAPSHOT_FORMAT,
             "config": {"width": w, "height": h, "players": 2},
             "events": events,
             "env": {

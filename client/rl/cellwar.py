@@ -34,11 +34,9 @@ from gymnasium import spaces
 from pettingzoo import AECEnv
 
 from client.rl.cellwar_backends import LocalCellWar, RemoteCellWar, first_unit, random_start
+from client.rl.codes import SNAPSHOT_FORMAT, ErrorCode
 from client.rl.observation import CHANNELS, VECTORS, action_mask, encode_view
 from client.rl.render import to_rgb, to_text
-
-#: Format tag of :meth:`CellWarEnv.state` snapshots.
-SNAPSHOT_FORMAT = "cellwar-env/1"
 
 
 class IllegalActionError(ValueError):
@@ -48,7 +46,7 @@ class IllegalActionError(ValueError):
         code: ``"INVALID_ACTION"`` (the engine's code for a refused vector).
     """
 
-    code = "INVALID_ACTION"
+    code = ErrorCode.INVALID_ACTION
 
 
 def _agent(seat: int) -> str:

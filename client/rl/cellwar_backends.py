@@ -20,6 +20,8 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from client.rl.codes import EventType
+
 #: A legal move of the unit that must act: (unit_id, [(dx, dy), ...]).
 Acting = tuple[Any, list[tuple[int, int]]]
 
@@ -265,13 +267,13 @@ class LocalCellWar:
     def act(self, player: int, unit_id: Any, dx: int, dy: int) -> None:
         """Apply ``{unit_id, dx, dy}`` (raises engine.GameError, changing nothing)."""
         action = {"unit_id": unit_id, "dx": dx, "dy": dy}
-        self._apply(self._engine.apply_action(self.state, player, action), ("ActionApplied", player, {"action": action}))
+        self._apply(self._engine.apply_action(self.state, player, action), (EventType.ACTION_APPLIED, player, {"action": action}))
         if self._order and self._order[0] == unit_id:  # it has acted: the next one is due
             self._order.pop(0)
 
     def end_turn(self, player: int) -> None:
         """End the player's turn; the order of units is asked afresh next turn."""
-        self._apply(self._engine.end_player_turn(self.state, player), ("TurnEnded", player, {}))
+        self._apply(self._engine.end_player_turn(self.state, player), (EventType.TURN_ENDED, player, {}))
         self._order, self._order_player = [], 0
 
     def wait(self) -> None:

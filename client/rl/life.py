@@ -32,6 +32,7 @@ import numpy as np
 from gymnasium import spaces
 
 from client.bots.life import decode_board
+from client.rl.codes import ErrorCode
 
 #: An opponent: ``(view, budget, rng) -> [(x, y), ...]`` cells of its own zone (view's
 #: ``zone``), at most ``budget`` of them.
@@ -296,7 +297,7 @@ class LifePlacementEnv(gym.Env):
         obs = self._obs()
         index = int(action)
         if not 0 <= index < self.action_space.n or not obs["action_mask"][index]:
-            error = {"code": "CELL_TAKEN", "message": f"action {index} is not a free cell of the zone"}
+            error = {"code": ErrorCode.CELL_TAKEN, "message": f"action {index} is not a free cell of the zone"}
             return obs, 0.0, False, False, {"action_mask": obs["action_mask"], "error": error}
         self.backend.place(self.seat, [self.cell(index)])
         self._placed += 1
