@@ -155,14 +155,25 @@ class _RemoteLife:
                 raise TimeoutError(f"game {self.game_id} still {view['phase']} after {self.timeout_s} s")
             time.sleep(self.poll_s)
 
+    def _if_still_possible(self, request: Callable[[], Any]) -> None:
+        """Send a request the game may have outrun (the server ticks on its own): a 409
+        (e.g. ``GAME_FINISHED``) only means it is no longer needed."""
+        from client.sdk import ApiError
+
+        try:
+            request()
+        except ApiError as err:
+            if err.status != 409:
+                raise
+
     def run(self) -> dict[str, Any]:
         view = self.view(1)
         if view["phase"] == "running" and view.get("speed") != 8:
-            self.api.speed(self.game_id, self.tokens[1], 8)
+            self._if_still_possible(lambda: self.api.speed(self.game_id, self.tokens[1], 8))
         view = self._wait(("redraw", "finished"))
         if view["phase"] == "redraw":
             for seat in (1, 2):
-                self.end_turn(seat)
+                self._if_still_possible(lambda seat=seat: self.end_turn(seat))
             view = self._wait(("finished",))
         return view
 
