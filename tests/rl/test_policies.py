@@ -8,6 +8,7 @@ from __future__ import annotations
 import random
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -19,7 +20,7 @@ from client.rl import cellwar_env
 from client.rl.arena import match, play_game
 from client.rl.observation import VECTORS, action_kinds, encode_view
 
-ROOT = __import__("pathlib").Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _options(name: str, seed: int) -> dict:
