@@ -19,6 +19,9 @@ KIND_MODULES: dict[str, str] = {
     "cellwar": "engine.cellwar.game",
 }
 
+#: Rule modules already imported (every engine call dispatches through here).
+_LOADED: dict[str, ModuleType] = {}
+
 
 def rules_for(kind: str) -> ModuleType:
     """The rule module of ``kind``.
@@ -26,12 +29,17 @@ def rules_for(kind: str) -> ModuleType:
     Raises:
         GameError: ``INVALID_CONFIG`` for an unknown or not yet available kind.
     """
+    cached = _LOADED.get(kind)
+    if cached is not None:
+        return cached
     path = KIND_MODULES.get(kind)
     if path is None:
         raise GameError("INVALID_CONFIG", f"unknown game kind {kind!r}; known: {sorted(KIND_MODULES)}")
     try:
-        return importlib.import_module(path)
+        module = importlib.import_module(path)
     except ModuleNotFoundError as exc:  # a kind whose rules are not built yet
         if exc.name and path.startswith(exc.name):
             raise GameError("INVALID_CONFIG", f"game kind {kind!r} is not available") from exc
         raise
+    _LOADED[kind] = module
+    return module
