@@ -1,7 +1,10 @@
 // Canvas board: renders a Uint8Array of cell states (0 dead, k = colour k) one pixel per
 // cell into an offscreen ImageData, scales it up without smoothing, dims everything
 // outside the active zone and previews the tool. Redraws only when something changed,
-// on requestAnimationFrame. Turns pointer strokes into cell lists for the caller.
+// on requestAnimationFrame. Turns pointer strokes and the keyboard (arrow keys move a
+// cursor, Space/Enter place, Delete erases, R rotates a stamp) into cell lists for the
+// caller. Fills its container (.board-wrap) and follows its size (ResizeObserver). With
+// the colour-blind palette (<html data-palette="cb">) live cells carry a mark per colour.
 
 import { classifyStamp } from './stamps.js';
 import { footprint, line, strokeTool } from './tools.js';
@@ -41,6 +44,7 @@ export class BoardView {
     this.interactive = false;
     this.toolId = 'pencil';
     this._hover = null; // [x, y] (the `hover` property tells onHover about changes)
+    this.keyCursor = false; // the hover cell is the keyboard cursor
     this.hoverColor = 1;
     this.cellPx = 8;
     this.dirty = true;
@@ -51,11 +55,17 @@ export class BoardView {
     this.onRotate = onRotate;
     this.stamp = null; // rotated stamp {cells, width, height} or null (the tool draws)
     this.tapMode = false; // place on release (touch screens)
-    this.stroke = null; // {kind: 'draw'|'tap'|'stamp'|'stamp-tap', tool, last: [x, y], pointerId}
+    this.stroke = null; // {kind: 'draw'|'tap'|'stamp'|'stamp-tap', tool, last: [x, y], pointerId, rect}
+    this.maxCellPx = 64;
     this.refreshColors();
     this._bindPointer();
+    this._bindKeyboard();
     this._onResize = () => this.fit();
     window.addEventListener('resize', this._onResize);
+    if (typeof ResizeObserver === 'function' && canvas.parentElement) {
+      this._observer = new ResizeObserver(() => this.fit());
+      this._observer.observe(canvas.parentElement);
+    }
   }
 
   /** The cell under the pointer, [x, y] or null; a change is reported to onHover. */
@@ -86,6 +96,8 @@ export class BoardView {
     this.dimColor = style.getPropertyValue('--dim').trim() || 'rgba(0,0,0,0.55)';
     this.zoneColor = style.getPropertyValue('--zone-border').trim() || 'rgba(255,255,255,0.5)';
     this.cellCss = COLOR_VARS.map((v, i) => style.getPropertyValue(v).trim() || fallback[i]);
+    this.markColor = style.getPropertyValue('--mark').trim() || 'rgba(0,0,0,0.6)';
+    this.marks = document.documentElement.dataset.palette === 'cb';
     this.invalidate();
   }
 
@@ -155,27 +167,44 @@ export class BoardView {
     return this.overlay.has(i) ? this.overlay.get(i) : this.cells[i];
   }
 
-  /** Size the canvas to its container (integer CSS pixels per cell when they fit). */
+  /**
+   * Size the canvas to fill its container (the .board-wrap: its content box, less the
+   * canvas border) keeping square cells: as many CSS pixels per cell as fit, at most
+   * `maxCellPx`; whole pixels from 8 px per cell up (a crisp grid, at most 1/8 of the
+   * space lost), fractions below (a 300×300 board takes the whole height of a big
+   * screen). Nothing happens while the container is hidden.
+   */
   fit() {
     if (!this.width) return;
     const parent = this.canvas.parentElement;
-    const availW = Math.max(100, parent.clientWidth - 4);
-    const top = parent.getBoundingClientRect().top;
-    const availH = Math.max(120, window.innerHeight - Math.max(top, 0) - 120);
-    let px = Math.min(availW / this.width, availH / this.height, 24);
-    if (px >= 1) px = Math.floor(px);
+    if (!parent) return;
+    const cs = getComputedStyle(parent);
+    const padX = parseFloat(cs.paddingLeft) + parseFloat(cs.paddingRight) || 0;
+    const padY = parseFloat(cs.paddingTop) + parseFloat(cs.paddingBottom) || 0;
+    const border = 2;
+    const availW = parent.clientWidth - padX - border;
+    const availH = parent.clientHeight - padY - border;
+    if (availW <= 0 || availH <= 0) return;
+    let px = Math.min(availW / this.width, availH / this.height, this.maxCellPx);
+    if (px >= 8) px = Math.floor(px);
     this.cellPx = px;
     const dpr = window.devicePixelRatio || 1;
-    const cssW = this.width * px;
-    const cssH = this.height * px;
-    const devW = Math.round(cssW * dpr);
-    const devH = Math.round(cssH * dpr);
+    const cssW = Math.floor(this.width * px * 100) / 100;
+    const cssH = Math.floor(this.height * px * 100) / 100;
+    const devW = Math.max(1, Math.round(cssW * dpr));
+    const devH = Math.max(1, Math.round(cssH * dpr));
     if (this.canvas.width === devW && this.canvas.height === devH && this.canvas.style.width === `${cssW}px`) return;
     this.canvas.style.width = `${cssW}px`;
     this.canvas.style.height = `${cssH}px`;
     this.canvas.width = devW;
     this.canvas.height = devH;
-    this.invalidate();
+    this.dirty = true;
+    // Draw now, not at the next frame: the canvas was just cleared by the resize.
+    if (this.frame) {
+      cancelAnimationFrame(this.frame);
+      this.frame = 0;
+    }
+    this._render();
   }
 
   invalidate() {
@@ -183,9 +212,10 @@ export class BoardView {
     if (!this.frame) this.frame = requestAnimationFrame(() => this._render());
   }
 
-  /** Cell under a client point, or null outside the board. */
-  cellAt(clientX, clientY) {
-    const r = this.canvas.getBoundingClientRect();
+  /** Cell under a client point, or null outside the board; `rect` is where the board
+   * was on screen (default: now). */
+  cellAt(clientX, clientY, rect = null) {
+    const r = rect || this.canvas.getBoundingClientRect();
     if (!r.width || !r.height) return null;
     const x = Math.floor(((clientX - r.left) / r.width) * this.width);
     const y = Math.floor(((clientY - r.top) / r.height) * this.height);
@@ -195,6 +225,7 @@ export class BoardView {
 
   destroy() {
     window.removeEventListener('resize', this._onResize);
+    if (this._observer) this._observer.disconnect();
     if (this.frame) cancelAnimationFrame(this.frame);
   }
 
@@ -232,6 +263,8 @@ export class BoardView {
       ctx.stroke();
     }
 
+    if (this.marks && sx >= 5) this._renderMarks(ctx, sx, sy);
+
     if (this.zone) {
       const [x0, y0, x1, y1] = this.zone;
       const X0 = x0 * sx;
@@ -246,6 +279,15 @@ export class BoardView {
       ctx.strokeStyle = this.zoneColor;
       ctx.lineWidth = Math.max(1, Math.round(sx / 4));
       ctx.strokeRect(X0 + 0.5, Y0 + 0.5, X1 - X0 - 1, Y1 - Y0 - 1);
+    }
+
+    if (this.interactive && this.hover && this.keyCursor && document.activeElement === this.canvas) {
+      const [kx, ky] = this.hover;
+      ctx.setLineDash([Math.max(2, sx / 4), Math.max(2, sx / 6)]);
+      ctx.strokeStyle = this.zoneColor;
+      ctx.lineWidth = Math.max(2, Math.round(sx / 5));
+      ctx.strokeRect(kx * sx - 1, ky * sy - 1, sx + 2, sy + 2);
+      ctx.setLineDash([]);
     }
 
     if (this.interactive && this.hover) {
@@ -271,6 +313,42 @@ export class BoardView {
         ctx.strokeRect(rx + 0.5, ry + 0.5, tool.size * sx - 1, tool.size * sy - 1);
       }
     }
+  }
+
+  /** Colour-blind palette: a mark on every live cell by its colour (1 dot, 2 slash,
+   * 3 plus, 4 ring), so colours are told apart by more than hue. */
+  _renderMarks(ctx, sx, sy) {
+    const { width: w, height: h } = this;
+    const paths = [null, new Path2D(), new Path2D(), new Path2D(), new Path2D()];
+    const r = Math.min(sx, sy);
+    for (let y = 0; y < h; y++) {
+      for (let x = 0; x < w; x++) {
+        const s = this.stateAt(y * w + x);
+        if (!s || s > 4) continue;
+        const cx = (x + 0.5) * sx;
+        const cy = (y + 0.5) * sy;
+        const p = paths[s];
+        if (s === 1) {
+          p.moveTo(cx + r * 0.18, cy);
+          p.arc(cx, cy, r * 0.18, 0, Math.PI * 2);
+        } else if (s === 2) {
+          p.moveTo(cx - r * 0.3, cy + r * 0.3);
+          p.lineTo(cx + r * 0.3, cy - r * 0.3);
+        } else if (s === 3) {
+          p.moveTo(cx - r * 0.3, cy);
+          p.lineTo(cx + r * 0.3, cy);
+          p.moveTo(cx, cy - r * 0.3);
+          p.lineTo(cx, cy + r * 0.3);
+        } else {
+          p.rect(cx - r * 0.25, cy - r * 0.25, r * 0.5, r * 0.5);
+        }
+      }
+    }
+    ctx.fillStyle = this.markColor;
+    ctx.strokeStyle = this.markColor;
+    ctx.lineWidth = Math.max(1, r / 7);
+    ctx.fill(paths[1]);
+    for (const s of [2, 3, 4]) ctx.stroke(paths[s]);
   }
 
   /** The stamp preview at the hover cell: own colour where it would place, grey outside
@@ -312,28 +390,35 @@ export class BoardView {
     c.addEventListener('contextmenu', (e) => e.preventDefault());
     c.addEventListener('pointerdown', (e) => {
       if (!this.interactive || (e.button !== 0 && e.button !== 2)) return;
-      const cell = this.cellAt(e.clientX, e.clientY);
+      // A stroke's cells are read against where the board was when it was touched: a
+      // layout change during the press (a readout that appears) must not move the tap.
+      const rect = c.getBoundingClientRect();
+      const cell = this.cellAt(e.clientX, e.clientY, rect);
       if (!cell) return;
       e.preventDefault();
       try { c.setPointerCapture(e.pointerId); } catch { /* synthetic pointer */ }
+      this.keyCursor = false;
       this.hover = cell;
       if (e.button === 0 && this.stamp) {
         // One placement per press: at the press, or (tap mode) at the release.
-        this.stroke = { kind: this.tapMode ? 'stamp-tap' : 'stamp', pointerId: e.pointerId, last: cell };
+        this.stroke = { kind: this.tapMode ? 'stamp-tap' : 'stamp', pointerId: e.pointerId, last: cell, rect };
         if (!this.tapMode) this.onStamp(cell[0], cell[1]);
       } else {
         const tool = strokeTool(this.toolId, e.button);
-        this.stroke = { kind: this.tapMode ? 'tap' : 'draw', tool, last: cell, pointerId: e.pointerId };
+        this.stroke = { kind: this.tapMode ? 'tap' : 'draw', tool, last: cell, pointerId: e.pointerId, rect };
         if (!this.tapMode) this._emit(tool, footprint(cell[0], cell[1], tool.size));
       }
       this.invalidate();
     });
     c.addEventListener('pointermove', (e) => {
-      const cell = this.cellAt(e.clientX, e.clientY);
-      const moved = !cell !== !this.hover || (cell && (cell[0] !== this.hover[0] || cell[1] !== this.hover[1]));
       const s = this.stroke;
+      const cell = this.cellAt(e.clientX, e.clientY, s && s.pointerId === e.pointerId ? s.rect : null);
+      const moved = !cell !== !this.hover || (cell && (cell[0] !== this.hover[0] || cell[1] !== this.hover[1]));
       // While pressed in tap mode the highlight stays on the board (the release places there).
-      if (cell || !s) this.hover = cell;
+      if (cell || !s) {
+        if (moved) this.keyCursor = false;
+        this.hover = cell;
+      }
       if (moved) this.invalidate();
       if (!s || s.pointerId !== e.pointerId || !cell || !this.interactive) return;
       if (s.kind !== 'draw') {
@@ -360,7 +445,7 @@ export class BoardView {
       if (!s || s.pointerId !== e.pointerId) return;
       this.stroke = null;
       if (!cancelled && this.interactive) {
-        const cell = this.cellAt(e.clientX, e.clientY) || s.last;
+        const cell = this.cellAt(e.clientX, e.clientY, s.rect) || s.last;
         if (s.kind === 'tap') this._emit(s.tool, footprint(cell[0], cell[1], s.tool.size));
         if (s.kind === 'stamp-tap') this.onStamp(cell[0], cell[1]);
       }
@@ -371,7 +456,7 @@ export class BoardView {
     c.addEventListener('pointerup', (e) => end(e, false));
     c.addEventListener('pointercancel', (e) => end(e, true));
     c.addEventListener('pointerleave', () => {
-      if (!this.stroke) {
+      if (!this.stroke && !this.keyCursor) {
         this.hover = null;
         this.invalidate();
       }
@@ -381,5 +466,63 @@ export class BoardView {
       e.preventDefault();
       this.onRotate(e.deltaY > 0 ? 1 : -1);
     }, { passive: false });
+  }
+
+  /**
+   * Keyboard play on the focused board: the arrow keys move a cursor (Shift: 5 cells),
+   * Space or Enter places with the chosen tool or stamp there, Delete / Backspace erase
+   * (an eraser of the chosen eraser's size, else 1×1), R / Shift+R rotate a stamp.
+   * Keys are taken only while the board accepts drawing; the cursor starts in the zone.
+   */
+  _bindKeyboard() {
+    const c = this.canvas;
+    c.addEventListener('focus', () => {
+      if (this.interactive && !this.hover) this._startCursor();
+      this.invalidate();
+    });
+    c.addEventListener('blur', () => {
+      if (this.keyCursor) this.hover = null;
+      this.keyCursor = false;
+      this.invalidate();
+    });
+    c.addEventListener('keydown', (e) => {
+      if (!this.interactive || !this.width || e.altKey || e.ctrlKey || e.metaKey) return;
+      const step = e.shiftKey ? 5 : 1;
+      const moves = { ArrowLeft: [-step, 0], ArrowRight: [step, 0], ArrowUp: [0, -step], ArrowDown: [0, step] };
+      if (!this.hover) this._startCursor();
+      const [x, y] = this.hover;
+      if (moves[e.key]) {
+        const [dx, dy] = moves[e.key];
+        this.keyCursor = true;
+        this.hover = [Math.min(this.width - 1, Math.max(0, x + dx)), Math.min(this.height - 1, Math.max(0, y + dy))];
+      } else if (e.key === ' ' || e.key === 'Enter') {
+        this.keyCursor = true;
+        if (this.stamp) this.onStamp(x, y);
+        else {
+          const tool = strokeTool(this.toolId, 0);
+          this._emit(tool, footprint(x, y, tool.size));
+          this.onStrokeEnd();
+        }
+      } else if (e.key === 'Delete' || e.key === 'Backspace') {
+        this.keyCursor = true;
+        const tool = strokeTool(this.toolId, 2);
+        this._emit(tool, footprint(x, y, tool.size));
+        this.onStrokeEnd();
+      } else if ((e.key === 'r' || e.key === 'R') && this.stamp) {
+        this.onRotate(e.shiftKey ? -1 : 1);
+      } else {
+        return;
+      }
+      e.preventDefault();
+      e.stopPropagation(); // the space bar must not also pause the game
+      this.invalidate();
+    });
+  }
+
+  /** The keyboard cursor's first cell: the middle of the zone (or of the board). */
+  _startCursor() {
+    const [x0, y0, x1, y1] = this.zone || [0, 0, this.width, this.height];
+    this.keyCursor = true;
+    this.hover = [Math.floor((x0 + x1 - 1) / 2), Math.floor((y0 + y1 - 1) / 2)];
   }
 }

@@ -240,15 +240,18 @@ export class HotseatGame extends EventTarget {
   /**
    * Apply a stroke of the acting seat: keep the cells it may change (own zone; `place`
    * on dead cells within the budget, `erase` on own cells), show them at once, queue the
-   * request.
+   * request. Returns 'ok' (something changes), 'budget' (a cell to place was left out:
+   * no budget left) or 'none' (nothing to change: out of the zone, live cells, not our
+   * turn).
    */
   draw(cells, mode) {
     const pid = this.actingPid();
-    if (!pid || this.busy) return;
+    if (!pid || this.busy) return 'none';
     const { cells: board, width } = this.displayCells();
     const [x0, y0, x1, y1] = this.zoneOf(pid);
     let budget = this.budgetLeft(pid) ?? 0;
     const accepted = [];
+    let short = false;
     const op = this._opFor(pid, mode);
     for (const [x, y] of cells) {
       if (x < x0 || x >= x1 || y < y0 || y >= y1) continue;
@@ -256,7 +259,10 @@ export class HotseatGame extends EventTarget {
       const cur = this.overlay.has(i) ? this.overlay.get(i) : board[i];
       if (mode === 'place') {
         if (cur !== 0) continue;
-        if (budget <= 0) break;
+        if (budget <= 0) {
+          short = true;
+          break;
+        }
         budget -= 1;
         this.overlay.set(i, pid);
       } else {
@@ -268,11 +274,12 @@ export class HotseatGame extends EventTarget {
       op.indexes.push(i);
       accepted.push(i);
     }
-    if (!accepted.length) return;
+    if (!accepted.length) return short ? 'budget' : 'none';
     if (mode === 'place') this.pendingPlace.set(pid, (this.pendingPlace.get(pid) || 0) + accepted.length);
     if (!this.queue.includes(op)) this.queue.push(op);
     this._changed();
     this._flush();
+    return short ? 'budget' : 'ok';
   }
 
   /**

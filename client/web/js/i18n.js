@@ -280,8 +280,64 @@ export function t(key, params = {}) {
   return s.replace(/\{(\w+)\}/g, (m, k) => (k in params ? String(params[k]) : m));
 }
 
-/** Fill [data-i18n] text and [data-i18n-title] titles under root. */
+const pluralRules = new Map(); // language → Intl.PluralRules
+
+/**
+ * Translate a key that depends on a count `n`, by the plural rules of the current
+ * language (`Intl.PluralRules`, CLDR categories): the string of `key.<category>`
+ * (`one`, `few`, `many`, `other`, …), else `key.other`, else `key`. `{n}` is filled
+ * with the count (as written by `Intl.NumberFormat` of the language) unless params
+ * give another.
+ * @param {string} key
+ * @param {number} n
+ * @param {object} [params]
+ */
+export function tn(key, n, params = {}) {
+  if (!pluralRules.has(current)) pluralRules.set(current, new Intl.PluralRules(current));
+  const cat = Number.isFinite(n) ? pluralRules.get(current).select(n) : 'other';
+  const dict = STRINGS[current];
+  const k = [`${key}.${cat}`, `${key}.other`].find((c) => c in dict || c in STRINGS.en) ?? key;
+  return t(k, { n: Number.isFinite(n) ? String(n) : '?', ...params });
+}
+
+/**
+ * Like `t` (or `tn` when params carry `n` and `plural` is true), as DOM nodes: the
+ * params named in `names` (a player's name, a game id) become `<bdi translate="no">`
+ * elements, so a name in a translated sentence is marked as a name (and its direction
+ * kept).
+ * @param {string} key
+ * @param {object} [params]
+ * @param {{names?: string[], plural?: boolean}} [opts]
+ * @returns {Node[]}
+ */
+export function tNodes(key, params = {}, { names = ['name'], plural = false } = {}) {
+  const marks = {};
+  const filled = { ...params };
+  for (const k of names) {
+    if (k in params) {
+      marks[`\u0001${k}\u0001`] = String(params[k]);
+      filled[k] = `\u0001${k}\u0001`;
+    }
+  }
+  const text = plural ? tn(key, params.n, filled) : t(key, filled);
+  const out = [];
+  for (const part of text.split(/(\u0001\w+\u0001)/)) {
+    if (!part) continue;
+    if (part in marks) {
+      const b = document.createElement('bdi');
+      b.translate = false;
+      b.textContent = marks[part];
+      out.push(b);
+    } else out.push(document.createTextNode(part));
+  }
+  return out;
+}
+
+/** Fill [data-i18n] texts, [data-i18n-title] titles, [data-i18n-aria] accessible names
+ * and [data-i18n-placeholder] placeholders under root. */
 export function applyI18n(root = document) {
   for (const el of root.querySelectorAll('[data-i18n]')) el.textContent = t(el.dataset.i18n);
   for (const el of root.querySelectorAll('[data-i18n-title]')) el.title = t(el.dataset.i18nTitle);
+  for (const el of root.querySelectorAll('[data-i18n-aria]')) el.setAttribute('aria-label', t(el.dataset.i18nAria));
+  for (const el of root.querySelectorAll('[data-i18n-placeholder]')) el.placeholder = t(el.dataset.i18nPlaceholder);
 }

@@ -10,6 +10,7 @@ import { GameScreen } from './screens/game.js';
 import { initSetupScreen } from './screens/setup.js';
 import { initStartScreen } from './screens/start.js';
 import { initModes } from './modes.js';
+import './play-i18n.js';
 
 const SCREENS = ['start', 'setup', 'game'];
 let current = null;
@@ -34,6 +35,11 @@ function applyTheme(theme) {
   document.documentElement.dataset.theme = theme === 'light' ? 'light' : 'dark';
 }
 
+/** The board palette: 'standard' or 'cb' (colour-blind safe, marked cells). */
+function applyPalette(palette) {
+  document.documentElement.dataset.palette = palette === 'cb' ? 'cb' : 'standard';
+}
+
 /** A saved game that has not been finished (the menu offers "Continue game"). */
 function hasUnfinishedSave() {
   return !!loadGame();
@@ -50,6 +56,11 @@ const app = {
   setLang(lang) {
     savePrefs({ lang });
     setLang(lang);
+    game.refreshStyle();
+  },
+  setPalette(palette) {
+    savePrefs({ palette });
+    applyPalette(palette);
     game.refreshStyle();
   },
   /** @param {'hotseat'|'online'} [mode] */
@@ -148,6 +159,7 @@ const app = {
 
 const prefs = loadPrefs();
 applyTheme(prefs.theme);
+applyPalette(prefs.palette);
 setLang(prefs.lang);
 const start = initStartScreen(app);
 const setup = initSetupScreen(app);

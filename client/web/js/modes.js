@@ -48,7 +48,7 @@ export function initModes(app) {
     replay.refreshStyle();
     campaign.refreshStyle();
     if (active === 'start') updateStart();
-  }).observe(document.documentElement, { attributes: true, attributeFilter: ['data-theme', 'lang'] });
+  }).observe(document.documentElement, { attributes: true, attributeFilter: ['data-theme', 'data-palette', 'lang'] });
 
   function updateStart() {
     const p = loadCampaign().parked;

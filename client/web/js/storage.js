@@ -1,10 +1,12 @@
-// localStorage persistence: preferences and the current (resumable) game.
+// localStorage persistence: preferences (theme, palette, language, game settings, tool)
+// and the current (resumable) game.
 // Broken or old data is ignored (the app then starts at the menu).
 
 const KEY = 'cellwar.v1';
 
 const DEFAULT_PREFS = {
   theme: 'dark',
+  palette: 'standard',
   lang: 'en',
   size: '60',
   torus: false,
@@ -44,6 +46,7 @@ export function loadPrefs() {
   const p = readAll().prefs;
   const out = { ...DEFAULT_PREFS, lang: browserLang(), ...(p && typeof p === 'object' && !Array.isArray(p) ? p : {}) };
   if (out.theme !== 'dark' && out.theme !== 'light') out.theme = DEFAULT_PREFS.theme;
+  if (out.palette !== 'standard' && out.palette !== 'cb') out.palette = DEFAULT_PREFS.palette;
   if (out.lang !== 'en' && out.lang !== 'ru') out.lang = browserLang();
   if (typeof out.size !== 'string' && typeof out.size !== 'number') out.size = DEFAULT_PREFS.size;
   // A whole number the server takes (0..2^31-1); anything else (an old saved 1e12) → default.

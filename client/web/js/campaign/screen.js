@@ -1,16 +1,23 @@
 // Campaign: a profile (POST /profiles, token kept in localStorage), the level list
-// (GET /campaign/levels), a level played with the Life board and drawing code
-// (HotseatGame with one seat + BoardView), parking a level for "Continue", and the end
-// screen (Next level / Levels / Restart / Watch replay). Its tool choice is stored under
-// its own key, never in the preferences of ordinary games.
+// (GET /campaign/levels), a level played with the Life board and every drawing tool of
+// Life (HotseatGame with one seat + BoardView + DrawingTools: pencil, brush, erasers,
+// stamps with rotation, tap mode, the keyboard; green cells are skipped by every tool),
+// the statistics chart (red and green cells over generations), parking a level for
+// "Continue", and the end screen (Next level / Levels / Restart / Watch replay, the
+// chart). Its tool choice is stored under its own key, never in the preferences of
+// ordinary games.
 
+import { announce } from '../a11y.js';
 import { BoardView } from '../board.js';
+import { DrawingTools } from '../drawing-tools.js';
 import { HotseatGame } from '../hotseat.js';
-import { getLang, t } from '../i18n.js';
+import { getLang, t, tn } from '../i18n.js';
 import { gamePath, request } from '../http.js';
 import { errorText, flash } from '../modes-ui.js';
 import { confirmDialog } from '../screens/dialogs.js';
-import { TOOLS } from '../tools.js';
+import { backfill } from '../stats/backfill.js';
+import { CellChart } from '../stats/chart.js';
+import { CellSeries } from '../stats/series.js';
 
 const $ = (id) => document.getElementById(id);
 const STORE = 'cellwar.campaign.v1';
@@ -37,7 +44,7 @@ const localName = (o) => (o && typeof o === 'object' ? o[getLang()] || o.en || '
 
 function bestText(best) {
   if (!best || typeof best !== 'object') return '';
-  if (best.result === 'win') return t('camp.bestWin', { generation: best.generation ?? '?', left: best.budget_left ?? '?' });
+  if (best.result === 'win') return tn('camp.bestWin', best.generation ?? NaN, { left: best.budget_left ?? '?' });
   return t('camp.bestLoss');
 }
 
@@ -49,18 +56,35 @@ export class CampaignScreen {
     this.game = null;
     this.level = null; // level number on screen
     this.frame = 0;
-    const tool = loadCampaign().tool;
-    this.tool = tool in TOOLS ? tool : 'pencil';
-    this.board = new BoardView($('camp-board'), {
-      onStroke: (cells, mode) => this.game && this.game.draw(cells, mode),
-      onHover: (cell) => this._showCoords(cell),
+    this.tools = new DrawingTools({
+      bar: $('camp-toolbar'),
+      prefix: 'camp-',
+      tool: loadCampaign().tool,
+      saveTool: (id) => patchCampaign({ tool: id }),
+      game: () => this.game,
+      onChange: () => this.invalidate(),
+      message: (text) => flash(text, 'info', 2500),
     });
-    this.board.setTool(this.tool);
-    this._onChange = () => this.invalidate();
+    this.board = new BoardView($('camp-board'), {
+      onStroke: (cells, mode) => this.tools.draw(cells, mode),
+      onStamp: (x, y) => this.tools.stamp(x, y),
+      onRotate: (delta) => this.tools.rotate(delta),
+      onHover: (cell) => this.tools.showCoords(cell),
+    });
+    this.tools.attach(this.board);
+    const names = (pid) => (pid === 1 ? t('camp.you') : t('camp.enemyName'));
+    this.series = new CellSeries({ name: 'campaign', resetOnRewind: true });
+    this.chart = new CellChart($('chart-camp'), this.series, { name: names });
+    this.endChart = new CellChart($('chart-camp-end'), this.series, { name: names });
+    this._onChange = () => {
+      if (this.game && this.game.latest) this.series.add(this.game.latest);
+      this.invalidate();
+    };
     this._onError = (e) => flash(errorText(e.detail));
-    this._buildToolbar();
     this._bind();
   }
+
+  get tool() { return this.tools.tool; }
 
   // ----- profile and level list -----
 
@@ -192,6 +216,12 @@ export class CampaignScreen {
     g.addEventListener('change', this._onChange);
     g.addEventListener('error', this._onError);
     $('camp-end').hidden = true;
+    this.series.reset(g.gameId);
+    this.series.add(g.latest);
+    if ((g.latest.generation || 0) > 0) {
+      backfill(this.series, g.gameId, { token: parked.token, alive: () => this.game === g }).catch(() => {});
+    }
+    this.tools.loadCatalogue();
     this.modes.show('campaign');
     const v = g.latest;
     patchCampaign({ parked: { ...parked, name: v.level_name || null, suspended: false } });
@@ -209,8 +239,10 @@ export class CampaignScreen {
   }
 
   refreshStyle() {
-    this._buildToolbar();
+    this.tools.build();
     this.board.refreshColors();
+    this.chart.rebuild();
+    this.endChart.rebuild();
     if (this.levels.length && !$('screen-campaign-levels').hidden) this._renderLevels();
     this.invalidate();
   }
@@ -241,6 +273,8 @@ export class CampaignScreen {
     $('camp-name').textContent = localName(v.level_name);
     $('camp-hint').textContent = localName(v.hint);
     $('camp-phase').textContent = t(`camp.phase.${phase}`);
+    if (phase !== 'finished') announce(t(`camp.phase.${phase}`));
+    $('stats-camp').hidden = this.series.size === 0;
     $('camp-generation').textContent = String(v.generation || 0);
     $('camp-enemy').textContent = String(v.enemy_cells ?? '?');
     $('camp-stable').hidden = !v.stable || phase === 'finished';
@@ -248,10 +282,7 @@ export class CampaignScreen {
     $('camp-budget').textContent = budget === null ? '?' : String(budget);
     $('camp-budget-wrap').classList.toggle('empty', budget === 0);
 
-    $('camp-toolbar').style.visibility = drawing ? 'visible' : 'hidden';
-    for (const b of $('camp-toolbar').querySelectorAll('button[data-tool]')) {
-      b.classList.toggle('active', b.dataset.tool === this.tool);
-    }
+    this.tools.sync(drawing);
     const busy = g.busy;
     $('camp-ready').hidden = !drawing;
     $('camp-reset').hidden = !drawing;
@@ -280,7 +311,8 @@ export class CampaignScreen {
     patchCampaign({ parked: null });
     $('camp-end-title').textContent = t(win ? 'camp.win' : 'camp.loss');
     $('camp-end-title').dataset.result = v.result || '';
-    $('camp-end-text').textContent = win ? t('camp.winText', { n: v.generation || 0 }) : t('camp.lossText');
+    $('camp-end-text').textContent = win ? tn('camp.winText', v.generation || 0) : t('camp.lossText');
+    announce(`${$('camp-end-title').textContent} ${$('camp-end-text').textContent}`);
     $('camp-end-next').hidden = !win || v.level >= (v.levels_total || 103);
     box.hidden = false;
   }
@@ -302,37 +334,6 @@ export class CampaignScreen {
     const res = await g.action(1, { type: 'restart' });
     if (res && wasFinished) await this._attach(this.parked); // the stream ended with the level
     else if (res) patchCampaign({ parked: { ...this.parked, suspended: false } });
-  }
-
-  _buildToolbar() {
-    const bar = $('camp-toolbar');
-    bar.replaceChildren();
-    for (const [id, tool] of Object.entries(TOOLS)) {
-      const b = document.createElement('button');
-      b.type = 'button';
-      b.dataset.tool = id;
-      b.dataset.testid = `camp-tool-${id}`;
-      b.textContent = `${tool.icon} ${t(tool.label)}`;
-      b.addEventListener('click', () => {
-        this.tool = id;
-        this.board.setTool(id);
-        patchCampaign({ tool: id });
-        this.invalidate();
-      });
-      bar.append(b);
-    }
-    const coords = document.createElement('span');
-    coords.className = 'coords';
-    coords.dataset.testid = 'camp-coords';
-    coords.title = t('hud.coords');
-    bar.append(coords);
-    this._showCoords(this.board.hover);
-  }
-
-  /** The hovered cell's coordinates (the level hints give coordinates). */
-  _showCoords(cell) {
-    const el = $('camp-toolbar').querySelector('[data-testid="camp-coords"]');
-    if (el) el.textContent = cell ? `(${cell[0]}, ${cell[1]})` : '';
   }
 
   _bind() {

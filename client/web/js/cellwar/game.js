@@ -170,6 +170,14 @@ export class CellWarGame extends EventTarget {
     }));
   }
 
+  /** Leave the game on purpose as seat `pid` (POST /game/{id}/leave): its units are
+   * removed (during its own turn the turn is rolled back first). */
+  leave(pid) {
+    return this._command(pid, () => request('POST', `${gamePath(this.gameId)}/leave`, {
+      token: this.tokens.get(pid), body: {},
+    }));
+  }
+
   async endTurn(pid) {
     const res = await this._command(pid, () => request('POST', `${gamePath(this.gameId)}/end_turn`, {
       token: this.tokens.get(pid), body: {},

@@ -1,7 +1,15 @@
 // Canvas renderer of a CellWar view: grid, fog (hatched cells outside the visible mask),
 // units by type in player colours (infantry a disc, fortification a square with its
-// standing counter, factory a house), the selected unit and highlighted targets by kind.
-// Redraws on requestAnimationFrame when something changed; reports clicked cells.
+// standing counter, factory a house; with the colour-blind palette each unit also shows
+// its player's number), the selected unit, highlighted targets by kind and the keyboard
+// cursor. Redraws on requestAnimationFrame when something changed; reports clicked and
+// hovered cells.
+//
+// Zoom and pan (boards up to 64×64): inside a scroll container the board is drawn at
+// `zoom` × the size that fits; the container scrolls (touch: native panning; mouse: drag
+// with the button held; Ctrl+wheel or the screen's buttons zoom around a point). On a
+// small screen a big board starts zoomed to readable cells (14 px on touch screens,
+// 10 px otherwise) and the screen scrolls to the player's units.
 
 import { decodeBoard } from '../rle.js';
 
@@ -11,6 +19,7 @@ const FALLBACK = {
   outline: 'rgba(0,0,0,0.6)', text: '#ffffff',
 };
 const PLAYER_FALLBACK = ['#888', '#ef5257', '#3cc17a', '#4f7dff', '#f5d90a', '#a970ff', '#ff8b3d', '#2ec5d3', '#ff6fb5'];
+const MAX_ZOOM = 8;
 
 /** The kind of highlight an action kind gets. */
 export function targetClass(kind) {
@@ -20,16 +29,73 @@ export function targetClass(kind) {
   return 'stay'; // fortify, stand, become_factory
 }
 
+/**
+ * Draw a unit centred at (cx, cy) in a cell of `s` pixels: infantry a disc,
+ * fortification a square with its standing counter, factory a house; `label` (the
+ * owner's number in the colour-blind palette) in the corner.
+ */
+export function drawUnit(ctx, { type, standing }, cx, cy, s, { fill, outline, text, label = '' }) {
+  ctx.fillStyle = fill;
+  ctx.strokeStyle = outline;
+  ctx.lineWidth = Math.max(1, s / 16);
+  ctx.beginPath();
+  if (type === 'infantry') {
+    ctx.arc(cx, cy, s * 0.33, 0, Math.PI * 2);
+  } else if (type === 'fortification') {
+    const r = s * 0.36;
+    ctx.rect(cx - r, cy - r, 2 * r, 2 * r);
+  } else { // factory: a house
+    const r = s * 0.38;
+    ctx.moveTo(cx, cy - r);
+    ctx.lineTo(cx + r, cy - r * 0.15);
+    ctx.lineTo(cx + r * 0.8, cy - r * 0.15);
+    ctx.lineTo(cx + r * 0.8, cy + r);
+    ctx.lineTo(cx - r * 0.8, cy + r);
+    ctx.lineTo(cx - r * 0.8, cy - r * 0.15);
+    ctx.lineTo(cx - r, cy - r * 0.15);
+    ctx.closePath();
+  }
+  ctx.fill();
+  ctx.stroke();
+  if (type === 'fortification') {
+    ctx.fillStyle = text;
+    ctx.font = `bold ${Math.round(s * 0.45)}px system-ui, sans-serif`;
+    ctx.textAlign = 'center';
+    ctx.textBaseline = 'middle';
+    ctx.fillText(String(standing || 1), cx, cy + s * 0.02);
+  }
+  if (label && s >= 14) {
+    const r = s * 0.17;
+    const lx = cx + s * 0.3;
+    const ly = cy - s * 0.3;
+    ctx.beginPath();
+    ctx.arc(lx, ly, r, 0, Math.PI * 2);
+    ctx.fillStyle = outline;
+    ctx.fill();
+    ctx.fillStyle = text;
+    ctx.font = `bold ${Math.round(r * 1.5)}px system-ui, sans-serif`;
+    ctx.textAlign = 'center';
+    ctx.textBaseline = 'middle';
+    ctx.fillText(label, lx, ly + r * 0.05);
+  }
+}
+
 export class CellWarBoard {
   /**
    * @param {HTMLCanvasElement} canvas
-   * @param {{onCell?: (x: number, y: number) => void, maxCellPx?: number}} [opts]
+   * @param {{onCell?: (x: number, y: number) => void,
+   *          onHover?: (cell: ?number[], clientX: number, clientY: number) => void,
+   *          maxCellPx?: number, scroller?: ?HTMLElement}} [opts]
+   *   `scroller`: the scroll container that makes zoom and pan possible (else the board
+   *   fits its parent)
    */
-  constructor(canvas, { onCell = () => {}, maxCellPx = 44 } = {}) {
+  constructor(canvas, { onCell = () => {}, onHover = () => {}, maxCellPx = 64, scroller = null } = {}) {
     this.canvas = canvas;
     this.ctx = canvas.getContext('2d');
     this.onCell = onCell;
+    this.onHover = onHover;
     this.maxCellPx = maxCellPx;
+    this.scroller = scroller;
     this.view = null;
     this.visible = new Uint8Array(0);
     this.visibleKey = '';
@@ -37,16 +103,21 @@ export class CellWarBoard {
     this.selected = null; // unit id
     this.targets = new Map(); // "x,y" → action
     this.interactive = false;
+    this.cursor = null; // keyboard cursor [x, y] (drawn while the canvas has the focus)
     this.frame = 0;
     this.cellPx = 20;
+    this.basePx = 20; // the size that fits
+    this.zoom = 1;
+    this.sizeKey = ''; // the board size the zoom was chosen for
+    this.pan = null; // {x, y, left, top, moved} while the mouse drags the board
     this.refreshColors();
-    canvas.addEventListener('click', (e) => {
-      if (!this.interactive || !this.view) return;
-      const c = this.cellAt(e.clientX, e.clientY);
-      if (c) this.onCell(c[0], c[1]);
-    });
+    this._bindPointer();
     this._onResize = () => this.fit();
     window.addEventListener('resize', this._onResize);
+    if (typeof ResizeObserver === 'function') {
+      this._observer = new ResizeObserver(() => this.fit());
+      this._observer.observe(scroller || canvas.parentElement);
+    }
   }
 
   refreshColors() {
@@ -64,9 +135,11 @@ export class CellWarBoard {
       select: v('--cw-select', FALLBACK.select),
       outline: v('--cw-outline', FALLBACK.outline),
       text: v('--cw-text', FALLBACK.text),
+      focus: v('--focus', '#ffd166'),
     };
     this.players = PLAYER_FALLBACK.map((fb, i) => v(`--cell-${i}`, fb));
     for (let i = 5; i <= 8; i++) this.players[i] = v(`--cw-player-${i}`, PLAYER_FALLBACK[i]);
+    this.labels = document.documentElement.dataset.palette === 'cb';
     this.invalidate();
   }
 
@@ -92,21 +165,111 @@ export class CellWarBoard {
     this.invalidate();
   }
 
+  /** Is cell (x, y) in the viewer's sight? */
+  isVisible(x, y) {
+    const v = this.view;
+    return !!v && x >= 0 && y >= 0 && x < v.width && y < v.height && !!this.visible[y * v.width + x];
+  }
+
+  /** The smallest readable cell: larger on touch screens. */
+  static readablePx() {
+    return matchMedia('(pointer: coarse)').matches ? 14 : 10;
+  }
+
   fit() {
     const v = this.view;
     if (!v) return;
-    const parent = this.canvas.parentElement;
-    const availW = Math.max(120, parent.clientWidth - 4);
-    const top = parent.getBoundingClientRect().top;
-    const availH = Math.max(160, window.innerHeight - Math.max(top, 0) - 110);
-    this.cellPx = Math.max(8, Math.floor(Math.min(availW / v.width, availH / v.height, this.maxCellPx)));
+    const box = this.scroller || this.canvas.parentElement;
+    const availW = box.clientWidth - 4;
+    const availH = box.clientHeight - 4;
+    if (availW <= 0 || availH <= 0) return;
+    const base = Math.min(availW / v.width, availH / v.height, this.maxCellPx);
+    this.basePx = base >= 8 ? Math.floor(base) : base;
+    const key = `${v.width}x${v.height}`;
+    if (this.scroller && key !== this.sizeKey) {
+      this.sizeKey = key;
+      this.zoom = Math.min(MAX_ZOOM, Math.max(1, CellWarBoard.readablePx() / this.basePx));
+    }
+    this._applySize();
+  }
+
+  _applySize() {
+    const v = this.view;
+    const px = this.scroller ? Math.min(this.maxCellPx * 2, this.basePx * this.zoom) : this.basePx;
+    this.cellPx = px >= 8 ? Math.floor(px) : px;
     const dpr = window.devicePixelRatio || 1;
-    const cssW = v.width * this.cellPx;
-    const cssH = v.height * this.cellPx;
+    const cssW = Math.round(v.width * this.cellPx);
+    const cssH = Math.round(v.height * this.cellPx);
+    if (this.canvas.style.width === `${cssW}px` && this.canvas.style.height === `${cssH}px`
+        && this.canvas.width === Math.round(cssW * dpr)) return;
     this.canvas.style.width = `${cssW}px`;
     this.canvas.style.height = `${cssH}px`;
     this.canvas.width = Math.round(cssW * dpr);
     this.canvas.height = Math.round(cssH * dpr);
+    this.canvas.dataset.cellPx = String(this.cellPx);
+    this.invalidate();
+  }
+
+  /**
+   * Zoom by `factor` (1 = fit … 8× that), keeping the board point under (clientX,
+   * clientY) (default: the middle of the visible part) in place.
+   */
+  zoomBy(factor, clientX, clientY) {
+    if (!this.view || !this.scroller) return;
+    const sc = this.scroller;
+    const sr = sc.getBoundingClientRect();
+    const cr = this.canvas.getBoundingClientRect();
+    const ax = clientX ?? sr.left + sr.width / 2;
+    const ay = clientY ?? sr.top + sr.height / 2;
+    const fx = cr.width ? (ax - cr.left) / cr.width : 0.5;
+    const fy = cr.height ? (ay - cr.top) / cr.height : 0.5;
+    const old = this.zoom;
+    this.zoom = Math.min(MAX_ZOOM, Math.max(1, this.zoom * factor));
+    if (this.zoom === old) return;
+    this._applySize();
+    const nr = this.canvas.getBoundingClientRect();
+    sc.scrollLeft += nr.left + fx * nr.width - ax;
+    sc.scrollTop += nr.top + fy * nr.height - ay;
+  }
+
+  /** Back to the size that fits. */
+  zoomFit() {
+    this.zoom = 1;
+    if (this.view) this._applySize();
+  }
+
+  /** Scroll so that cells [[x, y], …] are in view (centred on their middle). */
+  reveal(cells) {
+    const sc = this.scroller;
+    if (!sc || !cells.length || !this.view) return;
+    const xs = cells.map((c) => c[0]);
+    const ys = cells.map((c) => c[1]);
+    const cx = ((Math.min(...xs) + Math.max(...xs) + 1) / 2) * this.cellPx;
+    const cy = ((Math.min(...ys) + Math.max(...ys) + 1) / 2) * this.cellPx;
+    const off = this.canvas.offsetLeft - sc.offsetLeft;
+    const offY = this.canvas.offsetTop - sc.offsetTop;
+    sc.scrollLeft = Math.max(0, cx + off - sc.clientWidth / 2);
+    sc.scrollTop = Math.max(0, cy + offY - sc.clientHeight / 2);
+  }
+
+  /** Scroll just enough that cell (x, y) is in view. */
+  ensureVisible(x, y) {
+    const sc = this.scroller;
+    if (!sc) return;
+    const cr = this.canvas.getBoundingClientRect();
+    const sr = sc.getBoundingClientRect();
+    const l = cr.left + x * this.cellPx;
+    const t = cr.top + y * this.cellPx;
+    if (l < sr.left) sc.scrollLeft -= sr.left - l + this.cellPx;
+    else if (l + this.cellPx > sr.right) sc.scrollLeft += l + this.cellPx - sr.right + this.cellPx;
+    if (t < sr.top) sc.scrollTop -= sr.top - t + this.cellPx;
+    else if (t + this.cellPx > sr.bottom) sc.scrollTop += t + this.cellPx - sr.bottom + this.cellPx;
+  }
+
+  /** The keyboard cursor (null: none). */
+  setCursor(cell) {
+    this.cursor = cell;
+    if (cell) this.ensureVisible(cell[0], cell[1]);
     this.invalidate();
   }
 
@@ -126,7 +289,59 @@ export class CellWarBoard {
 
   destroy() {
     window.removeEventListener('resize', this._onResize);
+    if (this._observer) this._observer.disconnect();
     if (this.frame) cancelAnimationFrame(this.frame);
+  }
+
+  _bindPointer() {
+    const c = this.canvas;
+    c.addEventListener('click', (e) => {
+      if (this.pan && this.pan.moved) return; // the end of a drag, not a click
+      if (!this.interactive || !this.view) return;
+      const cell = this.cellAt(e.clientX, e.clientY);
+      if (cell) this.onCell(cell[0], cell[1]);
+    });
+    c.addEventListener('pointermove', (e) => {
+      if (this.pan) return;
+      this.onHover(this.cellAt(e.clientX, e.clientY), e.clientX, e.clientY);
+    });
+    c.addEventListener('pointerleave', () => this.onHover(null, 0, 0));
+    const sc = this.scroller;
+    if (!sc) return;
+    // Mouse: drag to pan (a press that moves more than a few pixels is no click).
+    sc.addEventListener('pointerdown', (e) => {
+      if (e.pointerType !== 'mouse' || e.button !== 0) return;
+      this.pan = { x: e.clientX, y: e.clientY, left: sc.scrollLeft, top: sc.scrollTop, moved: false, id: e.pointerId };
+    });
+    sc.addEventListener('pointermove', (e) => {
+      const p = this.pan;
+      if (!p || p.id !== e.pointerId) return;
+      const dx = e.clientX - p.x;
+      const dy = e.clientY - p.y;
+      if (!p.moved && Math.hypot(dx, dy) < 6) return;
+      if (!p.moved) {
+        p.moved = true;
+        try { sc.setPointerCapture(e.pointerId); } catch { /* synthetic pointer */ }
+        sc.parentElement.classList.add('panning');
+        this.onHover(null, 0, 0);
+      }
+      sc.scrollLeft = p.left - dx;
+      sc.scrollTop = p.top - dy;
+    });
+    const end = () => {
+      if (!this.pan) return;
+      sc.parentElement.classList.remove('panning');
+      // The click that follows a drag's release still sees `moved`; forget it after.
+      const p = this.pan;
+      setTimeout(() => { if (this.pan === p) this.pan = null; }, 0);
+    };
+    sc.addEventListener('pointerup', end);
+    sc.addEventListener('pointercancel', end);
+    sc.addEventListener('wheel', (e) => {
+      if (!e.ctrlKey || !e.deltaY) return;
+      e.preventDefault();
+      this.zoomBy(e.deltaY < 0 ? 1.25 : 0.8, e.clientX, e.clientY);
+    }, { passive: false });
   }
 
   render() {
@@ -192,6 +407,16 @@ export class CellWarBoard {
 
     // Units.
     for (const u of v.units || []) this._unit(u, s);
+
+    // Keyboard cursor.
+    if (this.cursor && document.activeElement === canvas) {
+      const [cx, cy] = this.cursor;
+      ctx.setLineDash([Math.max(3, s / 5), Math.max(2, s / 8)]);
+      ctx.strokeStyle = colors.focus;
+      ctx.lineWidth = Math.max(2, s / 10);
+      ctx.strokeRect(cx * s + ctx.lineWidth / 2, cy * s + ctx.lineWidth / 2, s - ctx.lineWidth, s - ctx.lineWidth);
+      ctx.setLineDash([]);
+    }
   }
 
   _unit(u, s) {
@@ -201,35 +426,7 @@ export class CellWarBoard {
     const fill = this.players[u.owner] || PLAYER_FALLBACK[1];
     const own = u.id !== null && u.id !== undefined && this.view.you === u.owner;
     ctx.globalAlpha = own && u.acted ? 0.5 : 1;
-    ctx.fillStyle = fill;
-    ctx.strokeStyle = colors.outline;
-    ctx.lineWidth = Math.max(1, s / 16);
-    ctx.beginPath();
-    if (u.type === 'infantry') {
-      ctx.arc(cx, cy, s * 0.33, 0, Math.PI * 2);
-    } else if (u.type === 'fortification') {
-      const r = s * 0.36;
-      ctx.rect(cx - r, cy - r, 2 * r, 2 * r);
-    } else { // factory: a house
-      const r = s * 0.38;
-      ctx.moveTo(cx, cy - r);
-      ctx.lineTo(cx + r, cy - r * 0.15);
-      ctx.lineTo(cx + r * 0.8, cy - r * 0.15);
-      ctx.lineTo(cx + r * 0.8, cy + r);
-      ctx.lineTo(cx - r * 0.8, cy + r);
-      ctx.lineTo(cx - r * 0.8, cy - r * 0.15);
-      ctx.lineTo(cx - r, cy - r * 0.15);
-      ctx.closePath();
-    }
-    ctx.fill();
-    ctx.stroke();
-    if (u.type === 'fortification') {
-      ctx.fillStyle = colors.text;
-      ctx.font = `bold ${Math.round(s * 0.45)}px system-ui, sans-serif`;
-      ctx.textAlign = 'center';
-      ctx.textBaseline = 'middle';
-      ctx.fillText(String(u.standing || 1), cx, cy + s * 0.02);
-    }
+    drawUnit(ctx, u, cx, cy, s, { fill, outline: colors.outline, text: colors.text, label: this.labels ? String(u.owner) : '' });
     ctx.globalAlpha = 1;
     if (own && this.selected === u.id) {
       ctx.strokeStyle = colors.select;

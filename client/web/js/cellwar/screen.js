@@ -1,15 +1,30 @@
-// CellWar screens: settings (size, players, hot-seat or online) and the game (HUD, board,
-// unit selection with highlighted legal targets, End turn, hand-over between hot-seat
-// players, winner screen with "Watch replay").
+// CellWar screens: settings (size up to 64×64, players, hot-seat or online) and the game:
+// HUD (whose turn, round, units left, the turn timer, each player's unit count as far as
+// the shown seat may know it), the board (zoom and pan), unit selection with
+// highlighted legal targets, help for the cell under the pointer or the keyboard cursor
+// (what a target would do), End turn, Leave (confirmed), hot-seat hand-over per turn,
+// the legend, the combat log of what the shown seat saw, and the winner screen (who,
+// why, "Watch replay").
+//
+// Keyboard on the focused board: arrow keys move a cursor, Enter / Space click the cell
+// (select a unit, act on a target), Escape drops the selection, + / − zoom.
 
-import { t } from '../i18n.js';
+import { announce } from '../a11y.js';
+import { gamePath, request } from '../http.js';
+import { t, tn, tNodes } from '../i18n.js';
 import { errorText, flash } from '../modes-ui.js';
+import { cellwarEndReason } from '../result.js';
 import { confirmDialog } from '../screens/dialogs.js';
-import { CellWarBoard } from './render.js';
+import { Countdown } from '../timer.js';
 import { CellWarGame, createCellWar, joinCellWar, loadCellWar, patchCellWar, saveCellWar } from './game.js';
+import { buildLegend } from './legend.js';
+import { CombatLog } from './log.js';
+import { CellWarBoard } from './render.js';
 
 const $ = (id) => document.getElementById(id);
 const PREFS = 'cellwar.cw.prefs.v1';
+const MIN_SIDE = 8;
+const MAX_SIDE = 64;
 
 function loadSetup() {
   try {
@@ -29,9 +44,22 @@ export class CellWarScreen {
     this.targets = new Map();
     this.hint = '';
     this.frame = 0;
-    this.board = new CellWarBoard($('cw-board'), { onCell: (x, y) => this._click(x, y) });
-    this._onChange = () => this.invalidate();
+    this.cursor = null; // keyboard cursor [x, y]
+    this.hover = null; // [x, y] under the pointer
+    this.board = new CellWarBoard($('cw-board'), {
+      onCell: (x, y) => this._click(x, y),
+      onHover: (cell, cx, cy) => this._hover(cell, cx, cy),
+      scroller: $('cw-scroll'),
+    });
+    this.log = new CombatLog($('cw-log'), { nameOf: (pid) => this.name(pid) });
+    this.timer = new Countdown($('cw-timer'), (left) => t('timer.left', { left }));
+    this.revealedTurn = '';
+    this._onChange = () => {
+      this._observe();
+      this.invalidate();
+    };
     this._onError = (e) => flash(errorText(e.detail));
+    buildLegend($('cw-legend-list'), this.board);
     this._bind();
   }
 
@@ -48,7 +76,7 @@ export class CellWarScreen {
   }
 
   async _startFromSetup() {
-    const clamp = (v) => Math.min(32, Math.max(8, Math.floor(Number(v)) || 12));
+    const clamp = (v) => Math.min(MAX_SIDE, Math.max(MIN_SIDE, Math.floor(Number(v)) || 12));
     const config = {
       width: clamp($('cw-width').value),
       height: clamp($('cw-height').value),
@@ -108,7 +136,9 @@ export class CellWarScreen {
     patchCellWar({ suspended: false });
     $('cw-winner').hidden = true;
     this.modes.show('cw');
+    this.board.sizeKey = ''; // a new game: the zoom is chosen again
     this.board.fit();
+    this._observe();
     this.invalidate();
   }
 
@@ -124,11 +154,17 @@ export class CellWarScreen {
     this.game.stop();
     this.game = null;
     this._clearSelection();
+    this.log.reset(null, null);
+    this.timer.stop();
+    this.revealedTurn = '';
     $('cw-winner').hidden = true;
+    $('cw-tip').hidden = true;
   }
 
   refreshStyle() {
     this.board.refreshColors();
+    buildLegend($('cw-legend-list'), this.board);
+    this.log.render();
     this.invalidate();
   }
 
@@ -164,6 +200,17 @@ export class CellWarScreen {
     return (p && p.name) || t(`player.${pid}`);
   }
 
+  /** The combat log follows the shown seat; every view feeds it. */
+  _observe() {
+    const g = this.game;
+    if (!g || !g.latest) return;
+    const pid = g.phase === 'finished' ? null : this.shownPid();
+    if (pid !== this.log.pid || g.gameId !== this.log.gameId) this.log.reset(pid ? g.gameId : null, pid);
+    if (!pid) return;
+    this.log.observe(g.view(pid));
+    this.log.refresh(g.tokens.get(pid));
+  }
+
   snapshot() {
     const g = this.game;
     if (!g || !g.latest) return null;
@@ -186,6 +233,10 @@ export class CellWarScreen {
       height: g.latest.height,
       units: v ? v.units : [],
       visible: v ? v.visible : null,
+      players: (v || g.latest).players,
+      cursor: this.cursor,
+      zoom: this.board.zoom,
+      cellPx: this.board.cellPx,
     };
   }
 
@@ -200,7 +251,8 @@ export class CellWarScreen {
     const root = $('screen-cw');
     Object.assign(root.dataset, { phase: g.phase, turn: String(g.turn), shown: String(pid || 0), handover: String(handover) });
 
-    // HUD: players, whose turn, round, units left.
+    // HUD: players (unit counts as the shown seat may know them), whose turn, round.
+    const counts = v || (g.phase === 'finished' ? latest : null);
     const ul = $('cw-players-list');
     ul.replaceChildren(...(latest.players || []).map((p) => {
       const li = document.createElement('li');
@@ -210,12 +262,22 @@ export class CellWarScreen {
       li.classList.toggle('out', !!p.out);
       li.classList.toggle('disconnected', !p.connected);
       const sw = document.createElement('span');
-      sw.className = 'swatch';
+      sw.className = `swatch m${p.id}`;
       sw.style.background = this.board.players[p.id] || '#888';
-      const nm = document.createElement('span');
+      sw.setAttribute('aria-hidden', 'true');
+      const nm = document.createElement('bdi');
       nm.className = 'name';
+      nm.translate = false;
       nm.textContent = p.name || t(`player.${p.id}`);
-      li.append(sw, nm);
+      const known = counts && (counts.players || []).find((q) => q.id === p.id);
+      const n = known && Number.isFinite(known.units) ? known.units : null;
+      const st = document.createElement('span');
+      st.className = 'stat';
+      st.dataset.testid = `cw-units-${p.id}`;
+      st.dataset.units = n === null ? '' : String(n);
+      st.textContent = n === null ? t('cw.unitsHidden') : tn('cw.unitsCount', n);
+      st.title = n === null ? t('cw.unitsHidden.title') : '';
+      li.append(sw, nm, st);
       const tags = [];
       if (g.mode === 'online' && g.tokens.has(p.id)) tags.push(t('cw.you'));
       if (p.out) tags.push(t('cw.out'));
@@ -228,21 +290,23 @@ export class CellWarScreen {
       }
       return li;
     }));
-    let turnText;
+    let turnNodes;
     if (g.phase === 'waiting') {
-      turnText = t('cw.turn.waiting', { n: (latest.players || []).length, total: g.config.players || '?' });
+      turnNodes = tNodes('cw.turn.waiting', { n: (latest.players || []).length, total: g.config.players || '?' });
     } else if (g.phase === 'finished') {
-      turnText = t('cw.turn.finished');
+      turnNodes = tNodes('cw.turn.finished');
     } else if (myTurn) {
-      turnText = t('cw.turn.yours', { name: this.name(g.turn) });
+      turnNodes = tNodes('cw.turn.yours', { name: this.name(g.turn) });
     } else {
-      turnText = t('cw.turn.other', { name: this.name(g.turn) });
+      turnNodes = tNodes('cw.turn.other', { name: this.name(g.turn) });
     }
-    $('cw-turn').textContent = turnText;
+    $('cw-turn').replaceChildren(...turnNodes);
+    if (g.phase !== 'finished') announce($('cw-turn').textContent);
     $('cw-round').textContent = String(latest.round || 0);
     const own = v && v.units ? v.units.filter((u) => u.owner === pid && u.id !== null) : [];
     const left = myTurn ? own.filter((u) => !u.acted).length : 0;
     $('cw-left').textContent = pid ? String(left) : '–';
+    this.timer.set(g.phase === 'playing' ? latest.turn_deadline ?? null : null);
 
     // Share link (online, while seats are open).
     const share = g.mode === 'online' && g.phase === 'waiting';
@@ -253,21 +317,25 @@ export class CellWarScreen {
     $('cw-handover').hidden = !handover;
     if (handover) {
       const name = this.name(g.turn);
-      $('cw-handover-title').textContent = t('cw.handover.title', { name });
-      $('cw-handover-text').textContent = t('cw.handover.text', { name });
-      $('cw-handover-accept').textContent = t('cw.handover.accept', { name });
+      $('cw-handover-title').replaceChildren(...tNodes('cw.handover.title', { name }));
+      $('cw-handover-text').replaceChildren(...tNodes('cw.handover.text', { name }));
+      $('cw-handover-accept').replaceChildren(...tNodes('cw.handover.accept', { name }));
     }
 
-    // Hint and End turn.
+    // Hint, Leave and End turn.
     let hint = '';
     if (myTurn) {
       if (this.hint) hint = this.hint;
       else if (this.selected) hint = t('cw.hint.target');
       else hint = left ? t('cw.hint.select') : t('cw.hint.done');
     }
+    if (this.cursor && document.activeElement === $('cw-board')) hint = this._describe(this.cursor[0], this.cursor[1]) || hint;
     $('cw-hint').textContent = hint;
     $('cw-end-turn').hidden = g.phase !== 'playing';
     $('cw-end-turn').disabled = !myTurn || g.busy;
+    const leaver = this._leaver();
+    $('cw-leave').hidden = g.phase === 'finished' || !leaver;
+    $('cw-leave').disabled = g.busy;
 
     if (!myTurn && this.selected) this._clearSelection();
     this.board.setView(v || latest, {
@@ -276,19 +344,71 @@ export class CellWarScreen {
       interactive: myTurn && !g.busy,
       hidden: !v,
     });
+    // A new turn of ours on a zoomed board: bring our units into view.
+    const turnKey = `${this._turnKey()}:${pid}`;
+    if (myTurn && own.length && this.revealedTurn !== turnKey) {
+      this.revealedTurn = turnKey;
+      requestAnimationFrame(() => this.board.reveal(own.filter((u) => !u.acted).map((u) => [u.x, u.y])));
+    }
 
     if (g.phase === 'finished') this._showWinner();
   }
 
-  _showWinner() {
+  /** The seat that "Leave" removes: online our seat; hot-seat the seat whose turn it is
+   * (after the hand-over), so a player leaves for themself only. */
+  _leaver() {
+    const g = this.game;
+    if (!g || g.phase === 'finished' || g.phase === 'waiting') return null;
+    if (g.mode === 'online') {
+      const me = g.pids[0];
+      const p = g.player(me);
+      return p && !p.out ? me : null;
+    }
+    const pid = this.shownPid();
+    return pid && g.ownsTurn() && g.turn === pid ? pid : null;
+  }
+
+  async _leave() {
+    const g = this.game;
+    const pid = this._leaver();
+    if (!g || !pid || g.busy) return;
+    if (!(await confirmDialog(t('cw.leave.confirm', { name: this.name(pid) })))) return;
+    if (this.game !== g) return;
+    this._clearSelection();
+    const res = await g.leave(pid);
+    if (!res) return;
+    if (g.mode === 'online') {
+      saveCellWar(null);
+      this.detach();
+      this.modes.toStart();
+      flash(t('cw.left.toast'), 'info', 3000);
+    } else {
+      await g.refresh();
+      this.invalidate();
+    }
+  }
+
+  async _showWinner() {
     const box = $('cw-winner');
     if (!box.hidden) return;
     saveCellWar(null);
-    const v = this.game.latest;
-    $('cw-winner-text').textContent = v.winner ? t('cw.wins', { name: this.name(v.winner) }) : t('winner.draw');
+    const g = this.game;
+    const v = g.latest;
+    $('cw-winner-text').replaceChildren(...(v.winner ? tNodes('cw.wins', { name: this.name(v.winner) }) : tNodes('winner.draw')));
     $('cw-winner-text').dataset.winner = String(v.winner || 0);
-    $('cw-winner-rematch').hidden = this.game.mode !== 'hotseat';
+    $('cw-winner-rematch').hidden = g.mode !== 'hotseat';
+    const why = $('cw-winner-reason');
+    why.textContent = '';
+    delete why.dataset.reason;
     box.hidden = false;
+    announce($('cw-winner-text').textContent);
+    try {
+      const events = (await request('GET', `${gamePath(g.gameId)}/events?from_seq=0`)).events || [];
+      if (this.game !== g) return;
+      const reason = cellwarEndReason(events);
+      why.dataset.reason = reason;
+      why.textContent = t(`cw.reason.${reason}`);
+    } catch { /* the reason is a courtesy */ }
   }
 
   _clearSelection() {
@@ -297,20 +417,70 @@ export class CellWarScreen {
     this.hint = '';
   }
 
+  /** What the cell (x, y) holds and what clicking it would do, for the shown seat. */
+  _describe(x, y) {
+    const g = this.game;
+    const pid = this.shownPid();
+    const v = pid && g ? g.view(pid) : null;
+    if (!v) return '';
+    const at = `(${x}, ${y})`;
+    const target = this.targets.get(`${x},${y}`);
+    const unit = (v.units || []).find((u) => u.x === x && u.y === y);
+    const type = (u) => t(`cw.type.${u.type}`);
+    if (target) {
+      const what = unit && unit.owner !== pid ? t('cw.do.what', { type: type(unit), name: this.name(unit.owner) }) : '';
+      return `${at} ${t(`cw.do.${target.kind}`, { what })}`;
+    }
+    if (!this.board.isVisible(x, y)) return `${at} ${t('cw.tip.fog')}`;
+    if (!unit) return `${at} ${t('cw.tip.empty')}`;
+    if (unit.owner === pid) {
+      const state = unit.acted ? t('cw.tip.acted') : t('cw.tip.ready');
+      const standing = unit.type === 'fortification' ? ` · ${t('cw.tip.standing', { n: unit.standing || 1 })}` : '';
+      return `${at} ${t('cw.tip.own', { type: type(unit) })} · ${state}${standing}`;
+    }
+    return `${at} ${t('cw.tip.enemy', { type: type(unit), name: this.name(unit.owner) })}`;
+  }
+
+  /** The pointer over a cell: a tooltip with what it is and what a click would do. */
+  _hover(cell, clientX, clientY) {
+    const tip = $('cw-tip');
+    this.hover = cell;
+    const text = cell ? this._describe(cell[0], cell[1]) : '';
+    if (!text) {
+      tip.hidden = true;
+      return;
+    }
+    tip.textContent = text;
+    tip.hidden = false;
+    const wrap = $('cw-wrap').getBoundingClientRect();
+    const x = Math.min(clientX - wrap.left + 14, wrap.width - tip.offsetWidth - 4);
+    const y = Math.min(clientY - wrap.top + 16, wrap.height - tip.offsetHeight - 4);
+    tip.style.left = `${Math.max(4, x)}px`;
+    tip.style.top = `${Math.max(4, y)}px`;
+  }
+
   async _click(x, y) {
     const g = this.game;
     const pid = this.shownPid();
     if (!g || !pid || g.busy || !g.ownsTurn() || g.turn !== pid) return;
     const key = `${x},${y}`;
     const target = this.targets.get(key);
+    const v = g.view(pid);
     if (target) {
       const { unit_id: unitId, dx, dy } = target;
+      const unit = (v.units || []).find((u) => u.id === unitId);
+      const victim = (v.units || []).find((u) => u.x === x && u.y === y && u.owner !== pid);
       this._clearSelection();
       this.invalidate();
-      await g.act(pid, { unit_id: unitId, dx, dy });
+      const res = await g.act(pid, { unit_id: unitId, dx, dy });
+      if (res && unit) {
+        this.log.rememberOwn(res.seq, {
+          kind: target.kind, type: unit.type, from: [unit.x, unit.y], to: [x, y], target: victim ? victim.type : null,
+        });
+        this.log.render();
+      }
       return;
     }
-    const v = g.view(pid);
     const unit = v && (v.units || []).find((u) => u.x === x && u.y === y && u.owner === pid && u.id !== null);
     this._clearSelection();
     if (!unit || unit.acted || (this.selected && this.selected.unitId === unit.id)) {
@@ -330,6 +500,7 @@ export class CellWarScreen {
       }
       this.targets = targets;
       if (!targets.size) this.hint = unit.type === 'factory' && left(v, pid) > 0 ? t('cw.hint.factoryWait') : t('cw.hint.noMoves');
+      else announce(t('cw.hint.targets', { n: targets.size }));
     } catch (err) {
       this._clearSelection();
       flash(errorText(err));
@@ -341,9 +512,48 @@ export class CellWarScreen {
     }
   }
 
+  /** Keyboard on the focused board (module comment). */
+  _key(e) {
+    const g = this.game;
+    const v = g && g.latest;
+    if (!v || e.altKey || e.ctrlKey || e.metaKey) return;
+    const moves = { ArrowLeft: [-1, 0], ArrowRight: [1, 0], ArrowUp: [0, -1], ArrowDown: [0, 1] };
+    if (!this.cursor) this.cursor = this._startCursor();
+    const [x, y] = this.cursor;
+    if (moves[e.key]) {
+      const [dx, dy] = moves[e.key];
+      this.cursor = [Math.min(v.width - 1, Math.max(0, x + dx)), Math.min(v.height - 1, Math.max(0, y + dy))];
+      this.board.setCursor(this.cursor);
+    } else if (e.key === 'Enter' || e.key === ' ') {
+      this._click(x, y);
+    } else if (e.key === 'Escape') {
+      this._clearSelection();
+    } else if (e.key === '+' || e.key === '=') {
+      this.board.zoomBy(1.25);
+    } else if (e.key === '-') {
+      this.board.zoomBy(0.8);
+    } else {
+      return;
+    }
+    e.preventDefault();
+    const text = this._describe(this.cursor[0], this.cursor[1]);
+    if (text) announce(text);
+    this.invalidate();
+  }
+
+  /** The cursor's first cell: the first own unit that may act, else the middle. */
+  _startCursor() {
+    const g = this.game;
+    const pid = this.shownPid();
+    const v = pid ? g.view(pid) : null;
+    const u = v && (v.units || []).find((q) => q.owner === pid && q.id !== null && !q.acted);
+    return u ? [u.x, u.y] : [Math.floor(g.latest.width / 2), Math.floor(g.latest.height / 2)];
+  }
+
   _acceptHandover() {
     this.accepted = this._turnKey();
     patchCellWar({ accepted: this.accepted });
+    this._observe();
     this.invalidate();
   }
 
@@ -365,6 +575,21 @@ export class CellWarScreen {
     $('cw-continue').addEventListener('click', () => this.resumeSaved());
     $('cw-handover-accept').addEventListener('click', () => this._acceptHandover());
     $('cw-end-turn').addEventListener('click', () => this._endTurn());
+    $('cw-leave').addEventListener('click', () => this._leave());
+    $('cw-zoom-in').addEventListener('click', () => this.board.zoomBy(1.5));
+    $('cw-zoom-out').addEventListener('click', () => this.board.zoomBy(1 / 1.5));
+    $('cw-zoom-fit').addEventListener('click', () => this.board.zoomFit());
+    const canvas = $('cw-board');
+    canvas.addEventListener('keydown', (e) => this._key(e));
+    canvas.addEventListener('focus', () => {
+      if (!this.cursor && this.game && this.game.latest) this.cursor = this._startCursor();
+      this.board.setCursor(this.cursor);
+      this.invalidate();
+    });
+    canvas.addEventListener('blur', () => {
+      this.board.invalidate();
+      this.invalidate();
+    });
     $('cw-menu').addEventListener('click', () => {
       patchCellWar({ suspended: true });
       this.detach();

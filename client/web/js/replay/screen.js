@@ -1,32 +1,25 @@
 // Replay viewer: the event log of a game (GET /game/{id}/events) and the board as it was
 // at any event (GET /game/{id}/replay?seq=n, cached): timeline, step back/forward,
-// play/pause at 1×/4×/16× events per second, the event list with the current event
-// highlighted (click to jump). Life and campaign views are drawn by BoardView, CellWar
-// views by CellWarBoard.
+// play/pause at 1×/4×/16× events per second, the event list in the player's language
+// with the current event highlighted (click to jump), and for Life and campaign games
+// the statistics chart (cells per colour over generations: sampled replays of the log,
+// then every view shown). Once a game is finished every placement is public, so a
+// placement seq shows the cells placed so far. Life and campaign views are drawn by
+// BoardView, CellWar views by CellWarBoard.
 
 import { BoardView } from '../board.js';
-import { t } from '../i18n.js';
+import { t, tn, tNodes } from '../i18n.js';
 import { gamePath, request } from '../http.js';
 import { decodeBoard } from '../rle.js';
 import { CellWarBoard } from '../cellwar/render.js';
 import { errorText, flash } from '../modes-ui.js';
+import { backfill } from '../stats/backfill.js';
+import { CellChart } from '../stats/chart.js';
+import { CellSeries } from '../stats/series.js';
+import { eventDetail, eventTypeName, namesFromLog } from './events.js';
 
 const $ = (id) => document.getElementById(id);
 const PREFETCH = 6;
-
-function summary(e) {
-  const p = e.payload || {};
-  if (e.type === 'ActionApplied' && p.action) {
-    const a = p.action;
-    if (a.type) return a.cells ? `${a.type} ×${a.cells.length}` : a.type + (a.pattern ? ` ${a.pattern}` : '');
-    if ('unit_id' in a) return `unit ${a.unit_id} (${a.dx}, ${a.dy})`;
-  }
-  if (e.type === 'GenerationsTicked' && p.count) return `+${p.count}`;
-  if (e.type === 'PlayerJoined' && p.name) return p.name;
-  if (e.type === 'GameFinished') return p.result ? `${p.result}${p.winner ? ` → ${p.winner}` : ''}` : '';
-  if (e.type === 'GameCreated') return p.kind || '';
-  return '';
-}
 
 export class ReplayScreen {
   /** @param {{show: (name: string) => void, toStart: () => void}} modes */
@@ -44,7 +37,20 @@ export class ReplayScreen {
     this.token = 0; // bumps on every open (stale answers are dropped)
     this.life = new BoardView($('replay-board-life'));
     this.cw = new CellWarBoard($('replay-board-cw'));
+    this.names = new Map(); // player id → name (the log's PlayerJoined)
+    this.series = new CellSeries({ name: 'replay' });
+    this.chart = new CellChart($('chart-replay'), this.series, { name: (pid) => this._chartName(pid) });
     this._bind();
+  }
+
+  /** A player's name as the log tells it (else the colour's name). */
+  nameOf(pid) {
+    if (this.kind === 'campaign') return pid === 1 ? t('camp.you') : t('camp.enemyName');
+    return this.names.get(pid) || t(`player.${pid}`);
+  }
+
+  _chartName(pid) {
+    return this.nameOf(pid);
   }
 
   /** Show the screen, empty or opening a game id. */
@@ -68,13 +74,20 @@ export class ReplayScreen {
     this.pending = new Map();
     this.shown = null;
     this.seq = 0;
+    this.names = new Map();
+    this.series.reset();
     $('replay-body').hidden = true;
     $('replay-info').textContent = '';
+    $('replay-board-life').hidden = true;
+    $('replay-board-cw').hidden = true;
   }
 
+  /** The message line: a text, DOM nodes, or nothing (hidden). */
   _message(text) {
-    $('replay-message').textContent = text || '';
-    $('replay-message').hidden = !text;
+    const el = $('replay-message');
+    if (Array.isArray(text)) el.replaceChildren(...text);
+    else el.textContent = text || '';
+    el.hidden = !text || (Array.isArray(text) && !text.length);
   }
 
   async load(id) {
@@ -86,26 +99,33 @@ export class ReplayScreen {
       events = (await request('GET', `${gamePath(id)}/events?from_seq=0`)).events || [];
     } catch (err) {
       if (my !== this.token) return;
-      this._message(err.status === 404 || err.code === 'GAME_NOT_FOUND' ? t('replay.notFound', { id }) : errorText(err));
+      this._message(err.status === 404 || err.code === 'GAME_NOT_FOUND' ? tNodes('replay.notFound', { name: id }) : errorText(err));
       return;
     }
     if (my !== this.token) return;
     if (!events.length) {
-      this._message(t('replay.notFound', { id }));
+      this._message(tNodes('replay.notFound', { name: id }));
       return;
     }
     this.gameId = id;
     this.events = events;
     const created = events.find((e) => e.type === 'GameCreated');
     this.kind = (created && created.payload && created.payload.kind) || '';
+    this.names = namesFromLog(events);
+    this.series.reset(id);
+    this.chart.rebuild();
+    $('chart-replay').hidden = this.kind === 'cellwar';
     this._message('');
     $('replay-body').hidden = false;
-    $('replay-info').textContent = t('replay.info', { kind: this.kind, id });
+    $('replay-info').replaceChildren(...tNodes('replay.info', { kind: t(`kind.${this.kind}`), name: id }));
     const tl = $('replay-timeline');
     tl.min = String(events[0].seq);
     tl.max = String(events[events.length - 1].seq);
     $('replay-total').textContent = tl.max;
     this._buildList();
+    if (this.kind !== 'cellwar') {
+      backfill(this.series, id, { events, alive: () => this.gameId === id && this.token === my }).catch(() => {});
+    }
     await this.goTo(events[events.length - 1].seq);
   }
 
@@ -116,16 +136,23 @@ export class ReplayScreen {
       li.dataset.seq = String(e.seq);
       li.dataset.testid = `replay-event-${e.seq}`;
       li.tabIndex = 0;
-      const s = summary(e);
-      li.innerHTML = '';
+      li.dataset.type = e.type;
       const b = document.createElement('b');
-      b.textContent = `#${e.seq}`;
+      b.textContent = `#${e.seq} `;
       const ty = document.createElement('span');
-      ty.textContent = ` ${e.type}${e.actor ? ` · P${e.actor}` : ''}`;
+      ty.className = 'ev-type';
+      ty.textContent = eventTypeName(e.type);
       li.append(b, ty);
-      if (s) {
+      if (e.actor && e.type !== 'PlayerJoined') {
+        const who = document.createElement('bdi');
+        who.translate = false;
+        who.textContent = this.nameOf(e.actor);
+        li.append(' · ', who);
+      }
+      const detail = eventDetail(e, (pid) => this.nameOf(pid));
+      if (detail.length) {
         const sm = document.createElement('small');
-        sm.textContent = ` ${s}`;
+        sm.append(' ', ...detail);
         li.append(sm);
       }
       return li;
@@ -173,6 +200,7 @@ export class ReplayScreen {
       return;
     }
     if (this.seq !== seq) return; // moved on meanwhile
+    this.series.add(view, seq);
     this.shown = { seq, view };
     this._draw(view);
     // Prefetch a few events ahead while playing.
@@ -192,24 +220,38 @@ export class ReplayScreen {
     const isCw = view.kind === 'cellwar';
     $('replay-board-cw').hidden = !isCw;
     $('replay-board-life').hidden = isCw;
-    const stats = [];
+    const parts = []; // Node[] per item, joined by " · "
+    const txt = (s) => [document.createTextNode(s)];
     if (isCw) {
       this.cw.setView(view, {});
       this.cw.fit();
-      if (view.phase === 'playing') stats.push(t('replay.round', { round: view.round, turn: view.turn }));
-      for (const p of view.players || []) stats.push(`${p.name || t(`player.${p.id}`)}: ${t('cw.units', { n: p.units ?? '?' })}${p.out ? ` (${t('cw.out')})` : ''}`);
+      if (view.phase === 'playing') parts.push(tNodes('replay.round', { round: view.round, name: this.nameOf(view.turn) }));
+      for (const p of view.players || []) {
+        const units = Number.isFinite(p.units) ? tn('cw.unitsCount', p.units) : t('stats.hidden');
+        parts.push(tNodes('replay.player', { name: this.nameOf(p.id), what: units + (p.out ? ` (${t('cw.out')})` : '') }));
+      }
     } else {
       const cells = decodeBoard(view.board || '', view.width, view.height);
       this.life.setBoard(cells, view.width, view.height);
       this.life.setZone(null);
       this.life.setInteractive(false);
       this.life.fit();
-      stats.push(t('replay.generation', { n: view.generation ?? 0 }));
-      for (const p of view.players || []) stats.push(`${p.name || t(`player.${p.id}`)}: ${p.cells ?? '?'} ${t('hud.cells')}`);
+      parts.push(txt(t('replay.generation', { n: view.generation ?? 0 })));
+      for (const p of view.players || []) {
+        const what = Number.isFinite(p.cells) ? tn('stats.cells', p.cells) : t('stats.hidden');
+        parts.push(tNodes('replay.player', { name: this.nameOf(p.id), what }));
+      }
+      if (view.kind === 'campaign' && Number.isFinite(view.enemy_cells)) {
+        parts.push(tNodes('replay.player', { name: t('camp.enemyName'), what: tn('stats.cells', view.enemy_cells) }));
+      }
     }
-    stats.push(t('replay.phase', { phase: view.phase }));
+    parts.push(txt(t('replay.phase', { phase: t(`phase.name.${view.phase}`) })));
     const el = $('replay-stats');
-    el.textContent = stats.join(' · ');
+    el.replaceChildren();
+    parts.forEach((nodes, i) => {
+      if (i) el.append(' · ');
+      el.append(...nodes);
+    });
     el.dataset.generation = String(view.generation ?? '');
     el.dataset.seq = String(this.seq);
     $('screen-replay').dataset.shownSeq = String(this.seq);
@@ -258,6 +300,12 @@ export class ReplayScreen {
   refreshStyle() {
     this.life.refreshColors();
     this.cw.refreshColors();
+    this.chart.rebuild();
+    if (this.events.length) {
+      this._buildList();
+      $('replay-info').replaceChildren(...tNodes('replay.info', { kind: t(`kind.${this.kind}`), name: this.gameId }));
+      this.goTo(this.seq);
+    }
     if (this.shown) this._draw(this.shown.view);
   }
 

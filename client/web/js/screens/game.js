@@ -1,13 +1,22 @@
 // The game screen of a Life game (hot-seat with 2 or 4 seats on this device, or online
-// with one seat per browser): HUD, toolbar (tools, pattern stamps, rotation, tap mode),
-// canvas board, phase actions, hand-over screen (shown before the drawing seat's
-// end_turn, so "Back to player N" is possible), the online share link and the winner
-// screen.
+// with one seat per browser): HUD (phase, generation, turn timer, players), the drawing
+// toolbar (drawing-tools.js: tools, pattern stamps, rotation, tap mode; only in drawing
+// phases), canvas board (fills what is free), phase actions, hand-over screen (shown
+// before the drawing seat's end_turn, so "Back to player N" is possible), the online
+// share link, the statistics chart (cells per colour over generations, live) and the
+// winner screen (who, why the game ended, the scores and the chart).
 
+import { announce } from '../a11y.js';
 import { BoardView } from '../board.js';
-import { t } from '../i18n.js';
+import { DrawingTools } from '../drawing-tools.js';
+import { gamePath, request } from '../http.js';
+import { t, tn } from '../i18n.js';
 import { shareLink } from '../online.js';
-import { CATEGORIES, loadPatterns, patternName, rotatePattern } from '../stamps.js';
+import { lifeEndReason } from '../result.js';
+import { backfill } from '../stats/backfill.js';
+import { CellChart } from '../stats/chart.js';
+import { CellSeries } from '../stats/series.js';
+import { Countdown } from '../timer.js';
 import { TOOLS } from '../tools.js';
 import { patchGame, saveGame } from '../storage.js';
 import { confirmDialog, modalOpen, toast } from './dialogs.js';
@@ -26,26 +35,43 @@ export class GameScreen {
     this.handover = false;
     this.handoverBusy = false;
     this.frame = 0;
-    this.tool = app.prefs().tool in TOOLS ? app.prefs().tool : 'pencil';
-    this.pattern = null; // selected stamp id (not persisted)
-    this.rotation = 0; // quarter turns clockwise (not persisted)
-    this.tap = false; // place on release (not persisted, kept across games)
-    this.patterns = null; // the catalogue of GET /patterns
-    this.board = new BoardView($('board'), {
-      onStroke: (cells, mode) => this.game && this.game.draw(cells, mode),
-      onStamp: (x, y) => this._stamp(x, y),
-      onRotate: (delta) => this._rotate(delta),
-      onHover: (cell) => this._showCoords(cell),
+    this.tools = new DrawingTools({
+      bar: $('toolbar'),
+      tool: app.prefs().tool in TOOLS ? app.prefs().tool : 'pencil',
+      saveTool: (id) => app.savePrefs({ tool: id }),
+      game: () => this.game,
+      onChange: () => this.invalidate(),
+      message: (text) => toast(text, 'info', 2500),
     });
-    this.board.setTool(this.tool);
-    this._buildToolbar();
+    this.board = new BoardView($('board'), {
+      onStroke: (cells, mode) => this.tools.draw(cells, mode),
+      onStamp: (x, y) => this.tools.stamp(x, y),
+      onRotate: (delta) => this.tools.rotate(delta),
+      onHover: (cell) => this.tools.showCoords(cell),
+    });
+    this.tools.attach(this.board);
+    this.series = new CellSeries({ name: 'game' });
+    this.chart = new CellChart($('chart-game'), this.series);
+    this.winnerChart = new CellChart($('chart-winner'), this.series);
+    this.timer = new Countdown($('hud-timer'), (left) => t('timer.left', { left }));
+    this.reasonToken = 0;
     this._bind();
-    this._onChange = () => this.invalidate();
+    this._onChange = () => {
+      if (this.game && this.game.latest) this.series.add(this.game.latest);
+      this.invalidate();
+    };
     this._onError = (e) => toast(t('error.generic', { message: `${e.detail.code}: ${e.detail.message}` }));
     this._onStatus = (e) => {
       if (e.detail === 'reconnecting') toast(t('status.reconnecting'), 'info', 1500);
     };
   }
+
+  // The toolbar's choices, as the tests and the snapshot know them.
+  get pattern() { return this.tools.pattern; }
+
+  get rotation() { return this.tools.rotation; }
+
+  get tap() { return this.tools.tap; }
 
   /** Show a game (a started HotseatGame); `handover` restores a pending hand-over screen. */
   attach(game, { handover = false } = {}) {
@@ -56,17 +82,16 @@ export class GameScreen {
     game.addEventListener('error', this._onError);
     game.addEventListener('status', this._onStatus);
     $('overlay-winner').hidden = true;
+    this.series.reset(game.gameId);
+    if (game.latest) this.series.add(game.latest);
+    // The generations before this page saw the game (a reload, "Continue game").
+    if (game.latest && !['waiting', 'placement'].includes(game.phase) && (game.latest.generation || 0) > 0) {
+      const token = game.tokens.get(game.pids[0]);
+      backfill(this.series, game.gameId, { token, alive: () => this.game === game }).catch(() => {});
+    }
     this.board.fit();
     this.invalidate();
-    if (!this.patterns) {
-      loadPatterns().then((cat) => {
-        if (cat && !this.patterns) {
-          this.patterns = cat;
-          this._buildToolbar();
-          this.invalidate();
-        }
-      });
-    }
+    this.tools.loadCatalogue();
   }
 
   /** Stop showing the game (closes its streams). */
@@ -77,13 +102,20 @@ export class GameScreen {
     this.game.removeEventListener('status', this._onStatus);
     this.game.stop();
     this.game = null;
+    this.timer.stop();
     $('overlay-winner').hidden = true;
   }
 
-  /** Re-apply texts (language switch) and colours (theme switch). */
+  /** Re-apply texts (language switch) and colours (theme or palette switch). */
   refreshStyle() {
-    this._buildToolbar();
+    this.tools.build();
     this.board.refreshColors();
+    this.chart.rebuild();
+    this.winnerChart.rebuild();
+    if (this.game && !$('overlay-winner').hidden) {
+      $('overlay-winner').hidden = true;
+      this._showWinner();
+    }
     this.invalidate();
   }
 
@@ -139,7 +171,6 @@ export class GameScreen {
       handover: String(this.handover),
     });
 
-    this.root.querySelector('header.hud').classList.toggle('four', seats > 2);
     for (const pid of [1, 2, 3, 4]) {
       const p = g.player(pid) || {};
       const el = $(`hud-p${pid}`);
@@ -156,6 +187,7 @@ export class GameScreen {
       const masked = this.handover;
       const cells = masked ? null : g.cellsOf(pid);
       $(`cells-${pid}`).textContent = cells === null ? '?' : String(cells);
+      $(`cells-label-${pid}`).textContent = tn('hud.cells', cells === null ? NaN : cells);
       const budget = masked ? null : g.budgetLeft(pid);
       $(`budget-${pid}`).textContent = budget === null ? '?' : String(budget);
       $(`budget-wrap-${pid}`).classList.toggle('empty', budget === 0);
@@ -163,17 +195,19 @@ export class GameScreen {
     const who = phase === 'placement' ? v.turn || 1 : acting || (g.online ? g.me : 1);
     const from = this.handover ? acting : 1;
     const next = g.pids[g.pids.indexOf(from) + 1] || 2;
-    $('hud-phase').textContent = this.handover
+    const phaseText = this.handover
       ? t('phase.handover', { name: name(next) })
       : t(`phase.${phase}`, { name: name(who) });
+    $('hud-phase').textContent = phaseText;
+    if (phase !== 'finished') announce(phaseText);
     this._renderOnline(g, v, seats, name);
     $('hud-generation').textContent = String(v.generation || 0);
     $('hud-stable').hidden = !v.stable;
+    this.timer.set(phase === 'placement' || phase === 'redraw' ? v.turn_deadline ?? null : null);
+    // The chart once there is something to count (after the blind placement).
+    $('stats-game').hidden = phase === 'waiting' || phase === 'placement';
 
-    $('toolbar').style.visibility = drawing && !this.handover ? 'visible' : 'hidden';
-    for (const b of $('toolbar').querySelectorAll('button[data-tool]')) {
-      b.classList.toggle('active', b.dataset.tool === this.tool && !this.pattern);
-    }
+    this.tools.sync(drawing && !this.handover);
 
     const busy = g.busy || this.handoverBusy;
     $('panel-placement').hidden = phase !== 'placement' || this.handover || !drawing;
@@ -211,15 +245,6 @@ export class GameScreen {
     this.board.setOverlay(g.overlay);
     this.board.setZone(drawing ? g.zoneOf(acting) : null);
     this.board.setInteractive(drawing && !this.handover && !busy, acting);
-    const pat = this._syncStamp();
-    this.board.setTapMode(this.tap);
-    // ↻ keeps its place in the toolbar (never display: none): choosing or clearing a
-    // pattern must not re-wrap the toolbar and move the board under the pointer.
-    const rot = $('toolbar').querySelector('[data-testid="btn-rotate"]');
-    if (rot) {
-      rot.style.visibility = pat ? 'visible' : 'hidden';
-      rot.disabled = !pat;
-    }
 
     if (phase === 'finished') this._showWinner();
   }
@@ -255,41 +280,6 @@ export class GameScreen {
     status.hidden = !text;
   }
 
-  /** Stamp the selected pattern with its top-left at (x, y). */
-  _stamp(x, y) {
-    const g = this.game;
-    const pat = this.pattern && this.patterns && this.patterns.patterns.get(this.pattern);
-    if (!g || !pat) return;
-    const { cells } = rotatePattern(pat.cells, this.rotation);
-    const r = g.stamp(pat.id, x, y, this.rotation, cells);
-    if (r === 'budget') toast(t('stamp.budget'), 'info', 2000);
-  }
-
-  /** Give the board the selected (rotated) stamp now; returns the pattern or null.
-   * Called at once on every change, not only at the next frame: a click right after
-   * choosing a pattern must stamp it, not draw with the previous tool. */
-  _syncStamp() {
-    const pat = this.pattern && this.patterns && this.patterns.patterns.get(this.pattern);
-    this.board.setStamp(pat ? { ...rotatePattern(pat.cells, this.rotation), key: `${pat.id}/${this.rotation}` } : null);
-    return pat || null;
-  }
-
-  _rotate(delta) {
-    if (!this.pattern) return;
-    this.rotation = (((this.rotation + delta) % 4) + 4) % 4;
-    this._syncStamp();
-    this.invalidate();
-  }
-
-  _selectPattern(id) {
-    this.pattern = id && this.patterns && this.patterns.patterns.has(id) ? id : null;
-    this.rotation = 0;
-    const sel = $('toolbar').querySelector('select[data-testid="pattern"]');
-    if (sel) sel.value = this.pattern || '';
-    this._syncStamp();
-    this.invalidate();
-  }
-
   _showWinner() {
     const g = this.game;
     const v = g.latest;
@@ -297,121 +287,42 @@ export class GameScreen {
     if (!box.hidden) return;
     saveGame(null); // a finished game is not resumable
     const name = (pid) => t(`player.${pid}`);
-    $('winner-text').textContent = v.result === 'draw' || !v.winner
-      ? t('winner.draw')
-      : t('winner.wins', { name: name(v.winner) });
+    const text = v.result === 'draw' || !v.winner ? t('winner.draw') : t('winner.wins', { name: name(v.winner) });
+    $('winner-text').textContent = text;
     $('winner-text').dataset.winner = String(v.winner || 0);
     const ul = $('winner-scores');
     ul.replaceChildren(...(v.players || []).map((p) => {
       const li = document.createElement('li');
-      li.textContent = t('winner.score', { name: name(p.id), cells: p.cells ?? 0 });
+      li.textContent = tn('winner.score', p.cells ?? 0, { name: name(p.id) });
       return li;
     }));
+    const why = $('winner-reason');
+    why.textContent = '';
+    delete why.dataset.reason;
     box.hidden = false;
+    announce(text);
+    this._explainEnd(g, v);
   }
 
-  _buildToolbar() {
-    const bar = $('toolbar');
-    bar.replaceChildren();
-    for (const [id, tool] of Object.entries(TOOLS)) {
-      const b = document.createElement('button');
-      b.type = 'button';
-      b.dataset.tool = id;
-      b.dataset.testid = `tool-${id}`;
-      b.textContent = `${tool.icon} ${t(tool.label)}`;
-      b.classList.toggle('active', id === this.tool);
-      b.addEventListener('click', () => {
-        this.tool = id;
-        this.board.setTool(id);
-        this.app.savePrefs({ tool: id });
-        this._selectPattern(null);
-      });
-      bar.append(b);
+  /** Why the game ended, from its log (public now); also the chart's past if this page
+   * did not see the simulation. */
+  async _explainEnd(g, v) {
+    const my = ++this.reasonToken;
+    let events = [];
+    try {
+      events = (await request('GET', `${gamePath(g.gameId)}/events?from_seq=0`)).events || [];
+    } catch {
+      events = [];
     }
-    if (this.patterns) {
-      const sel = document.createElement('select');
-      sel.dataset.testid = 'pattern';
-      sel.title = t('tool.pattern');
-      const none = document.createElement('option');
-      none.value = '';
-      none.textContent = `${t('tool.pattern')}: ${t('tool.pattern.none')}`;
-      sel.append(none);
-      for (const cat of CATEGORIES) {
-        const ids = this.patterns.categories[cat] || [];
-        if (!ids.length) continue;
-        const group = document.createElement('optgroup');
-        group.label = t(`cat.${cat}`);
-        group.dataset.category = cat;
-        for (const id of ids) {
-          const o = document.createElement('option');
-          o.value = id;
-          o.textContent = patternName(this.patterns.patterns.get(id));
-          group.append(o);
-        }
-        sel.append(group);
-      }
-      sel.value = this.pattern || '';
-      sel.addEventListener('change', () => {
-        this._selectPattern(sel.value);
-        sel.blur();
-      });
-      bar.append(sel);
-      const rot = document.createElement('button');
-      rot.type = 'button';
-      rot.dataset.testid = 'btn-rotate';
-      rot.className = 'icon';
-      rot.textContent = '↻';
-      rot.title = t('tool.rotate');
-      rot.style.visibility = this.pattern ? 'visible' : 'hidden';
-      rot.disabled = !this.pattern;
-      rot.addEventListener('click', () => this._rotate(1));
-      bar.append(rot);
-    } else {
-      // Until GET /patterns answers: a disabled menu and ↻ of the same size, so the
-      // toolbar does not re-wrap (and move the board) when the catalogue arrives.
-      const sel = document.createElement('select');
-      sel.disabled = true;
-      const none = document.createElement('option');
-      none.textContent = `${t('tool.pattern')}: ${t('tool.pattern.none')}`;
-      sel.append(none);
-      const rot = document.createElement('button');
-      rot.type = 'button';
-      rot.className = 'icon';
-      rot.textContent = '↻';
-      rot.disabled = true;
-      rot.style.visibility = 'hidden';
-      bar.append(sel, rot);
+    if (my !== this.reasonToken || this.game !== g) return;
+    const reason = lifeEndReason(v, events);
+    const why = $('winner-reason');
+    why.dataset.reason = reason || 'unknown';
+    why.textContent = reason ? t(`reason.${reason}`, { generations: v.max_generations ?? '' }) : '';
+    if (reason) announce(`${$('winner-text').textContent} ${why.textContent}`);
+    if (this.series.size <= 1 && (v.generation || 0) > 0) {
+      backfill(this.series, g.gameId, { events, alive: () => this.game === g }).catch(() => {});
     }
-    const tap = document.createElement('button');
-    tap.type = 'button';
-    tap.dataset.testid = 'btn-tap';
-    tap.textContent = `👆 ${t('tool.tap')}`;
-    tap.title = t('tool.tap.title');
-    tap.classList.toggle('active', this.tap);
-    tap.setAttribute('aria-pressed', String(this.tap));
-    tap.addEventListener('click', () => {
-      this.tap = !this.tap;
-      tap.classList.toggle('active', this.tap);
-      tap.setAttribute('aria-pressed', String(this.tap));
-      this.invalidate();
-    });
-    bar.append(tap);
-    const coords = document.createElement('span');
-    coords.className = 'coords';
-    coords.dataset.testid = 'coords';
-    coords.title = t('hud.coords');
-    bar.append(coords);
-    this._showCoords(this.board.hover);
-    const hint = document.createElement('span');
-    hint.className = 'hint rmb'; // hidden on touch screens (css: pointer: coarse / hover: none)
-    hint.textContent = t('tool.rmb');
-    bar.append(hint);
-  }
-
-  /** The hovered cell's coordinates in the toolbar (campaign hints give coordinates). */
-  _showCoords(cell) {
-    const el = $('toolbar').querySelector('[data-testid="coords"]');
-    if (el) el.textContent = cell ? `(${cell[0]}, ${cell[1]})` : '';
   }
 
   _bind() {

@@ -1,0 +1,154 @@
+// CellWar's combat log: what one seat saw happen, from its fog-filtered event log
+// (GET /game/{id}/events with the seat's token, read from the last seq it has): its own
+// actions in full (with what they did, as this browser sent them), another player's
+// action only where the seat could see its start or target cell ("attacked your
+// infantry at (3, 4)" when one of the seat's units stood there), turns, departures and
+// the end. Nothing else is shown: the server leaves out what the seat could not see.
+
+import { gamePath, request } from '../http.js';
+import { t, tNodes } from '../i18n.js';
+import { arrow } from '../replay/events.js';
+
+const SHOWN = 80;
+const cell = (xy) => (xy ? `(${xy[0]}, ${xy[1]})` : '');
+
+export class CombatLog {
+  /**
+   * @param {HTMLOListElement} list
+   * @param {{nameOf: (pid: number) => string}} opts
+   */
+  constructor(list, { nameOf }) {
+    this.list = list;
+    this.nameOf = nameOf;
+    this.reset(null, null);
+  }
+
+  /** Start over for seat `pid` of game `gameId` (null: show nothing). */
+  reset(gameId, pid) {
+    this.gameId = gameId;
+    this.pid = pid;
+    this.events = [];
+    this.lastSeq = 0;
+    this.own = new Map(); // seq → what this browser's action did {kind, type, from, to, target}
+    this.snaps = []; // [{seq, units: Map("x,y" → unit)}] the seat's own units per view
+    this.loading = null;
+    this.again = false;
+    this.list.replaceChildren();
+  }
+
+  /** Remember what an action sent from here did (`seq` as the server answered). */
+  rememberOwn(seq, entry) {
+    if (Number.isFinite(seq)) this.own.set(seq, entry);
+  }
+
+  /** Keep the seat's own units of a view (to tell an attack on them). */
+  observe(view) {
+    if (!view || view.you !== this.pid || !Array.isArray(view.units)) return;
+    const seq = view.seq ?? 0;
+    const last = this.snaps[this.snaps.length - 1];
+    if (last && last.seq >= seq) return;
+    const units = new Map();
+    for (const u of view.units) if (u.owner === this.pid) units.set(`${u.x},${u.y}`, u);
+    this.snaps.push({ seq, units });
+    if (this.snaps.length > 400) this.snaps.splice(0, this.snaps.length - 400);
+  }
+
+  /** Read the events after the last one held (one request at a time). */
+  refresh(token) {
+    if (!this.gameId || !this.pid) return Promise.resolve();
+    if (this.loading) {
+      this.again = true;
+      return this.loading;
+    }
+    const gameId = this.gameId;
+    const pid = this.pid;
+    this.loading = request('GET', `${gamePath(gameId)}/events?from_seq=${this.lastSeq + 1}`, { token })
+      .then((res) => {
+        if (gameId !== this.gameId || pid !== this.pid) return;
+        const fresh = (res.events || []).filter((e) => e.seq > this.lastSeq);
+        if (!fresh.length) return;
+        this.events.push(...fresh);
+        this.lastSeq = fresh[fresh.length - 1].seq;
+        this.render();
+      })
+      .catch(() => {})
+      .finally(() => {
+        this.loading = null;
+        if (this.again) {
+          this.again = false;
+          this.refresh(token);
+        }
+      });
+    return this.loading;
+  }
+
+  /** The seat's unit at `xy` just before event `seq`, if it had one there. */
+  _mineBefore(seq, xy) {
+    for (let i = this.snaps.length - 1; i >= 0; i--) {
+      if (this.snaps[i].seq < seq) return this.snaps[i].units.get(`${xy[0]},${xy[1]}`) || null;
+    }
+    return null;
+  }
+
+  /** One event as {nodes, cls} (null: not shown). */
+  entry(e) {
+    const p = e.payload || {};
+    const name = (pid) => this.nameOf(pid);
+    const type = (u) => t(`cw.type.${u}`);
+    switch (e.type) {
+      case 'PlayerJoined':
+        return { nodes: tNodes('ev.joined', { name: p.name ?? name(p.player_id) }) };
+      case 'TurnEnded':
+        return e.actor ? { nodes: tNodes('ev.turnEnded', { name: name(e.actor) }), cls: 'turn' } : null;
+      case 'TurnTimedOut':
+        return e.actor ? { nodes: tNodes('ev.timedOut', { name: name(e.actor) }), cls: 'turn' } : null;
+      case 'PlayerRemoved': {
+        const key = { disconnected: 'ev.removed.disconnected', left: 'ev.removed.left' }[p.reason] || 'ev.removed';
+        return { nodes: tNodes(key, { name: name(p.player_id) }), cls: 'hit' };
+      }
+      case 'RolledBack':
+        return { nodes: [document.createTextNode(t('cw.log.rolledBack'))], cls: 'turn' };
+      case 'GameFinished':
+        return { nodes: p.winner ? tNodes('ev.winner', { name: name(p.winner) }) : [document.createTextNode(t('winner.draw'))] };
+      case 'ActionApplied': {
+        const a = p.action || {};
+        if (e.actor === this.pid) {
+          const own = this.own.get(e.seq);
+          if (own) {
+            return {
+              nodes: [document.createTextNode(t(`cw.log.own.${own.kind}`, {
+                type: type(own.type), from: cell(own.from), to: cell(own.to), target: own.target ? type(own.target) : t('cw.log.enemy'),
+              }))],
+              cls: own.kind === 'attack' ? 'hit mine' : 'mine',
+            };
+          }
+          return { nodes: [document.createTextNode(t('cw.log.ownUnit', { id: a.unit_id, dir: arrow(a.dx, a.dy) }))], cls: 'mine' };
+        }
+        if (p.to) {
+          const mine = this._mineBefore(e.seq, p.to);
+          if (mine) return { nodes: tNodes('cw.log.attacked', { name: name(e.actor), type: type(mine.type), at: cell(p.to) }), cls: 'hit' };
+        }
+        const where = p.from && p.to ? `${cell(p.from)} → ${cell(p.to)}` : cell(p.from || p.to);
+        return { nodes: tNodes('cw.log.seen', { name: name(e.actor), where }) };
+      }
+      default:
+        return null;
+    }
+  }
+
+  render() {
+    const items = [];
+    for (let i = this.events.length - 1; i >= 0 && items.length < SHOWN; i--) {
+      const e = this.events[i];
+      const en = this.entry(e);
+      if (!en) continue;
+      const li = document.createElement('li');
+      li.dataset.seq = String(e.seq);
+      li.dataset.type = e.type;
+      if (en.cls) li.className = en.cls;
+      li.append(...en.nodes);
+      items.push(li);
+    }
+    this.list.replaceChildren(...items);
+  }
+}
