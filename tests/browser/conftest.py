@@ -233,3 +233,27 @@ def shot(page, name: str) -> Path:
     path = SCREENSHOTS / f"{name}.png"
     page.screenshot(path=str(path))
     return path
+
+
+#: Where ``make screenshots`` wants the README's pictures (unset: none are written).
+DOC_SCREENSHOTS = os.environ.get("CELLWAR_DOC_SCREENSHOTS", "")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "screenshots: takes a README picture (make screenshots runs these tests)"
+    )
+
+
+def doc_shot(page, name: str) -> Path | None:
+    """The README picture ``docs/screenshots/<name>.png`` of what ``page`` shows now,
+    when ``make screenshots`` runs the tests (``CELLWAR_DOC_SCREENSHOTS`` names the
+    folder); otherwise nothing. Waits for the screens' fade-in and the chart's frame."""
+    if not DOC_SCREENSHOTS:
+        return None
+    folder = Path(DOC_SCREENSHOTS)
+    folder.mkdir(parents=True, exist_ok=True)
+    page.wait_for_timeout(300)
+    path = folder / f"{name}.png"
+    page.screenshot(path=str(path))
+    return path

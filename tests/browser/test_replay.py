@@ -138,3 +138,35 @@ def test_replay_scrub_life_game(page, live_url, problems) -> None:
     shot(page, "replay-02-unknown-light")
     problems.console[:] = [c for c in problems.console if "404" not in c]
     assert problems.all() == []
+
+
+def test_finished_life_replay_shows_every_placement(page, live_url, problems) -> None:
+    """Defect 3: once a game is finished every placement is public, so the replay of a
+    placement seq shows the cells placed so far (and their counts), not a blind empty
+    board. Depends on the server's replay of finished games (the session's "reveal"
+    view: ``GET /game/{id}/replay?seq=n`` of a finished game returns every placement)."""
+    from playwright.sync_api import expect
+
+    gid = finished_life_game(live_url)
+    events = httpx.get(f"{live_url}/game/{gid}/events", timeout=10).json()["events"]
+    placed1 = next(
+        e["seq"] for e in events if e["type"] == "ActionApplied" and e["actor"] == 1
+    )
+    placed2 = next(
+        e["seq"] for e in events if e["type"] == "ActionApplied" and e["actor"] == 2
+    )
+    page.goto(f"{live_url}/#replay={gid}")
+    wait_shown(page, events[-1]["seq"])
+    page.get_by_test_id(f"replay-event-{placed1}").click()
+    wait_shown(page, placed1)
+    view = shown(page)["view"]
+    assert view["board"] not in ("", "!"), view["board"]
+    cells = {(p["id"]): p["cells"] for p in view["players"]}
+    assert cells == {1: 3, 2: 0}, cells
+    expect(page.get_by_test_id("replay-stats")).to_contain_text("3 cells")
+    expect(page.get_by_test_id("replay-stats")).not_to_contain_text("hidden")
+    page.get_by_test_id(f"replay-event-{placed2}").click()
+    wait_shown(page, placed2)
+    cells = {(p["id"]): p["cells"] for p in shown(page)["view"]["players"]}
+    assert cells == {1: 3, 2: 4}, cells
+    assert problems.all() == []

@@ -259,6 +259,8 @@ export class CampaignScreen {
       gameId: g.gameId, level: v.level, phase: g.phase, generation: v.generation, result: v.result,
       winner: v.winner, enemy: v.enemy_cells, budget: g.budgetLeft(1), board: v.board, width: v.width,
       height: v.height, zone: g.zoneOf(1), busy: g.busy, seq: v.seq,
+      pattern: this.tools.pattern, rotation: this.tools.rotation, tap: this.tools.tap,
+      pending: g.overlay.size > 0 || !!g.inflight || g.queue.length > 0,
     };
   }
 
