@@ -5,7 +5,7 @@
 // budget is spent. Every item keeps its size, so choosing a tool or a pattern, or the
 // readout appearing under a finger, never moves the board.
 
-import { t } from './i18n.js';
+import { richNodes, t } from './i18n.js';
 import { CATEGORIES, loadPatterns, patternName, rotatePattern } from './stamps.js';
 import { TOOLS } from './tools.js';
 
@@ -232,7 +232,7 @@ export class DrawingTools {
     bar.append(hint);
     const keys = document.createElement('span');
     keys.className = 'sr-only';
-    keys.textContent = t('tool.keys');
+    keys.append(...richNodes(t('tool.keys')));
     bar.append(keys);
   }
 }

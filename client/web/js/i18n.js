@@ -333,6 +333,23 @@ export function tNodes(key, params = {}, { names = ['name'], plural = false } = 
   return out;
 }
 
+/**
+ * A translated text as DOM nodes, with `[[key]]` marks made into `<kbd translate="no">`
+ * (the name of a keyboard key, as printed on it).
+ * @param {string} text
+ * @returns {Node[]}
+ */
+export function richNodes(text) {
+  return text.split(/(\[\[[^\]]+\]\])/).filter(Boolean).map((part) => {
+    const m = /^\[\[([^\]]+)\]\]$/.exec(part);
+    if (!m) return document.createTextNode(part);
+    const k = document.createElement('kbd');
+    k.translate = false;
+    k.textContent = m[1];
+    return k;
+  });
+}
+
 /** Fill [data-i18n] texts, [data-i18n-title] titles, [data-i18n-aria] accessible names
  * and [data-i18n-placeholder] placeholders under root. */
 export function applyI18n(root = document) {

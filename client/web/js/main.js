@@ -164,7 +164,15 @@ setLang(prefs.lang);
 const start = initStartScreen(app);
 const setup = initSetupScreen(app);
 const game = new GameScreen(app);
-modes = initModes({ show, toMenu: () => app.toMenu({ finished: true }), lifeGameId: () => game.game && game.game.gameId });
+modes = initModes({
+  show,
+  toMenu: () => app.toMenu({ finished: true }),
+  lifeGameId: () => game.game && game.game.gameId,
+  playLife: (save) => {
+    saveGame(save);
+    app.play(save);
+  },
+});
 
 // Test and debugging hook (read-only).
 window.cellwar = {

@@ -1,7 +1,8 @@
-// The CellWar, replay and campaign screens wired into the app: start-screen buttons,
-// screen switching (main.js calls show(name) for every screen change), theme/language
-// refresh, "Watch replay" on the Life winner screen, shared links (#cellwar=<id>,
-// #replay=<id>) and the test hook window.cellwarModes.
+// The CellWar, replay, campaign, quick match and leaderboard screens wired into the app:
+// start-screen buttons, screen switching (main.js calls show(name) for every screen
+// change), theme/palette/language refresh, "Watch replay" on the Life winner screen,
+// shared links (#cellwar=<id>, #replay=<id>), a quick-match ticket that a reload left
+// waiting, and the test hook window.cellwarModes.
 
 import './modes-i18n.js';
 import { t } from './i18n.js';
@@ -9,12 +10,15 @@ import { CellWarScreen } from './cellwar/screen.js';
 import { loadCellWar } from './cellwar/game.js';
 import { ReplayScreen } from './replay/screen.js';
 import { CampaignScreen, loadCampaign } from './campaign/screen.js';
+import { saveCellWar } from './cellwar/game.js';
+import { MatchmakingScreen } from './matchmaking/screen.js';
 
 const $ = (id) => document.getElementById(id);
-const SCREENS = ['cw-setup', 'cw', 'replay', 'campaign-levels', 'campaign'];
+const SCREENS = ['cw-setup', 'cw', 'replay', 'campaign-levels', 'campaign', 'quickmatch', 'leaderboard'];
 
 /**
- * @param {{show: (name: string) => void, toMenu: () => void, lifeGameId: () => string|null}} app
+ * @param {{show: (name: string) => void, toMenu: () => void, lifeGameId: () => string|null,
+ *          playLife: (save: object) => void}} app
  */
 export function initModes(app) {
   let active = null;
@@ -26,6 +30,15 @@ export function initModes(app) {
   const cellwar = new CellWarScreen(modes);
   const replay = new ReplayScreen(modes);
   const campaign = new CampaignScreen(modes);
+  const matchmaking = new MatchmakingScreen({
+    ...modes,
+    playLife: (save) => app.playLife(save),
+    playCellWar: (save) => {
+      saveCellWar(save);
+      cellwar.play(save);
+    },
+    profileToken: () => loadCampaign().profileToken || null,
+  });
 
   $('btn-cellwar').addEventListener('click', () => cellwar.showSetup());
   $('btn-replay').addEventListener('click', () => replay.open(''));
@@ -64,6 +77,7 @@ export function initModes(app) {
     replay: () => replay.snapshot(),
     campaign: () => campaign.snapshot(),
     screen: () => active,
+    matchmaking: () => matchmaking.detect(),
   };
 
   /** Open a `#cellwar=<id>` / `#replay=<id>` link of the address bar; true when there was one. */
@@ -82,6 +96,7 @@ export function initModes(app) {
   queueMicrotask(() => {
     if (openSharedLink()) return;
     if (active !== 'start') return; // a Life game is being resumed
+    if (matchmaking.resume()) return;
     const cw = loadCellWar();
     if (cw && !cw.suspended) cellwar.play(cw);
     else if (campaign.parkedActive()) campaign.resume();
@@ -93,10 +108,14 @@ export function initModes(app) {
       if (active === 'replay' && name !== 'replay') replay.leave();
       if (active === 'cw' && name !== 'cw') cellwar.detach();
       if (active === 'campaign' && name !== 'campaign') campaign.detach();
+      if (active === 'quickmatch' && name !== 'quickmatch') matchmaking.leave();
       if (name !== active) $('modes-toast').hidden = true;
       for (const s of SCREENS) $(`screen-${s}`).hidden = s !== name;
       active = name;
-      if (name === 'start') updateStart();
+      if (name === 'start') {
+        updateStart();
+        matchmaking.detect();
+      }
     },
   };
 }

@@ -1,6 +1,6 @@
 // "How to play" dialog of Life (rules in the current language, from i18n `help.rules`).
 
-import { t } from '../i18n.js';
+import { richNodes, t } from '../i18n.js';
 
 const $ = (id) => document.getElementById(id);
 
@@ -8,9 +8,9 @@ const $ = (id) => document.getElementById(id);
 export function openHelp() {
   const box = $('overlay-help');
   const body = $('help-body');
-  body.replaceChildren(...t('help.rules').split('\n\n').map((text) => {
+  body.replaceChildren(...[...t('help.rules').split('\n\n'), t('tool.keys')].map((text) => {
     const p = document.createElement('p');
-    p.textContent = text;
+    p.append(...richNodes(text));
     return p;
   }));
   box.hidden = false;
