@@ -92,11 +92,22 @@ class LifeGame:
         self.client.close()
 
 
+def seed_storage(page, key: str, value: str, tag: str) -> None:
+    """Put ``localStorage[key] = value`` before the page's scripts run, once per tab
+    (``tag`` names the seeding), so the client starts with it without a reload (a
+    reload would cut the requests of the first load)."""
+    page.add_init_script(
+        f"""if (!sessionStorage.getItem({json.dumps('seeded:' + tag)})) {{
+            localStorage.setItem({json.dumps(key)}, {json.dumps(value)});
+            sessionStorage.setItem({json.dumps('seeded:' + tag)}, '1');
+        }}"""
+    )
+
+
 def open_saved(page, base: str, game: LifeGame, *, lang: str | None = None) -> None:
     """Load the client with ``game`` saved as the current hot-seat game (it resumes)."""
-    page.goto(base + "/")
     record = json.loads(game.save_record())
     if lang:
         record["prefs"] = {"lang": lang}
-    page.evaluate("(v) => localStorage.setItem('cellwar.v1', v)", json.dumps(record))
-    page.reload()
+    seed_storage(page, "cellwar.v1", json.dumps(record), game.id)
+    page.goto(base + "/")

@@ -20,17 +20,18 @@ export class CombatLog {
   constructor(list, { nameOf }) {
     this.list = list;
     this.nameOf = nameOf;
+    this.snapsBy = new Map(); // seat → [{seq, units: Map("x,y" → unit)}] its own units per view
     this.reset(null, null);
   }
 
   /** Start over for seat `pid` of game `gameId` (null: show nothing). */
   reset(gameId, pid) {
+    if (gameId !== this.gameId) this.snapsBy = new Map();
     this.gameId = gameId;
     this.pid = pid;
     this.events = [];
     this.lastSeq = 0;
     this.own = new Map(); // seq → what this browser's action did {kind, type, from, to, target}
-    this.snaps = []; // [{seq, units: Map("x,y" → unit)}] the seat's own units per view
     this.loading = null;
     this.again = false;
     this.list.replaceChildren();
@@ -41,16 +42,19 @@ export class CombatLog {
     if (Number.isFinite(seq)) this.own.set(seq, entry);
   }
 
-  /** Keep the seat's own units of a view (to tell an attack on them). */
-  observe(view) {
-    if (!view || view.you !== this.pid || !Array.isArray(view.units)) return;
+  /** Keep a seat's own units of its view (to tell an attack on them later); every seat
+   * played from this browser is observed, shown or not. */
+  observe(pid, view) {
+    if (!view || view.you !== pid || !Array.isArray(view.units)) return;
+    if (!this.snapsBy.has(pid)) this.snapsBy.set(pid, []);
+    const snaps = this.snapsBy.get(pid);
     const seq = view.seq ?? 0;
-    const last = this.snaps[this.snaps.length - 1];
+    const last = snaps[snaps.length - 1];
     if (last && last.seq >= seq) return;
     const units = new Map();
-    for (const u of view.units) if (u.owner === this.pid) units.set(`${u.x},${u.y}`, u);
-    this.snaps.push({ seq, units });
-    if (this.snaps.length > 400) this.snaps.splice(0, this.snaps.length - 400);
+    for (const u of view.units) if (u.owner === pid) units.set(`${u.x},${u.y}`, u);
+    snaps.push({ seq, units });
+    if (snaps.length > 400) snaps.splice(0, snaps.length - 400);
   }
 
   /** Read the events after the last one held (one request at a time). */
@@ -84,8 +88,9 @@ export class CombatLog {
 
   /** The seat's unit at `xy` just before event `seq`, if it had one there. */
   _mineBefore(seq, xy) {
-    for (let i = this.snaps.length - 1; i >= 0; i--) {
-      if (this.snaps[i].seq < seq) return this.snaps[i].units.get(`${xy[0]},${xy[1]}`) || null;
+    const snaps = this.snapsBy.get(this.pid) || [];
+    for (let i = snaps.length - 1; i >= 0; i--) {
+      if (snaps[i].seq < seq) return snaps[i].units.get(`${xy[0]},${xy[1]}`) || null;
     }
     return null;
   }

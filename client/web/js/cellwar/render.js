@@ -108,6 +108,7 @@ export class CellWarBoard {
     this.cellPx = 20;
     this.basePx = 20; // the size that fits
     this.zoom = 1;
+    this.autoZoom = true; // the zoom keeps cells readable until the player zooms
     this.sizeKey = ''; // the board size the zoom was chosen for
     this.pan = null; // {x, y, left, top, moved} while the mouse drags the board
     this.refreshColors();
@@ -188,6 +189,9 @@ export class CellWarBoard {
     const key = `${v.width}x${v.height}`;
     if (this.scroller && key !== this.sizeKey) {
       this.sizeKey = key;
+      this.autoZoom = true;
+    }
+    if (this.scroller && this.autoZoom) {
       this.zoom = Math.min(MAX_ZOOM, Math.max(1, CellWarBoard.readablePx() / this.basePx));
     }
     this._applySize();
@@ -196,7 +200,7 @@ export class CellWarBoard {
   _applySize() {
     const v = this.view;
     const px = this.scroller ? Math.min(this.maxCellPx * 2, this.basePx * this.zoom) : this.basePx;
-    this.cellPx = px >= 8 ? Math.floor(px) : px;
+    this.cellPx = px >= 8 ? Math.round(px) : px;
     const dpr = window.devicePixelRatio || 1;
     const cssW = Math.round(v.width * this.cellPx);
     const cssH = Math.round(v.height * this.cellPx);
@@ -224,6 +228,7 @@ export class CellWarBoard {
     const fx = cr.width ? (ax - cr.left) / cr.width : 0.5;
     const fy = cr.height ? (ay - cr.top) / cr.height : 0.5;
     const old = this.zoom;
+    this.autoZoom = false;
     this.zoom = Math.min(MAX_ZOOM, Math.max(1, this.zoom * factor));
     if (this.zoom === old) return;
     this._applySize();
@@ -234,6 +239,7 @@ export class CellWarBoard {
 
   /** Back to the size that fits. */
   zoomFit() {
+    this.autoZoom = false;
     this.zoom = 1;
     if (this.view) this._applySize();
   }

@@ -137,6 +137,8 @@ export class CellWarScreen {
     $('cw-winner').hidden = true;
     this.modes.show('cw');
     this.board.sizeKey = ''; // a new game: the zoom is chosen again
+    // The legend is open beside the board, folded under it (a phone needs the height).
+    $('cw-legend').open = matchMedia('(min-aspect-ratio: 5/4)').matches;
     this.board.fit();
     this._observe();
     this.invalidate();
@@ -204,10 +206,11 @@ export class CellWarScreen {
   _observe() {
     const g = this.game;
     if (!g || !g.latest) return;
+    if (g.gameId !== this.log.gameId) this.log.reset(g.gameId, null);
+    for (const seat of g.pids) this.log.observe(seat, g.view(seat));
     const pid = g.phase === 'finished' ? null : this.shownPid();
-    if (pid !== this.log.pid || g.gameId !== this.log.gameId) this.log.reset(pid ? g.gameId : null, pid);
+    if (pid !== this.log.pid) this.log.reset(g.gameId, pid);
     if (!pid) return;
-    this.log.observe(g.view(pid));
     this.log.refresh(g.tokens.get(pid));
   }
 
