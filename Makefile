@@ -4,7 +4,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: run test test-unit test-integration test-browser bench proto lint install clean
+.PHONY: run test test-unit test-integration test-browser bench proto lint install clean screenshots
 
 $(PY):
 	$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "CellWar needs Python 3.11+"'
@@ -33,6 +33,10 @@ test-integration: $(STAMP)
 
 test-browser: $(STAMP)
 	$(PY) -m pytest -q tests/browser
+
+## screenshots: the README's pictures (docs/screenshots/*.png), taken by the browser tests
+screenshots: $(STAMP)
+	CELLWAR_DOC_SCREENSHOTS=docs/screenshots $(PY) -m pytest -q -m screenshots tests/browser
 
 ## bench: performance figures (table on stdout, JSON under .bench/)
 bench: $(STAMP)

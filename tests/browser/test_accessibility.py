@@ -8,7 +8,14 @@ from __future__ import annotations
 
 import pytest
 
-from tests.browser.lifekit import board_cells, new_game, rotated_pattern, select_pattern, snapshot, wait_snapshot
+from tests.browser.lifekit import (
+    board_cells,
+    new_game,
+    rotated_pattern,
+    select_pattern,
+    snapshot,
+    wait_snapshot,
+)
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(90)]
 
@@ -53,9 +60,12 @@ def test_placement_by_keyboard_alone(page, live_url, problems) -> None:
     new_game(page, live_url, size="40", budget=100)
     page.get_by_test_id("pattern").wait_for()
     board = page.get_by_test_id("board")
-    board.focus()
-    # The focus is visible (an outline of the focus colour) and the cursor starts in the
-    # middle of the zone (x 0..19, y 0..39).
+    # Tab from the toolbar's last button reaches the board: the focus is visible (an
+    # outline of the focus colour) and the cursor starts in the middle of the zone
+    # (x 0..19, y 0..39).
+    page.get_by_test_id("btn-tap").focus()
+    page.keyboard.press("Tab")
+    assert page.evaluate("document.activeElement.id") == "board"
     assert page.evaluate("getComputedStyle(document.activeElement).outlineStyle") != "none"
     expect(page.get_by_test_id("coords")).to_have_text("(9, 19)")
     page.keyboard.press("Space")

@@ -51,7 +51,6 @@ def click(page, x: int, y: int, button: str = "left") -> None:
 
 @pytest.mark.screenshots
 def test_campaign_has_every_drawing_tool_and_protects_the_enemy(page, live_url, problems) -> None:
-    from playwright.sync_api import expect
 
     if httpx.get(f"{live_url}/campaign/levels", timeout=10).status_code == 404:
         pytest.skip("the campaign API is not in the gateway")
@@ -70,7 +69,9 @@ def test_campaign_has_every_drawing_tool_and_protects_the_enemy(page, live_url, 
     glider = {(2 + x, 2 + y) for x, y in rotated_pattern("glider", 1)}
     wait_camp(page, "s.budget === 5")
     assert {xy for xy, c in cells(page).items() if c == 1} == glider
-    doc_shot(page, "campaign")
+    box = page.get_by_test_id("camp-board").bounding_box()
+    page.mouse.move(box["x"] + 13.5 * box["width"] / 20, box["y"] + 3.5 * box["width"] / 20)
+    doc_shot(page, "campaign")  # the rotated glider's preview beside the one placed
 
     # Tap mode: a block released over the enemy's block places only on the free cells.
     page.get_by_test_id("camp-btn-tap").click()

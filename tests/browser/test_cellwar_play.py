@@ -107,10 +107,12 @@ def test_legend_counts_help_keyboard_log_attack_and_leave(page, live_url, proble
     doc_shot(page, "cellwar")
 
     # The attack, by the keyboard: the cursor starts on the selected unit's cell.
-    page.get_by_test_id("cw-board").focus()
+    page.get_by_test_id("cw-zoom-out").focus()
+    page.keyboard.press("Shift+Tab")  # back to the board, from the keyboard
+    assert page.evaluate("document.activeElement.id") == "cw-board"
+    page.keyboard.press("Escape")  # drops the selection
     wait_cw(page, "s.cursor !== null")
     assert cw(page)["cursor"] == [2, 2]
-    page.keyboard.press("Escape")  # drops the selection
     wait_cw(page, "s.selected === null")
     page.keyboard.press("Enter")  # selects the unit under the cursor
     wait_cw(page, "s.selected !== null && s.targets.length > 0")

@@ -17,7 +17,16 @@ from __future__ import annotations
 
 import pytest
 
-from tests.browser.lifekit import Board, board_cells, new_game, select_pattern, snapshot, wait_snapshot, watch
+from tests.browser.conftest import doc_shot
+from tests.browser.lifekit import (
+    Board,
+    board_cells,
+    new_game,
+    select_pattern,
+    snapshot,
+    wait_snapshot,
+    watch,
+)
 from tests.browser.restkit import BLOCK, GLIDER, LifeGame, at, open_saved
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(120)]
@@ -135,6 +144,7 @@ def test_big_board_fills_a_big_screen(browser, live_url, problems) -> None:
     assert problems.all() == []
 
 
+@pytest.mark.screenshots
 def test_phone_board_near_the_top_and_follows_rotation(browser, live_url, problems) -> None:
     from playwright.sync_api import expect
 
@@ -159,6 +169,7 @@ def test_phone_board_near_the_top_and_follows_rotation(browser, live_url, proble
         assert board["y"] + board["height"] <= PHONE["height"]
         menu = _box(page, "btn-menu")
         assert menu["width"] <= 64 and menu["height"] <= 64, menu
+        doc_shot(page, "phone")
 
         # Rotated to landscape: the board refits into what is free, fully on screen.
         page.set_viewport_size({"width": 844, "height": 390})

@@ -14,6 +14,7 @@ import uuid
 import httpx
 import pytest
 
+from tests.browser.conftest import doc_shot
 from tests.browser.conftest import shot as _shot
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(90)]
@@ -66,6 +67,7 @@ def wait_shown(page, seq: int) -> None:
     page.wait_for_function(f"() => window.cellwarModes.replay().shownSeq === {seq}")
 
 
+@pytest.mark.screenshots
 def test_replay_scrub_life_game(page, live_url, problems) -> None:
     from playwright.sync_api import expect
 
@@ -106,6 +108,8 @@ def test_replay_scrub_life_game(page, live_url, problems) -> None:
     assert shown(page)["view"]["board"] == want["board"]
     assert want["generation"] > 0
     expect(page.get_by_test_id("replay-stats")).to_contain_text(f"Generation {want['generation']}")
+    page.wait_for_function("() => Number(document.getElementById('chart-replay').dataset.points) >= 2")
+    doc_shot(page, "replay")
     page.get_by_test_id("replay-prev").click()
     wait_shown(page, target)
 

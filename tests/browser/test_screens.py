@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.browser.conftest import shot
+from tests.browser.conftest import doc_shot, shot
 from tests.browser.lifekit import Board, new_game, select_pattern, snapshot, wait_snapshot, watch
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(60)]
@@ -87,6 +87,7 @@ def test_language_follows_the_browser(browser, live_url, problems) -> None:
     assert problems.all() == []
 
 
+@pytest.mark.screenshots
 @pytest.mark.parametrize("theme", ["dark", "light"])
 def test_main_screens_screenshots(page, live_url, problems, theme) -> None:
     """start, settings, placement, running, redraw, winner — in both themes."""
@@ -121,6 +122,8 @@ def test_main_screens_screenshots(page, live_url, problems, theme) -> None:
     wait_snapshot(page, "s.phase === 'redraw'")
     expect(page.get_by_test_id("stable")).to_be_visible()
     shot(page, f"life-{theme}-05-redraw")
+    if theme == "dark":
+        doc_shot(page, "life-redraw")
     page.get_by_test_id("btn-ready").click()  # nobody drew: the game ends
     page.get_by_test_id("confirm-yes").click()  # "Nobody drew this round: the game will end."
     expect(page.get_by_test_id("winner")).to_be_visible()

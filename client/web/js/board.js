@@ -477,7 +477,8 @@ export class BoardView {
   _bindKeyboard() {
     const c = this.canvas;
     c.addEventListener('focus', () => {
-      if (this.interactive && !this.hover) this._startCursor();
+      // The cursor appears when the focus came from the keyboard, not from a click.
+      if (this.interactive && !this.hover && c.matches(':focus-visible')) this._startCursor();
       this.invalidate();
     });
     c.addEventListener('blur', () => {

@@ -333,6 +333,7 @@ export class CellWarScreen {
       else hint = left ? t('cw.hint.select') : t('cw.hint.done');
     }
     if (this.cursor && document.activeElement === $('cw-board')) hint = this._describe(this.cursor[0], this.cursor[1]) || hint;
+    $('cw-hint').dataset.cursor = this.cursor ? this.cursor.join(',') : '';
     $('cw-hint').textContent = hint;
     $('cw-end-turn').hidden = g.phase !== 'playing';
     $('cw-end-turn').disabled = !myTurn || g.busy;
@@ -521,7 +522,10 @@ export class CellWarScreen {
     const v = g && g.latest;
     if (!v || e.altKey || e.ctrlKey || e.metaKey) return;
     const moves = { ArrowLeft: [-1, 0], ArrowRight: [1, 0], ArrowUp: [0, -1], ArrowDown: [0, 1] };
-    if (!this.cursor) this.cursor = this._startCursor();
+    if (!this.cursor) {
+      this.cursor = this._startCursor();
+      this.board.setCursor(this.cursor);
+    }
     const [x, y] = this.cursor;
     if (moves[e.key]) {
       const [dx, dy] = moves[e.key];
@@ -585,9 +589,15 @@ export class CellWarScreen {
     const canvas = $('cw-board');
     canvas.addEventListener('keydown', (e) => this._key(e));
     canvas.addEventListener('focus', () => {
+      // The keyboard cursor only when the focus came from the keyboard (not a click).
+      if (!canvas.matches(':focus-visible')) return;
       if (!this.cursor && this.game && this.game.latest) this.cursor = this._startCursor();
       this.board.setCursor(this.cursor);
       this.invalidate();
+    });
+    canvas.addEventListener('pointerdown', () => {
+      this.cursor = null;
+      this.board.setCursor(null);
     });
     canvas.addEventListener('blur', () => {
       this.board.invalidate();

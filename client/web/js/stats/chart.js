@@ -10,6 +10,8 @@ import { t } from '../i18n.js';
 const FALLBACK = ['#888', '#ef5257', '#3cc17a', '#4f7dff', '#f5d90a'];
 /** Dash pattern per colour in the colour-blind palette (1 solid … 4 dash-dot). */
 const DASHES = [null, null, [8, 4], [2, 4], [10, 4, 2, 4]];
+/** Tick steps of both axes (whole numbers). */
+const INCRS = [1, 2, 5, 10, 20, 25, 50, 100, 200, 250, 500, 1000, 2000, 2500, 5000, 10000, 20000, 50000, 100000];
 
 export class CellChart {
   /**
@@ -75,7 +77,10 @@ export class CellChart {
       return;
     }
     const { width, height } = this._size();
-    if (width > 0) this.plot.setSize({ width, height });
+    if (width > 0) {
+      this.plot.setSize({ width, height });
+      this._legendLast(this.series.data());
+    }
   }
 
   _update() {
@@ -102,7 +107,8 @@ export class CellChart {
     const muted = v('--muted', '#9aa0ad');
     const grid = v('--chart-grid', 'rgba(128,128,128,0.15)');
     const cb = document.documentElement.dataset.palette === 'cb';
-    const axis = { stroke: muted, grid: { stroke: grid, width: 1 }, ticks: { stroke: grid, width: 1 } };
+    // Generations and cells are whole numbers: ticks at whole steps only.
+    const axis = { stroke: muted, grid: { stroke: grid, width: 1 }, ticks: { stroke: grid, width: 1 }, incrs: INCRS };
     this.plot = new U({
       width,
       height,
