@@ -1,7 +1,7 @@
 // Quick match and leaderboard (DESIGN §11), shown only where the server has them:
 // the gateway's OpenAPI document (/openapi.json) must list /matchmaking/queues and that
 // must answer 200 — probing the endpoint itself on every page would log a 404 wherever
-// the matchmaker is not deployed.
+// the matchmaker is not deployed. Checked once per tab (sessionStorage).
 //
 // Quick match: a ticket (POST /matchmaking/tickets {kind, players, name}, with the
 // campaign profile's token as X-Profile-Token when there is one: the rated identity),
@@ -97,15 +97,22 @@ export class MatchmakingScreen {
   detect() {
     if (!this.available) {
       this.available = (async () => {
+        // Once per tab (a reload does not ask again).
+        const known = sessionStorage.getItem('cellwar.mm.detected');
+        if (known === '1' || known === '0') return known === '1';
+        const remember = (ok) => {
+          try { sessionStorage.setItem('cellwar.mm.detected', ok ? '1' : '0'); } catch { /* disabled */ }
+          return ok;
+        };
         try {
           const res = await fetch('/openapi.json', { headers: { Accept: 'application/json' } });
-          if (!res.ok) return false;
+          if (!res.ok) return remember(false);
           const doc = await res.json();
-          if (!doc || !doc.paths || !doc.paths['/matchmaking/queues']) return false;
+          if (!doc || !doc.paths || !doc.paths['/matchmaking/queues']) return remember(false);
           await request('GET', '/matchmaking/queues');
-          return true;
+          return remember(true);
         } catch {
-          return false;
+          return false; // perhaps a cut request: asked again on the next page
         }
       })();
     }
@@ -141,6 +148,7 @@ export class MatchmakingScreen {
     this._stop();
     $('qm-form').hidden = false;
     $('qm-wait').hidden = true;
+    $('qm-queue').replaceChildren();
     this._playersFor($('qm-kind').value);
     if (!$('qm-name').value) $('qm-name').value = t('player.1');
   }
