@@ -130,9 +130,12 @@ export class CellChart {
     this._legendLast(s.data());
   }
 
-  /** Without a pointer over the plot, the legend shows the newest counts. */
+  /** Without a pointer over the plot, the legend shows the newest counts (after uPlot's
+   * own update, which it runs in a microtask and which would reset the legend). */
   _legendLast(data) {
     const n = data[0].length;
-    if (this.plot && n && !(this.plot.cursor.left >= 0)) this.plot.setLegend({ idx: n - 1 });
+    queueMicrotask(() => {
+      if (this.plot && n && !(this.plot.cursor.left >= 0)) this.plot.setLegend({ idx: n - 1 });
+    });
   }
 }
