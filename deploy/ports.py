@@ -1,0 +1,179 @@
+"""Every port of a local run, derived from the bases ``make run`` reads.
+
+The bases are the variables of ``make run`` (``CELLWAR_HTTP_PORT``, ``CELLWAR_NATS_PORT``,
+``CELLWAR_ENGINE_ADDR``, ``CELLWAR_SESSION_ADDR``, and ``CELLWAR_MATCHMAKER_ADDR`` once the
+matchmaker exists). Instance ``k`` (1, 2, 3) of a role sits at a fixed offset from its
+base, so a cluster and a ``make run`` whose bases lie apart never collide (README, "Ports"):
+
+============================  ==========  =====================  =========================
+what                          ``make run``  ``make run-cluster``   defaults (cluster)
+============================  ==========  =====================  =========================
+nginx (the URL)               —           H                      8000
+gateway k                     H           H + k                  8001, 8002
+nats-k client port            N           N + k − 1              4222, 4223, 4224
+nats-k cluster routes         —           N + 10 + k − 1         4232, 4233, 4234
+nats-k monitoring (HTTP)      —           N + 20 + k − 1         4242, 4243, 4244
+engine-k (gRPC)               E           E + 10 (k − 1)         50051, 50061
+session-k (gRPC)              S           S + 10 (k − 1)         50052, 50062
+matchmaker-k (gRPC)           M           M + 10 (k − 1)         50053, 50063
+============================  ==========  =====================  =========================
+
+H = ``CELLWAR_HTTP_PORT`` (8000), N = ``CELLWAR_NATS_PORT`` (4222), E, S, M = the ports of
+``CELLWAR_ENGINE_ADDR`` (50051), ``CELLWAR_SESSION_ADDR`` (50052),
+``CELLWAR_MATCHMAKER_ADDR`` (50053).
+"""
+
+from __future__ import annotations
+
+import socket
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+#: Offset of the NATS cluster route ports from the NATS base (ports).
+NATS_ROUTE_OFFSET = 10
+#: Offset of the NATS monitoring (HTTP) ports from the NATS base (ports).
+NATS_MONITOR_OFFSET = 20
+#: Distance between two instances of one gRPC service (ports), so that engine, session
+#: and matchmaker bases one apart (50051, 50052, 50053) interleave without colliding.
+GRPC_STRIDE = 10
+
+#: Instances of each role in ``make run-cluster`` (DESIGN §10).
+CLUSTER_SIZE: dict[str, int] = {"nats": 3, "engine": 2, "session": 2, "gateway": 2, "matchmaker": 2}
+
+#: Default matchmaker address, until the matchmaker's setting exists.
+DEFAULT_MATCHMAKER_ADDR = "127.0.0.1:50053"
+
+
+def split_addr(addr: str) -> tuple[str, int]:
+    """``"host:port"`` → ``(host, port)``.
+
+    Raises:
+        ValueError: no port, or a port that is not a number in 1..65535.
+    """
+    host, sep, port_text = addr.rpartition(":")
+    if not sep or not host:
+        raise ValueError(f"{addr!r} is not host:port")
+    port = int(port_text)
+    if not 0 < port < 65536:
+        raise ValueError(f"port of {addr!r} out of range")
+    return host, port
+
+
+@dataclass(frozen=True)
+class Bases:
+    """The base of every role (see the module docstring).
+
+    Attributes:
+        http_host: where the gateway (``make run``) or nginx (cluster) listens.
+        http: H, the HTTP port people open.
+        nats: N, the first NATS client port.
+        engine / session / matchmaker: ``(host, port)`` of instance 1 of each gRPC service.
+    """
+
+    http_host: str = "127.0.0.1"
+    http: int = 8000
+    nats: int = 4222
+    engine: tuple[str, int] = ("127.0.0.1", 50051)
+    session: tuple[str, int] = ("127.0.0.1", 50052)
+    matchmaker: tuple[str, int] = ("127.0.0.1", 50053)
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str], settings=None) -> Bases:
+        """The bases of ``settings`` (services/common/settings.py) and ``env``.
+
+        ``CELLWAR_NATS_PORT`` and ``CELLWAR_MATCHMAKER_ADDR`` are read from ``env`` (the
+        runner's own variables); the rest from ``settings`` when given, else from ``env``.
+
+        Raises:
+            ValueError: an address that is not ``host:port``.
+        """
+        if settings is not None:
+            http_host, http = settings.http_host, int(settings.http_port)
+            engine, session = settings.engine_addr, settings.session_addr
+        else:
+            http_host = env.get("CELLWAR_HTTP_HOST", cls.http_host)
+            http = int(env.get("CELLWAR_HTTP_PORT", cls.http))
+            engine = env.get("CELLWAR_ENGINE_ADDR", "127.0.0.1:50051")
+            session = env.get("CELLWAR_SESSION_ADDR", "127.0.0.1:50052")
+        matchmaker = getattr(settings, "matchmaker_addr", None) or env.get(
+            "CELLWAR_MATCHMAKER_ADDR", DEFAULT_MATCHMAKER_ADDR
+        )
+        return cls(
+            http_host=http_host,
+            http=http,
+            nats=int(env.get("CELLWAR_NATS_PORT", cls.nats)),
+            engine=split_addr(engine.split(",")[0]),
+            session=split_addr(session.split(",")[0]),
+            matchmaker=split_addr(matchmaker.split(",")[0]),
+        )
+
+    # -- instance k of each role (k from 1)
+
+    def gateway_port(self, k: int, *, cluster: bool) -> int:
+        """HTTP port of gateway ``k``: H in ``make run``, H + k behind nginx."""
+        return self.http + k if cluster else self.http
+
+    def nats_port(self, k: int) -> int:
+        """Client port of nats-``k``."""
+        return self.nats + k - 1
+
+    def nats_route_port(self, k: int) -> int:
+        """Cluster route port of nats-``k``."""
+        return self.nats + NATS_ROUTE_OFFSET + k - 1
+
+    def nats_monitor_port(self, k: int) -> int:
+        """Monitoring (HTTP, ``/healthz``) port of nats-``k``."""
+        return self.nats + NATS_MONITOR_OFFSET + k - 1
+
+    def grpc_addr(self, role: str, k: int) -> str:
+        """``host:port`` of instance ``k`` of ``role`` (``engine``, ``session``,
+        ``matchmaker``).
+
+        Raises:
+            KeyError: an unknown role.
+        """
+        host, port = {"engine": self.engine, "session": self.session, "matchmaker": self.matchmaker}[role]
+        return f"{host}:{port + GRPC_STRIDE * (k - 1)}"
+
+    def cluster_ports(self, *, matchmaker: bool) -> list[tuple[str, str, int]]:
+        """``(what, host, port)`` of every port ``make run-cluster`` listens on."""
+        out: list[tuple[str, str, int]] = [("nginx", self.http_host, self.http)]
+        for k in range(1, CLUSTER_SIZE["gateway"] + 1):
+            out.append((f"gateway-{k}", "127.0.0.1", self.gateway_port(k, cluster=True)))
+        for k in range(1, CLUSTER_SIZE["nats"] + 1):
+            out.append((f"nats-{k}", "127.0.0.1", self.nats_port(k)))
+            out.append((f"nats-{k} routes", "127.0.0.1", self.nats_route_port(k)))
+            out.append((f"nats-{k} monitoring", "127.0.0.1", self.nats_monitor_port(k)))
+        roles = ["engine", "session"] + (["matchmaker"] if matchmaker else [])
+        for role in roles:
+            for k in range(1, CLUSTER_SIZE[role] + 1):
+                host, port = split_addr(self.grpc_addr(role, k))
+                out.append((f"{role}-{k}", host, port))
+        return out
+
+    def single_ports(self, *, nats: bool, matchmaker: bool) -> list[tuple[str, str, int]]:
+        """``(what, host, port)`` of every port ``make run`` listens on (``nats``: it
+        starts its own NATS)."""
+        out: list[tuple[str, str, int]] = [("gateway", self.http_host, self.http)]
+        if nats:
+            out.append(("nats", "127.0.0.1", self.nats))
+        roles = ["engine", "session"] + (["matchmaker"] if matchmaker else [])
+        out.extend((role, *split_addr(self.grpc_addr(role, 1))) for role in roles)
+        return out
+
+
+def port_free(host: str, port: int) -> bool:
+    """Nothing listens on ``host:port``. A socket in TIME_WAIT after a stop does not
+    count (SO_REUSEADDR, as the servers themselves bind)."""
+    with socket.socket() as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            s.bind((host, port))
+        except OSError:
+            return False
+    return True
+
+
+def taken(ports: list[tuple[str, str, int]]) -> list[tuple[str, str, int]]:
+    """The entries of ``ports`` whose port is in use now."""
+    return [entry for entry in ports if not port_free(entry[1], entry[2])]
