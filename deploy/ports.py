@@ -40,6 +40,10 @@ GRPC_STRIDE = 10
 #: Instances of each role in ``make run-cluster`` (DESIGN §10).
 CLUSTER_SIZE: dict[str, int] = {"nats": 3, "engine": 2, "session": 2, "gateway": 2, "matchmaker": 2}
 
+#: Most instances of one role (``--scale``): the gRPC stride and the NATS offsets leave
+#: room for this many.
+MAX_INSTANCES = 9
+
 #: Default matchmaker address, until the matchmaker's setting exists.
 DEFAULT_MATCHMAKER_ADDR = "127.0.0.1:50053"
 
@@ -135,18 +139,21 @@ class Bases:
         host, port = {"engine": self.engine, "session": self.session, "matchmaker": self.matchmaker}[role]
         return f"{host}:{port + GRPC_STRIDE * (k - 1)}"
 
-    def cluster_ports(self, *, matchmaker: bool) -> list[tuple[str, str, int]]:
-        """``(what, host, port)`` of every port ``make run-cluster`` listens on."""
+    def cluster_ports(
+        self, *, matchmaker: bool, sizes: Mapping[str, int] = CLUSTER_SIZE
+    ) -> list[tuple[str, str, int]]:
+        """``(what, host, port)`` of every port ``make run-cluster`` listens on
+        (``sizes``: instances per role)."""
         out: list[tuple[str, str, int]] = [("nginx", self.http_host, self.http)]
-        for k in range(1, CLUSTER_SIZE["gateway"] + 1):
+        for k in range(1, sizes["gateway"] + 1):
             out.append((f"gateway-{k}", "127.0.0.1", self.gateway_port(k, cluster=True)))
-        for k in range(1, CLUSTER_SIZE["nats"] + 1):
+        for k in range(1, sizes["nats"] + 1):
             out.append((f"nats-{k}", "127.0.0.1", self.nats_port(k)))
             out.append((f"nats-{k} routes", "127.0.0.1", self.nats_route_port(k)))
             out.append((f"nats-{k} monitoring", "127.0.0.1", self.nats_monitor_port(k)))
         roles = ["engine", "session"] + (["matchmaker"] if matchmaker else [])
         for role in roles:
-            for k in range(1, CLUSTER_SIZE[role] + 1):
+            for k in range(1, sizes[role] + 1):
                 host, port = split_addr(self.grpc_addr(role, k))
                 out.append((f"{role}-{k}", host, port))
         return out
@@ -160,6 +167,25 @@ class Bases:
         roles = ["engine", "session"] + (["matchmaker"] if matchmaker else [])
         out.extend((role, *split_addr(self.grpc_addr(role, 1))) for role in roles)
         return out
+
+
+def parse_scale(items: list[str]) -> dict[str, int]:
+    """Instances per role: :data:`CLUSTER_SIZE` with ``role=n`` items applied
+    (``["session=1"]``).
+
+    Raises:
+        ValueError: an unknown role, NATS (always 3), or n outside 1..MAX_INSTANCES.
+    """
+    sizes = dict(CLUSTER_SIZE)
+    for item in items:
+        role, sep, count = item.partition("=")
+        if not sep or role not in sizes or role == "nats":
+            raise ValueError(f"--scale {item!r}: expected ROLE=N with ROLE one of engine, session, gateway, matchmaker")
+        n = int(count)
+        if not 1 <= n <= MAX_INSTANCES:
+            raise ValueError(f"--scale {item!r}: N must be 1..{MAX_INSTANCES}")
+        sizes[role] = n
+    return sizes
 
 
 def port_free(host: str, port: int) -> bool:

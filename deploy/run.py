@@ -33,7 +33,7 @@ import time
 from pathlib import Path
 
 from deploy import nginx, topology
-from deploy.ports import Bases, taken
+from deploy.ports import Bases, parse_scale, taken
 from deploy.supervisor import StartError, Supervisor
 from services.common.settings import Settings
 
@@ -133,6 +133,13 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="use the NATS server at CELLWAR_NATS_URL and start none (also when CELLWAR_NATS_URL is set; not with --cluster)",
     )
+    parser.add_argument(
+        "--scale",
+        action="append",
+        default=[],
+        metavar="ROLE=N",
+        help="with --cluster: N instances of ROLE (engine, session, gateway, matchmaker) instead of 2; repeatable",
+    )
     parser.add_argument("--restart-delay", type=float, default=2.0, help="seconds before a dead process is started again")
     args = parser.parse_args(argv)
 
@@ -162,8 +169,9 @@ def main(argv: list[str] | None = None) -> int:
         env = dict(os.environ)
         if args.cluster:
             nginx_bin = nginx.nginx_binary()  # FileNotFoundError with the install hint
-            _check_ports(bases.cluster_ports(matchmaker=topology.has_matchmaker()))
-            specs = topology.cluster(bases, env, data_dir, nginx_bin=nginx_bin)
+            sizes = parse_scale(args.scale)
+            _check_ports(bases.cluster_ports(matchmaker=topology.has_matchmaker(), sizes=sizes))
+            specs = topology.cluster(bases, env, data_dir, nginx_bin=nginx_bin, sizes=sizes)
             url = topology.cluster_url(bases)
         else:
             external = args.external_nats or "CELLWAR_NATS_URL" in os.environ

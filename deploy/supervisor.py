@@ -117,7 +117,7 @@ def describe_exit(returncode: int) -> str:
     return f"exited with code {returncode}"
 
 
-def _die_with_parent() -> None:  # pragma: no cover - runs in the forked child
+def die_with_parent() -> None:  # pragma: no cover - runs in the forked child
     """preexec_fn: ask Linux to send SIGTERM to this child when the runner dies."""
     if sys.platform.startswith("linux"):
         with contextlib.suppress(OSError, AttributeError):
@@ -312,7 +312,7 @@ class Supervisor:
             stdout=out,
             stderr=subprocess.STDOUT if out is not None else None,
             start_new_session=True,
-            preexec_fn=_die_with_parent,  # noqa: PLW1509 - the runner is single-threaded
+            preexec_fn=die_with_parent,  # noqa: PLW1509 - the runner is single-threaded
         )
         c.state, c.started_at = STARTING, self.clock()
         self._changed()

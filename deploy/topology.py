@@ -193,6 +193,7 @@ def cluster(
     nginx_bin: str,
     lists: bool | None = None,
     nginx_workers: int | str = 1,
+    sizes: Mapping[str, int] = CLUSTER_SIZE,
 ) -> list[ProcessSpec]:
     """The processes of ``make run-cluster`` (module docstring); data and logs under
     ``<data_dir>/cluster`` (``nats-<k>/`` JetStream stores, ``nginx/``, ``logs/``).
@@ -205,6 +206,8 @@ def cluster(
         lists: pass comma-separated address lists to the sessions (None: ask
             :func:`session_reads_lists`).
         nginx_workers: nginx ``worker_processes``.
+        sizes: instances per role (default :data:`deploy.ports.CLUSTER_SIZE`: 3 NATS,
+            2 of each service).
     """
     lists = session_reads_lists() if lists is None else lists
     root = data_dir / "cluster"
@@ -220,7 +223,7 @@ def cluster(
     specs: list[ProcessSpec] = []
 
     # NATS: three nodes of one JetStream cluster.
-    n_nats = CLUSTER_SIZE["nats"]
+    n_nats = sizes["nats"]
     routes = [bases.nats_route_port(k) for k in range(1, n_nats + 1)]
     nats_urls = [f"nats://127.0.0.1:{bases.nats_port(k)}" for k in range(1, n_nats + 1)]
     for k in range(1, n_nats + 1):
@@ -255,13 +258,12 @@ def cluster(
         return nats_urls[(k - 1) % len(nats_urls)]
 
     def addrs(role: str) -> list[str]:
-        return [bases.grpc_addr(role, k) for k in range(1, CLUSTER_SIZE[role] + 1)]
+        return [bases.grpc_addr(role, k) for k in range(1, sizes[role] + 1)]
 
     engine_list = ",".join(addrs("engine")) if lists else grpc_target(addrs("engine"))
     matchmaker = has_matchmaker()
     for service in services():
-        n = CLUSTER_SIZE[service.role]
-        for k in range(1, n + 1):
+        for k in range(1, sizes[service.role] + 1):
             name = f"{service.role}-{k}"
             child = {**base_env, "CELLWAR_NATS_URL": nats_url_for(k), "CELLWAR_INSTANCE_ID": name}
             if service.grpc:
@@ -301,7 +303,7 @@ def cluster(
 
     # nginx in front of the gateways.
     run_dir = nginx.prepare_run_dir(root / "nginx")
-    gateways = [f"127.0.0.1:{bases.gateway_port(k, cluster=True)}" for k in range(1, CLUSTER_SIZE["gateway"] + 1)]
+    gateways = [f"127.0.0.1:{bases.gateway_port(k, cluster=True)}" for k in range(1, sizes["gateway"] + 1)]
     conf = run_dir / "nginx.conf"
     conf.write_text(
         nginx.render_config(

@@ -1,0 +1,570 @@
+"""Chaos run (issue 9, must-show 2): bot games through nginx while processes are killed.
+
+``python -m deploy.chaos`` starts ``make run-cluster`` through the runner (a temporary
+data folder, free port bases), plays ``--games`` (20) concurrent bot games through nginx,
+half Life and half CellWar, on small boards with small budgets, and while they run kills
+with SIGKILL, one at a time ``--gap`` (4) seconds apart: one NATS node (the leader of the
+GAME_EVENTS stream), one session instance, one engine replica and one gateway (PIDs from
+``cluster.json``). Then it checks:
+
+- every game finished;
+- every log, read straight from JetStream, is contiguous (seqs 1..n, each once);
+- no command id appears in two separate places of a log (a command applied twice);
+- every recorded ``state_hash`` equals ``engine.state_hash`` of the in-process fold
+  (``engine.api.apply_event``) up to that event, and ``GET /game/{id}/events`` tells
+  the same log;
+- every POST answered 2xx (create, join, action, end_turn) is in its game's log: its
+  ``Idempotency-Key`` is in an event's ``command_id``;
+- each killed process is back: ``up`` in ``cluster.json`` with a new PID, ``/healthz``
+  200 through nginx and on every gateway.
+
+It prints a report and exits 1 when a check fails. The bots retry a request that got
+no answer, 502, 503 or 504 with the SAME request (same ``Idempotency-Key``), as a client
+should (:class:`RetryingTransport`); nothing else is retried.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import os
+import re
+import signal
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from client.bots import LifeBot
+from client.cellwar_bot import CellWarBot
+from client.sdk import ApiError, AsyncCellWarClient
+from deploy.harness import RunnerProcess, http_get
+
+#: Statuses a bot retries (with the same request): a proxy without an upstream, a backend down.
+RETRY_STATUSES = frozenset({502, 503, 504})
+
+#: What the run changes in the services' settings (children inherit the runner's env):
+#: the gateways' per-client rate limits off (every bot comes from 127.0.0.1 through
+#: nginx), a short lease so a killed session's games are ticked again within seconds.
+CHAOS_ENV: dict[str, str] = {
+    "CELLWAR_RATE_LIMIT_PER_S": "0",
+    "CELLWAR_RATE_LIMIT_BURST": "0",
+    "CELLWAR_CREATE_LIMIT_PER_MIN": "0",
+    "CELLWAR_LEASE_TTL_S": "3",
+    "CELLWAR_LOG_LEVEL": "warning",
+}
+
+#: Order of the kills: one process of each role.
+KILL_ORDER = ("nats", "session", "engine", "gateway")
+
+_UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+_GAME_PATH = re.compile(r"^/game/([A-Za-z0-9_-]+)/(join|action|end_turn|leave)$")
+
+
+@dataclass
+class Answer:
+    """A POST the server answered 2xx.
+
+    Attributes:
+        game_id: the game ("" for a create until its answer names it).
+        command: ``create``, ``join``, ``action``, ``end_turn`` or ``leave``.
+        key: the request's ``Idempotency-Key``.
+        player_id: the acting seat (0 for create and join).
+        attempts: how many times the request was sent.
+    """
+
+    game_id: str
+    command: str
+    key: str
+    player_id: int
+    attempts: int
+
+
+@dataclass
+class Recorder:
+    """What :class:`RetryingTransport` saw: 2xx answers, retries, seats by token."""
+
+    answers: list[Answer] = field(default_factory=list)
+    seats: dict[str, tuple[str, int]] = field(default_factory=dict)
+    retries: int = 0
+    retried_statuses: dict[str, int] = field(default_factory=dict)
+
+
+class RetryingTransport(httpx.AsyncHTTPTransport):
+    """An httpx transport that sends a request again, unchanged (so with the same
+    ``Idempotency-Key``), when it got no answer or 502/503/504, until ``deadline_s``
+    seconds passed; and records every 2xx answer to a POST in ``recorder``.
+
+    Args:
+        recorder: where answers go.
+        deadline_s: how long one request may be retried (seconds).
+    """
+
+    def __init__(self, recorder: Recorder, *, deadline_s: float = 90.0, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.recorder = recorder
+        self.deadline_s = deadline_s
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        deadline = time.monotonic() + self.deadline_s
+        pause = 0.2
+        attempts = 0
+        while True:
+            attempts += 1
+            why = ""
+            try:
+                response = await super().handle_async_request(request)
+            except (httpx.TransportError, httpx.TimeoutException) as exc:
+                if time.monotonic() > deadline:
+                    raise
+                why = type(exc).__name__
+            else:
+                if response.status_code not in RETRY_STATUSES or time.monotonic() > deadline:
+                    if request.method == "POST" and 200 <= response.status_code < 300:
+                        await response.aread()
+                        self._record(request, response, attempts)
+                    return response
+                await response.aclose()
+                why = str(response.status_code)
+            self.recorder.retries += 1
+            self.recorder.retried_statuses[why] = self.recorder.retried_statuses.get(why, 0) + 1
+            await asyncio.sleep(pause)
+            pause = min(pause * 2, 2.0)
+
+    def _record(self, request: httpx.Request, response: httpx.Response, attempts: int) -> None:
+        key = request.headers.get("Idempotency-Key", "")
+        path = request.url.path
+        try:
+            body = response.json()
+        except ValueError:
+            body = {}
+        if path == "/game/create":
+            self.recorder.answers.append(Answer(str(body.get("game_id", "")), "create", key, 0, attempts))
+            return
+        match = _GAME_PATH.match(path)
+        if not match:
+            return
+        game_id, command = match.groups()
+        if command == "join":
+            self.recorder.seats[str(body.get("player_token"))] = (game_id, int(body.get("player_id", 0)))
+            self.recorder.answers.append(Answer(game_id, "join", key, 0, attempts))
+            return
+        token = request.headers.get("Authorization", "").removeprefix("Bearer ")
+        _, player = self.recorder.seats.get(token, (game_id, -1))
+        self.recorder.answers.append(Answer(game_id, command, key, player, attempts))
+
+
+@dataclass
+class GameRun:
+    """One bot game of the run."""
+
+    kind: str
+    game_id: str = ""
+    started: bool = False
+    finished: bool = False
+    finished_at: float = 0.0
+    error: str = ""
+    events: list[dict[str, Any]] = field(default_factory=list)
+
+
+@dataclass
+class Kill:
+    """One SIGKILL of the run and its outcome."""
+
+    name: str
+    old_pid: int
+    at: float
+    new_pid: int | None = None
+    back_after_s: float | None = None
+    running_games: int = 0
+
+
+@dataclass
+class Report:
+    """Everything the run measured; ``violations`` empty = every check passed."""
+
+    games: list[GameRun] = field(default_factory=list)
+    kills: list[Kill] = field(default_factory=list)
+    answers: int = 0
+    retries: int = 0
+    retried_statuses: dict[str, int] = field(default_factory=dict)
+    violations: dict[str, list[str]] = field(default_factory=dict)
+    durations: dict[str, float] = field(default_factory=dict)
+
+    def fail(self, check: str, message: str) -> None:
+        """Note a failed ``check``."""
+        self.violations.setdefault(check, []).append(message)
+
+    def summary(self) -> str:
+        """The report as text for people."""
+        lines = []
+        done = sum(g.finished for g in self.games)
+        lines.append(f"games: {done}/{len(self.games)} finished "
+                     f"({sum(g.kind == 'life' for g in self.games)} Life, "
+                     f"{sum(g.kind == 'cellwar' for g in self.games)} CellWar), "
+                     f"{sum(len(g.events) for g in self.games)} events")
+        lines.append(f"answered POSTs: {self.answers}; retried requests: {self.retries} {self.retried_statuses}")
+        for k in self.kills:
+            back = f"back as pid {k.new_pid} after {k.back_after_s:.1f} s" if k.new_pid else "NOT back"
+            lines.append(f"killed {k.name} (pid {k.old_pid}) with {k.running_games} games running: {back}")
+        lines.append("durations: " + ", ".join(f"{k} {v:.1f} s" for k, v in self.durations.items()))
+        if not self.violations:
+            lines.append("every check passed")
+        for check, messages in self.violations.items():
+            lines.append(f"FAILED {check}: {len(messages)}")
+            lines.extend(f"  - {m}" for m in messages[:10])
+        return "\n".join(lines)
+
+
+# -- the games
+
+
+def life_config(size: int, budget: int, max_generations: int) -> dict[str, Any]:
+    """A small 2-player Life game that ends within ``max_generations`` generations."""
+    return {"width": size, "height": size, "players": 2, "budget": budget, "max_generations": max_generations}
+
+
+async def play_game(
+    url: str, kind: str, seed: int, recorder: Recorder, run: GameRun, *, life: dict[str, Any], cellwar: dict[str, Any]
+) -> None:
+    """Create one game at ``url`` and let two bots play it to the end (fills ``run``)."""
+    transport = RetryingTransport(recorder)
+    async with AsyncCellWarClient(url, timeout=30, transport=transport) as api:
+        try:
+            run.game_id = await api.create_game(kind, life if kind == "life" else cellwar)
+            if kind == "life":
+                bots = [
+                    LifeBot(api, run.game_id, f"life-{seed}-{i}", seed=seed * 10 + i, speed=8, poll_s=1.0)
+                    for i in (1, 2)
+                ]
+            else:
+                bots = [CellWarBot(api, run.game_id, f"cw-{seed}-{i}", seed=seed * 10 + i, poll_s=1.0) for i in (1, 2)]
+            for bot in bots:
+                await bot.join()
+            run.started = True
+            await asyncio.gather(*(bot.play() for bot in bots))
+            view = await api.state(run.game_id, bots[0].seat.token)
+            deadline = time.monotonic() + 30
+            while view.get("phase") != "finished" and time.monotonic() < deadline:
+                await asyncio.sleep(0.2)
+                view = await api.state(run.game_id, bots[0].seat.token)
+            run.finished = view.get("phase") == "finished"
+            run.finished_at = time.monotonic()
+            if not run.finished:
+                run.error = f"bots returned but the game is in phase {view.get('phase')!r}"
+        except Exception as exc:  # noqa: BLE001 - reported per game
+            run.error = f"{type(exc).__name__}: {exc}"
+
+
+# -- the checks
+
+
+async def read_jetstream_logs(nats_urls: Sequence[str], game_ids: Sequence[str]) -> dict[str, list[Any]]:
+    """Every game's events as stored (``cellwar.v1.Event``), straight from JetStream.
+
+    Reads each game's subject with an ephemeral pull consumer until the last message of
+    the subject (``get_last_msg``) has been seen.
+    """
+    import nats
+    from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
+
+    from cellwar.v1 import events_pb2
+
+    async def read_one(js, game_id: str) -> list[Any]:
+        subject = f"games.{game_id}.events"
+        last_seq = (await js.get_last_msg("GAME_EVENTS", subject)).seq
+        sub = await js.pull_subscribe(
+            subject,
+            stream="GAME_EVENTS",
+            config=ConsumerConfig(deliver_policy=DeliverPolicy.ALL, ack_policy=AckPolicy.NONE),
+        )
+        events = []
+        try:
+            seen = 0
+            while seen < last_seq:
+                for msg in await sub.fetch(batch=500, timeout=5):
+                    event = events_pb2.Event()
+                    event.ParseFromString(msg.data)
+                    events.append(event)
+                    seen = msg.metadata.sequence.stream
+        finally:
+            with contextlib.suppress(Exception):
+                await sub.unsubscribe()
+        return events
+
+    nc = await nats.connect(list(nats_urls), connect_timeout=5, max_reconnect_attempts=20)
+    try:
+        js = nc.jetstream(timeout=10)
+        out: dict[str, list[Any]] = {}
+        for game_id in game_ids:
+            for attempt in range(10):
+                try:
+                    out[game_id] = await read_one(js, game_id)
+                    break
+                except (nats.errors.Error, TimeoutError):
+                    # A node that just came back may not answer for its consumers yet.
+                    if attempt == 9:
+                        raise
+                    await asyncio.sleep(1.0)
+        return out
+    finally:
+        await nc.close()
+
+
+def check_log(game_id: str, events: Sequence[Any], report: Report) -> None:
+    """Contiguity, command ids and hashes of one stored log (module docstring)."""
+    from engine import api as engine
+
+    seqs = [int(e.seq) for e in events]
+    if seqs != list(range(1, len(seqs) + 1)):
+        report.fail("contiguous", f"{game_id}: seqs are not 1..{len(seqs)}: {seqs[:50]}")
+    runs: dict[str, list[int]] = {}
+    for index, e in enumerate(events):
+        if e.command_id:
+            m = _UUID.search(e.command_id)
+            runs.setdefault(m.group(0) if m else e.command_id, []).append(index)
+    for key, indexes in runs.items():
+        if indexes != list(range(indexes[0], indexes[0] + len(indexes))):
+            report.fail("command_once", f"{game_id}: command {key} at seqs {[seqs[i] for i in indexes]}")
+    state = None
+    for e in events:
+        try:
+            state = engine.apply_event(state, e.type, int(e.actor), json.loads(e.payload or b"{}"))
+        except Exception as exc:  # noqa: BLE001 - the log and the rules disagree
+            report.fail("fold", f"{game_id}: seq {e.seq} {e.type} does not fold: {exc}")
+            return
+        if e.state_hash and engine.state_hash(state) != e.state_hash:
+            report.fail("fold", f"{game_id}: hash of seq {e.seq} ({e.type}) differs from the fold")
+            return
+        if not e.state_hash:
+            report.fail("fold", f"{game_id}: seq {e.seq} ({e.type}) has no state_hash")
+
+
+def check_answers(recorder: Recorder, logs: dict[str, list[Any]], report: Report) -> None:
+    """Every 2xx POST is in its game's log (its key inside an event's command_id, with
+    the right actor for a player's command)."""
+    for a in recorder.answers:
+        events = logs.get(a.game_id)
+        if events is None:
+            report.fail("answered_in_log", f"{a.command} {a.key}: game {a.game_id!r} has no log")
+            continue
+        found = [e for e in events if a.key and a.key in e.command_id]
+        if not found:
+            report.fail("answered_in_log", f"{a.game_id}: {a.command} by player {a.player_id} key {a.key} not in the log")
+        elif a.command not in ("create", "join") and all(int(e.actor) != a.player_id for e in found):
+            report.fail("answered_in_log", f"{a.game_id}: {a.command} key {a.key} recorded for another actor")
+
+
+def compare_rest_log(game_id: str, rest: list[dict[str, Any]], stored: Sequence[Any], report: Report) -> None:
+    """``GET /game/{id}/events`` of a finished game tells the stored log (seq, type, hash)."""
+    want = [(int(e.seq), e.type, e.state_hash or None) for e in stored]
+    got = [(int(e["seq"]), e["type"], e.get("state_hash")) for e in rest]
+    if got != want:
+        report.fail("rest_log", f"{game_id}: REST log ({len(got)} events) differs from JetStream ({len(want)})")
+
+
+# -- the run
+
+
+def _stream_leader(run: RunnerProcess) -> str | None:
+    """The NATS node that leads GAME_EVENTS (from a node's ``/jsz``), if known."""
+    for k in range(1, run.sizes["nats"] + 1):
+        status, body = http_get(
+            f"http://127.0.0.1:{run.bases.nats_monitor_port(k)}/jsz?streams=true", 2.0
+        )
+        if status != 200:
+            continue
+        try:
+            for account in json.loads(body).get("account_details", []):
+                for stream in account.get("stream_detail", []):
+                    if stream.get("name") == "GAME_EVENTS":
+                        return stream.get("cluster", {}).get("leader")
+        except (ValueError, AttributeError):
+            continue
+    return None
+
+
+def pick_victims(run: RunnerProcess, order: Sequence[str] = KILL_ORDER) -> list[str]:
+    """The process to kill of each role: the GAME_EVENTS leader among NATS nodes, the
+    first instance of the others."""
+    present = {p["name"] for p in run.processes()}
+    names = []
+    for role in order:
+        leader = _stream_leader(run) if role == "nats" else None
+        if leader in present:
+            names.append(leader)
+        else:  # the first instance (``session-1``), or the only one in ``make run``
+            names.append(f"{role}-1" if f"{role}-1" in present else role)
+    return names
+
+
+async def run_chaos(
+    run: RunnerProcess,
+    *,
+    games: int = 20,
+    gap_s: float = 4.0,
+    first_kill_s: float = 3.0,
+    life: dict[str, Any] | None = None,
+    cellwar: dict[str, Any] | None = None,
+    kill_order: Sequence[str] = KILL_ORDER,
+    game_timeout_s: float = 120.0,
+    say: Callable[[str], None] = lambda line: None,
+) -> Report:
+    """Play ``games`` bot games through ``run`` (a started, up cluster) while killing one
+    process of each role of ``kill_order``; then check (module docstring).
+
+    A game not over after ``game_timeout_s`` seconds is abandoned (and reported).
+
+    Returns:
+        The :class:`Report` (``violations`` empty when every check passed).
+    """
+    life = life or life_config(24, 30, 1200)
+    cellwar = cellwar or {"width": 10, "height": 10, "players": 2}
+    report = Report()
+    recorder = Recorder()
+    t0 = time.monotonic()
+    runs = [GameRun("life" if i % 2 == 0 else "cellwar") for i in range(games)]
+    report.games = runs
+    async def one(i: int, g: GameRun) -> None:
+        try:
+            await asyncio.wait_for(
+                play_game(run.url, g.kind, i + 1, recorder, g, life=life, cellwar=cellwar), game_timeout_s
+            )
+        except TimeoutError:
+            g.error = f"not over after {game_timeout_s:.0f} s"
+
+    tasks = [asyncio.create_task(one(i, g)) for i, g in enumerate(runs)]
+
+    def running() -> int:
+        return sum(1 for g, t in zip(runs, tasks, strict=True) if g.game_id and not t.done())
+
+    async def watch_back(kill: Kill) -> None:
+        try:
+            entry = await asyncio.to_thread(run.wait_back, kill.name, kill.old_pid, 90.0)
+        except TimeoutError as exc:
+            report.fail("processes_back", str(exc))
+            return
+        kill.new_pid = int(entry["pid"])
+        kill.back_after_s = time.monotonic() - kill.at
+
+    watchers = []
+    # The kills start once every game is seated and playing (or after 30 s).
+    deadline = time.monotonic() + 30
+    while not all(g.started or t.done() for g, t in zip(runs, tasks, strict=True)) and time.monotonic() < deadline:
+        await asyncio.sleep(0.1)
+    report.durations["seated"] = time.monotonic() - t0
+    await asyncio.sleep(first_kill_s)
+    victims = pick_victims(run, kill_order)
+    for i, name in enumerate(victims):
+        if i:
+            await asyncio.sleep(gap_s)
+        entry = run.process(name)
+        pid = int(entry["pid"])
+        kill = Kill(name, pid, time.monotonic(), running_games=running())
+        report.kills.append(kill)
+        say(f"SIGKILL {name} (pid {pid}) with {kill.running_games} games running")
+        os.kill(pid, signal.SIGKILL)
+        watchers.append(asyncio.create_task(watch_back(kill)))
+    report.durations["kills"] = time.monotonic() - t0
+
+    await asyncio.gather(*tasks)
+    report.durations["games"] = time.monotonic() - t0
+    say(f"games over after {report.durations['games']:.1f} s")
+
+    # The killed processes come back with new PIDs; /healthz through nginx and on every gateway.
+    await asyncio.gather(*watchers)
+    for p in run.processes():
+        if p["role"] == "gateway":
+            status, _ = await asyncio.to_thread(http_get, f"http://{p['addr']}/healthz", 5.0)
+            if status != 200:
+                report.fail("processes_back", f"{p['name']} /healthz answered {status}")
+    status, _ = await asyncio.to_thread(http_get, run.url + "/healthz", 5.0)
+    if status != 200:
+        report.fail("processes_back", f"/healthz through nginx answered {status}")
+
+    for g in runs:
+        if not g.finished:
+            report.fail("finished", f"{g.kind} game {g.game_id or '(not created)'}: {g.error or 'not finished'}")
+
+    # The logs, straight from JetStream, and through REST.
+    created = [g.game_id for g in runs if g.game_id]
+    nats_urls = [f"nats://{p['addr']}" for p in run.processes() if p["role"] == "nats"]
+    logs = await read_jetstream_logs(nats_urls, created)
+    async with AsyncCellWarClient(run.url, timeout=30, transport=RetryingTransport(Recorder())) as api:
+        for g in runs:
+            if not g.game_id:
+                continue
+            stored = logs[g.game_id]
+            check_log(g.game_id, stored, report)
+            if g.finished:
+                try:
+                    rest = await api.events(g.game_id)
+                except ApiError as err:
+                    report.fail("rest_log", f"{g.game_id}: GET /events of the finished game answered {err}")
+                    continue
+                g.events = rest
+                compare_rest_log(g.game_id, rest, stored, report)
+    check_answers(recorder, logs, report)
+    report.answers = len(recorder.answers)
+    report.retries = recorder.retries
+    report.retried_statuses = dict(recorder.retried_statuses)
+    report.durations["total"] = time.monotonic() - t0
+    return report
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m deploy.chaos``: start a cluster, run, print the report. Exit code 0
+    when every check passed, 1 otherwise, 2 when the cluster could not start."""
+    from deploy.nginx import nginx_binary
+
+    parser = argparse.ArgumentParser(prog="python -m deploy.chaos", description=__doc__.splitlines()[0])
+    parser.add_argument("--games", type=int, default=20, help="concurrent bot games (half Life, half CellWar)")
+    parser.add_argument("--gap", type=float, default=4.0, help="seconds between two kills")
+    parser.add_argument("--scale", action="append", default=[], metavar="ROLE=N", help="as deploy.run --scale")
+    parser.add_argument("--keep", action="store_true", help="keep the data folder (logs) after the run")
+    args = parser.parse_args(argv)
+    try:
+        nginx_binary()
+    except FileNotFoundError as exc:
+        sys.stderr.write(f"{exc}\n")
+        return 2
+
+    def say(line: str) -> None:
+        sys.stderr.write(f"[chaos {time.strftime('%H:%M:%S')}] {line}\n")
+        sys.stderr.flush()
+
+    tmp = tempfile.mkdtemp(prefix="cellwar-chaos-")
+    run = RunnerProcess(Path(tmp) / "data", cluster=True, scale=args.scale, env=CHAOS_ENV)
+    say(f"starting the cluster on {run.url} (data in {run.data_dir})")
+    run.start()
+    try:
+        t = time.monotonic()
+        run.wait_up()
+        say(f"cluster up in {time.monotonic() - t:.1f} s")
+        report = asyncio.run(run_chaos(run, games=args.games, gap_s=args.gap, say=say))
+    except (RuntimeError, TimeoutError) as exc:
+        say(f"the cluster did not start: {exc}")
+        run.stop()
+        return 2
+    finally:
+        if run.proc is not None and run.proc.poll() is None:
+            run.stop()
+    print(report.summary())
+    if args.keep:
+        print(f"data and logs kept in {run.data_dir}")
+    else:
+        import shutil
+
+        shutil.rmtree(tmp, ignore_errors=True)
+    return 1 if report.violations else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
