@@ -84,6 +84,7 @@ class Child:
 
     Attributes:
         restarts: how many times it was started again after a death.
+        delay: the wait before the latest restart (seconds).
         streak: deaths in a row that came less than ``stable_after_s`` after a start
             (drives the backoff).
     """
@@ -96,6 +97,7 @@ class Child:
     restart_at: float = 0.0
     restarts: int = 0
     streak: int = 0
+    delay: float = 0.0
     last_exit: str = ""
     _log: IO[bytes] | None = field(default=None, repr=False)
 
@@ -326,8 +328,8 @@ class Supervisor:
             c.streak = 0
         delay = min(self.restart_delay_s * 2**c.streak, self.max_delay_s)
         c.streak += 1
-        c.state, c.restart_at, c.last_exit = DOWN, now + delay, why
-        self.say(f"{c.spec.name} (pid {pid}) {why} after {lived:.1f} s; restarting in {delay:.0f} s")
+        c.state, c.restart_at, c.delay, c.last_exit = DOWN, now + delay, delay, why
+        self.say(f"{c.spec.name} (pid {pid}) {why} after {lived:.1f} s; restarting in {delay:g} s")
         self._changed()
 
     def _probe(self, c: Child) -> bool:
