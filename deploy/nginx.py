@@ -47,6 +47,7 @@ def render_config(
     workers: int | str = "auto",
     mime_types: str = DEBIAN_MIME_TYPES,
     access_log: str | None = None,
+    user: str | None = None,
 ) -> str:
     """The text of ``deploy/nginx.conf`` with its fields filled in.
 
@@ -61,6 +62,8 @@ def render_config(
         access_log: where the access log goes (default ``<run_dir>/access.log``; ``"off"``
             for none). Its format (``cellwar``) logs the path without the query
             string, where a WebSocket's token may travel.
+        user: the ``user`` directive (``"www-data"``, ``"root root"``): whom the workers
+            run as when the master runs as root; None leaves nginx's default (nobody).
 
     Raises:
         ValueError: no gateway given.
@@ -86,6 +89,8 @@ def render_config(
     text = TEMPLATE.read_text()
     for key, value in fields.items():
         text = text.replace(key, value)
+    if user:
+        text = text.replace("worker_processes ", f"user {user};\nworker_processes ", 1)
     return text
 
 

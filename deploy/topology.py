@@ -14,7 +14,10 @@ An entry whose module is not in this checkout is left out.
 
 from __future__ import annotations
 
+import grp
 import ipaddress
+import os
+import pwd
 import signal
 import sys
 from collections.abc import Callable, Mapping
@@ -180,6 +183,15 @@ def _loopback(host: str) -> str:
     return "127.0.0.1" if host in ("0.0.0.0", "", "::") else host
 
 
+def _static_owner(static_dir: Path) -> str | None:
+    """When the runner is root, nginx's workers run as the owner of the client's files
+    (nginx's default, nobody, may not read a checkout under /root); else None."""
+    if os.geteuid() != 0:
+        return None
+    owner = pwd.getpwuid(static_dir.stat().st_uid)
+    return f"{owner.pw_name} {grp.getgrgid(owner.pw_gid).gr_name}"
+
+
 def cluster_url(bases: Bases) -> str:
     """The URL people open: nginx on ``http_host:H``."""
     return f"http://{_loopback(bases.http_host)}:{bases.http}"
@@ -305,13 +317,15 @@ def cluster(
     run_dir = nginx.prepare_run_dir(root / "nginx")
     gateways = [f"127.0.0.1:{bases.gateway_port(k, cluster=True)}" for k in range(1, sizes["gateway"] + 1)]
     conf = run_dir / "nginx.conf"
+    static_dir = ROOT / "client" / "web"
     conf.write_text(
         nginx.render_config(
             listen=f"{bases.http_host}:{bases.http}",
             gateways=gateways,
-            static_dir=ROOT / "client" / "web",
+            static_dir=static_dir,
             run_dir=run_dir,
             workers=nginx_workers,
+            user=_static_owner(static_dir),
         )
     )
     specs.append(
