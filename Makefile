@@ -4,7 +4,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: run run-cluster test test-unit test-integration test-browser bench proto lint install clean screenshots
+.PHONY: run run-cluster chaos test-cluster test test-unit test-integration test-browser bench proto lint install clean screenshots
 
 $(PY):
 	$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "CellWar needs Python 3.11+"'
@@ -25,6 +25,10 @@ run: $(STAMP)
 run-cluster: $(STAMP)
 	$(PY) -m deploy.run --cluster
 
+## chaos: a cluster of its own, 20 bot games, one process of each role killed (report)
+chaos: $(STAMP)
+	$(PY) -m deploy.chaos
+
 ## test: the whole suite (unit, integration with a real NATS, browser when Chromium exists)
 test: $(STAMP)
 	$(PY) -m pytest -q
@@ -41,6 +45,9 @@ test-browser: $(STAMP)
 ## screenshots: the README's pictures (docs/screenshots/*.png), taken by the browser tests
 screenshots: $(STAMP)
 	CELLWAR_DOC_SCREENSHOTS=docs/screenshots $(PY) -m pytest -q -m screenshots tests/browser
+
+test-cluster: $(STAMP)
+	$(PY) -m pytest -q tests/deploy tests/cluster
 
 ## bench: performance figures (table on stdout, JSON under .bench/)
 bench: $(STAMP)
