@@ -264,8 +264,10 @@ def cluster(
             )
         )
 
-    def nats_url_for(k: int) -> str:
-        if lists:
+    def nats_url_for(role: str, k: int) -> str:
+        # Only the session splits a list (once reworked); any other client gets one node
+        # (instance k its own), and nats-py learns the others from the server's INFO.
+        if lists and role == "session":
             return ",".join(nats_urls)
         return nats_urls[(k - 1) % len(nats_urls)]
 
@@ -277,7 +279,7 @@ def cluster(
     for service in services():
         for k in range(1, sizes[service.role] + 1):
             name = f"{service.role}-{k}"
-            child = {**base_env, "CELLWAR_NATS_URL": nats_url_for(k), "CELLWAR_INSTANCE_ID": name}
+            child = {**base_env, "CELLWAR_NATS_URL": nats_url_for(service.role, k), "CELLWAR_INSTANCE_ID": name}
             if service.grpc:
                 addr = bases.grpc_addr(service.role, k)
                 child[service.bind_env] = addr
