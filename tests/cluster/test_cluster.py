@@ -12,6 +12,7 @@ import pytest
 
 from client.sdk import AsyncCellWarClient
 from deploy.harness import RunnerProcess, http_get, pid_alive
+from deploy.topology import has_matchmaker
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
@@ -22,15 +23,18 @@ def test_cluster_json_lists_every_process_on_its_port(cluster: RunnerProcess):
     assert table["mode"] == "cluster"
     assert table["url"] == f"http://127.0.0.1:{b.http}"
     roles = Counter(p["role"] for p in table["processes"])
-    assert {r: roles[r] for r in ("nats", "engine", "session", "gateway", "nginx")} == {
-        "nats": 3, "engine": 2, "session": 2, "gateway": 2, "nginx": 1,
-    }
+    expected = {"nats": 3, "engine": 2, "session": 2, "gateway": 2, "nginx": 1}
+    if has_matchmaker():
+        expected["matchmaker"] = 2
+    assert dict(roles) == expected
     addrs = {p["name"]: p["addr"] for p in table["processes"]}
     assert addrs["nginx"] == f"127.0.0.1:{b.http}"
     for k in (1, 2):
         assert addrs[f"gateway-{k}"] == f"127.0.0.1:{b.http + k}"
         assert addrs[f"engine-{k}"] == b.grpc_addr("engine", k)
         assert addrs[f"session-{k}"] == b.grpc_addr("session", k)
+        if has_matchmaker():
+            assert addrs[f"matchmaker-{k}"] == b.grpc_addr("matchmaker", k)
     for k in (1, 2, 3):
         assert addrs[f"nats-{k}"] == f"127.0.0.1:{b.nats + k - 1}"
         assert (cluster.data_dir / "cluster" / f"nats-{k}" / "jetstream").is_dir()
@@ -83,3 +87,19 @@ def test_jetstream_keeps_three_replicas_of_the_log(cluster: RunnerProcess):
     assert streams["GAME_EVENTS"]["config"]["num_replicas"] == 3
     assert len(streams["GAME_EVENTS"]["cluster"]["replicas"]) == 2  # + the leader
     assert json.loads(body)["config"]["sync_always"] is True
+
+
+@pytest.mark.skipif(not has_matchmaker(), reason="no matchmaker service in this checkout")
+async def test_two_tickets_through_nginx_meet_in_one_game(cluster: RunnerProcess):
+    async with AsyncCellWarClient(cluster.url, timeout=30) as api:
+        tickets = [await api.create_ticket("life", 2, name) for name in ("ann", "ben")]
+        matches = []
+        for t in tickets:
+            deadline = asyncio.get_running_loop().time() + 60
+            while (status := await api.ticket(t["ticket_id"], t["ticket_token"]))["status"] == "searching":
+                assert asyncio.get_running_loop().time() < deadline, status
+                await asyncio.sleep(0.2)
+            matches.append(status)
+    assert [m["status"] for m in matches] == ["matched", "matched"]
+    assert matches[0]["match"]["game_id"] == matches[1]["match"]["game_id"]
+    assert {m["match"]["player_id"] for m in matches} == {1, 2}
