@@ -156,11 +156,9 @@ def session_reads_lists() -> bool:
     other nodes from the server's INFO and fails over to them) and gRPC's own
     ``ipv4:a,b`` target for the engines (pick_first: the next engine when one is down).
     """
-    for folder in ("services/session", "services/common"):
-        for path in (ROOT / folder).glob("*.py"):
-            text = path.read_text(errors="replace")
-            if ".split(\",\")" in text and ("engine_addr" in text or "nats_url" in text):
-                return True
+    for path in (ROOT / "services" / "session").glob("*.py"):
+        if '.split(",")' in path.read_text(errors="replace"):
+            return True
     return False
 
 
