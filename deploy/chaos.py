@@ -432,6 +432,7 @@ async def run_chaos(
     t0 = time.monotonic()
     runs = [GameRun("life" if i % 2 == 0 else "cellwar") for i in range(games)]
     report.games = runs
+
     async def one(i: int, g: GameRun) -> None:
         try:
             await asyncio.wait_for(
