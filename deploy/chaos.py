@@ -11,7 +11,8 @@ GAME_EVENTS stream), one session instance, one engine replica and one gateway (P
 - every log, read straight from JetStream, is contiguous (seqs 1..n, each once);
 - no command id appears in two separate places of a log (a command applied twice);
 - every recorded ``state_hash`` equals ``engine.state_hash`` of the in-process fold
-  (``engine.api.apply_event``) up to that event, and ``GET /game/{id}/events`` tells
+  (``engine.api.apply_event``, each event under its recorded engine version) up to that
+  event, and ``GET /game/{id}/events`` tells
   the same log;
 - every POST answered 2xx (create, join, action, end_turn) is in its game's log: its
   ``Idempotency-Key`` is in an event's ``command_id``;
@@ -336,7 +337,9 @@ def check_log(game_id: str, events: Sequence[Any], report: Report) -> None:
     state = None
     for e in events:
         try:
-            state = engine.apply_event(state, e.type, int(e.actor), json.loads(e.payload or b"{}"))
+            state = engine.apply_event(
+                state, e.type, int(e.actor), json.loads(e.payload or b"{}"), engine_version=e.engine_version
+            )
         except Exception as exc:  # noqa: BLE001 - the log and the rules disagree
             report.fail("fold", f"{game_id}: seq {e.seq} {e.type} does not fold: {exc}")
             return

@@ -38,7 +38,7 @@ def life_log() -> tuple[list[events_pb2.Event], dict[str, str]]:
                 events_pb2.Event(
                     game_id="g1", seq=len(events) + 1, type=d.type, actor=d.actor,
                     payload=json.dumps(d.payload).encode(), state_hash=d.state_hash,
-                    command_id=f"{prefix}{keys[key]}#0123456789abcdef",
+                    command_id=f"{prefix}{keys[key]}#0123456789abcdef", engine_version=engine.ENGINE_VERSION,
                 )
             )
     return events, keys
