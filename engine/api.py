@@ -53,9 +53,11 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from cellwar.v1.codes import CommandType, EventType
 from engine import versions
 from engine.errors import NO_CHANGE, GameError
 from engine.kinds import rules_for
+from engine.lifecycle import expire
 
 #: Recorded in every event; bump when a rule change would fold old logs differently
 #: (:mod:`engine.versions`, docs/ARCHITECTURE.md "Engine versions and golden logs").
@@ -273,7 +275,9 @@ def decide(state: Any | None, command_type: str, actor: int, payload: Mapping[st
 
     ``command_type``: ``"create"`` (payload ``{"kind", "config"}``, state None),
     ``"join"`` (``{"name"}``), ``"action"`` (the action dict), ``"end_turn"``,
-    ``"remove_player"`` (``{"player_id", "reason"}``).
+    ``"remove_player"`` (``{"player_id", "reason"}``; the rollback of a removal during
+    one's own CellWar turn is planned by :mod:`engine.envelope`, which knows where the
+    turn began), ``"expire"`` (``{}``: a waiting game expires, :mod:`engine.lifecycle`).
     Folding the returned events onto ``state`` gives the returned state (tested).
     The command is decided under the current rules (:data:`ENGINE_VERSION`): a state of
     an older version is upgraded first (:func:`upgrade`), and its events record the
@@ -306,6 +310,9 @@ def decide(state: Any | None, command_type: str, actor: int, payload: Mapping[st
     elif command_type == "end_turn":
         new = end_player_turn(state, actor)
         drafts = [EventDraft("TurnEnded", actor, {}, state_hash(new))]
+    elif command_type == CommandType.EXPIRE:
+        new = expire(state)
+        drafts = [EventDraft(EventType.GAME_EXPIRED, 0, {}, state_hash(new))]
     elif command_type == "remove_player":
         pid = int(payload.get("player_id", actor))
         new = remove_player(state, pid)
@@ -380,6 +387,8 @@ def apply_event(
         return decode_state(base64.b64decode(payload["state"]))
     if etype == "GameFinished":
         return state
+    if etype == EventType.GAME_EXPIRED:
+        return expire(state)
     raise GameError("MALFORMED", f"unknown event type {etype!r}")
 
 

@@ -20,10 +20,13 @@ import structlog
 
 import engine
 from cellwar.v1 import engine_pb2, engine_pb2_grpc
+from engine import envelope
 from engine.api import dumps
 from engine.campaign import levels as campaign_levels
+from engine.envelope import Anchor, Envelope
 from engine.errors import GameError
 from engine.life import patterns as life_patterns
+from engine.policy import policy, revealed_view
 from services.common import grpcutil
 from services.common.errors import ENGINE_VERSION_KEY, abort
 
@@ -38,10 +41,12 @@ T = TypeVar("T")
 INLINE_STATE_BYTES = 300_000
 
 
-def to_proto(state: Any) -> engine_pb2.GameState:
-    """The ``GameState`` message of an engine state (encoded bytes, hash and summary)."""
+def to_proto(state: Any, env: Envelope | None = None) -> engine_pb2.GameState:
+    """The ``GameState`` message of an engine state: encoded bytes, hash, summary, and the
+    envelope (``versions``, ``seq``, ``anchor``; none of it hashed) with the policy."""
     s = engine.summary(state)
-    return engine_pb2.GameState(
+    p = policy(state)
+    msg = engine_pb2.GameState(
         state=engine.encode_state(state),
         state_hash=engine.state_hash(state),
         kind=s.kind,
@@ -52,7 +57,51 @@ def to_proto(state: Any) -> engine_pb2.GameState:
         players_joined=s.players_joined,
         max_players=s.max_players,
         speed=s.speed,
+        policy=engine_pb2.Policy(
+            log_private=p.log_private,
+            private_reason=p.private_reason,
+            spectators_live=p.spectators_live,
+            lobby_hidden_keys=list(p.lobby_hidden_keys),
+            disconnect_timeout_s=p.disconnect_timeout_s,
+            rollback_on_leave=p.rollback_on_leave,
+            ticking=p.ticking,
+            expirable=p.expirable,
+            active_players=list(p.active_players),
+            progress_level=p.progress_level,
+        ),
     )
+    if env is not None:
+        msg.versions.extend(env.versions)
+        msg.seq = env.seq
+        if env.anchor is not None:
+            a = env.anchor
+            msg.anchor.CopyFrom(
+                engine_pb2.TurnAnchor(
+                    seq=a.seq,
+                    state=a.state,
+                    state_hash=a.state_hash,
+                    removals=[_draft(d) for d in a.removals],
+                )
+            )
+    return msg
+
+
+def envelope_of(msg: engine_pb2.GameState) -> Envelope:
+    """The :class:`engine.envelope.Envelope` a ``GameState`` message carries (empty for a
+    message without one). Raises GameError MALFORMED for an anchor payload that is not JSON."""
+    anchor = None
+    if msg.HasField("anchor") and msg.anchor.state:
+        a = msg.anchor
+        anchor = Anchor(
+            a.seq,
+            a.state,
+            a.state_hash,
+            tuple(
+                engine.EventDraft(d.type, d.actor, _json(d.payload, "anchor removal"), d.state_hash)
+                for d in a.removals
+            ),
+        )
+    return Envelope(msg.seq, tuple(msg.versions), anchor)
 
 
 def from_proto(msg: engine_pb2.GameState) -> Any:
@@ -75,28 +124,51 @@ def _draft(d: Any) -> engine_pb2.EventDraft:
     )
 
 
+def _given(msg: engine_pb2.GameState) -> tuple[Any | None, Envelope]:
+    """The state and envelope of a request's ``state`` field (None, empty when unset)."""
+    if not msg.state:
+        return None, Envelope()
+    return from_proto(msg), envelope_of(msg)
+
+
+def views_of(state: Any) -> list[bytes]:
+    """JSON views of ``state`` for the spectator (index 0) and every seat taken (index =
+    player id), without ``game_id``/``seq`` (the session adds them)."""
+    seats = engine.summary(state).players_joined
+    return [dumps(engine.get_visible_state(state, pid or None)) for pid in range(seats + 1)]
+
+
 def decide(request: engine_pb2.DecideRequest) -> engine_pb2.DecideReply:
-    """Run one command (see ``engine.decide``). Raises GameError."""
+    """Run one command (:func:`engine.envelope.decide`: ``engine.decide``, removals with
+    their rollback planned by the engine) and return its events, the state after them
+    with its envelope, and every player's view of it. Raises GameError."""
     cmd = request.command
-    state = from_proto(request.state) if request.HasField("state") and request.state.state else None
+    state, env = _given(request.state)
     payload = _json(cmd.payload, "command payload")
     if not isinstance(payload, dict):
         raise GameError("MALFORMED", "command payload must be a JSON object")
-    drafts, new = engine.decide(state, cmd.type, cmd.actor, payload)
-    return engine_pb2.DecideReply(events=[_draft(d) for d in drafts], state=to_proto(new))
+    drafts, new, env = envelope.decide(state, env, cmd.type, cmd.actor, payload)
+    return engine_pb2.DecideReply(
+        events=[_draft(d) for d in drafts], state=to_proto(new, env), views=views_of(new)
+    )
 
 
 def fold(request: engine_pb2.FoldRequest) -> engine_pb2.GameState:
-    """Fold recorded events onto a state (or from GameCreated). Raises GameError."""
-    state = from_proto(request.state) if request.HasField("state") and request.state.state else None
-    events = (
-        (e.type, e.actor, _json(e.payload, "event payload"), e.engine_version)  # each under its rules
-        for e in request.events
-    )
-    state = engine.fold(state, events)
+    """Fold recorded events onto a state and its envelope (or from GameCreated); an event
+    without a seq takes the next one. Raises GameError."""
+    state, env = _given(request.state)
+    last = env.seq
+
+    def events():
+        nonlocal last
+        for e in request.events:
+            last = e.seq or last + 1
+            yield last, e.type, e.actor, _json(e.payload, "event payload")
+
+    state, env = envelope.fold(state, env, events())
     if state is None:
         raise GameError("MALFORMED", "nothing to fold: no state and no events")
-    return to_proto(state)
+    return to_proto(state, env)
 
 
 def tick(request: engine_pb2.TickRequest) -> engine_pb2.TickReply:
@@ -105,13 +177,15 @@ def tick(request: engine_pb2.TickRequest) -> engine_pb2.TickReply:
     results = []
     for item in request.items:
         try:
-            state = from_proto(item.state)
+            state, env = _given(item.state)
+            if state is None:
+                raise GameError("MALFORMED", "a game state is required")
             before = engine.summary(state).generation
-            drafts, new = engine.decide_tick(state, item.generations)
+            drafts, new, env = envelope.tick(state, env, item.generations)
             ran = engine.summary(new).generation - before
             results.append(
                 engine_pb2.TickResult(
-                    state=to_proto(new) if drafts else item.state,
+                    state=to_proto(new, env) if drafts else item.state,
                     generations_run=max(ran, 0),
                     events=[_draft(d) for d in drafts],
                 )
@@ -126,11 +200,11 @@ def tick(request: engine_pb2.TickRequest) -> engine_pb2.TickReply:
 
 
 def views(request: engine_pb2.ViewsRequest) -> engine_pb2.ViewsReply:
-    """JSON views of one state for each player id (0 = spectator)."""
+    """JSON views of one state for each player id (0 = spectator); ``reveal``: with
+    everything public (:func:`engine.policy.revealed_view`, a finished game's replay)."""
     state = from_proto(request.state)
-    return engine_pb2.ViewsReply(
-        views=[dumps(engine.get_visible_state(state, pid or None)) for pid in request.player_ids]
-    )
+    view = revealed_view if request.reveal else engine.get_visible_state
+    return engine_pb2.ViewsReply(views=[dumps(view(state, pid or None)) for pid in request.player_ids])
 
 
 def valid_actions(request: engine_pb2.ValidActionsRequest) -> engine_pb2.ValidActionsReply:

@@ -28,13 +28,11 @@ The session never interprets the rules; it reads only summary fields of opaque s
 
 from __future__ import annotations
 
-import base64
-
 import structlog
 
 from cellwar.v1 import engine_pb2, events_pb2
 from services.common.errors import ServiceError
-from services.common.jsonwire import dumps, event_payload
+from services.common.jsonwire import dumps
 from services.session.games import (
     MAX_ATTEMPTS,
     CommandResult,
@@ -93,44 +91,11 @@ async def turn_start(games: Games, game: Game) -> tuple[int, engine_pb2.GameStat
 async def _plan(
     games: Games, game: Game, player_id: int, reason: str, actor: int
 ) -> tuple[list[events_pb2.Event], engine_pb2.GameState]:
-    """The events of the removal (rollback first when due) and the state after them."""
-    version = games.engine.engine_version
-    state = game.state
-    events: list[events_pb2.Event] = []
-    if rolls_back(game, player_id):
-        to_seq, start = await turn_start(games, game)
-        if to_seq < game.seq:
-            later = await games.store.read(game.game_id, to_seq + 1, game.seq)
-            back = events_pb2.Event(
-                type="RolledBack",
-                actor=actor,
-                payload=dumps(
-                    {"to_seq": to_seq, "state": base64.b64encode(start.state).decode("ascii")}
-                ),
-                state_hash=start.state_hash,
-                engine_version=version,
-            )
-            folded = await games.engine.fold(state, [back])
-            if folded is None or folded.state_hash != start.state_hash:
-                raise ServiceError("GAME_BROKEN", f"rollback to seq {to_seq} gives another hash")
-            events.append(back)
-            state = folded
-            log.info("rolled_back", game_id=game.game_id, player_id=player_id, to_seq=to_seq)
-            for event in later:
-                data = event_payload(event)
-                other = int(data.get("player_id", 0) or 0)
-                if event.type != "PlayerRemoved" or other in (0, player_id):
-                    continue
-                reply = await games.engine.decide(
-                    state, "remove_player", event.actor, dumps(data)
-                )
-                events.extend(games._events(reply.events, reply.state))
-                state = reply.state
+    """The events of the removal, planned by the engine (rollback first when due)."""
     reply = await games.engine.decide(
-        state, "remove_player", actor, dumps({"player_id": player_id, "reason": reason})
+        game.state, "remove_player", actor, dumps({"player_id": player_id, "reason": reason})
     )
-    events.extend(games._events(reply.events, reply.state))
-    return events, reply.state
+    return games._events(reply.events, reply.state), reply.state
 
 
 async def remove_player(

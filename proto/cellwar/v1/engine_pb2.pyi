@@ -8,7 +8,7 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 DESCRIPTOR: _descriptor.FileDescriptor
 
 class GameState(_message.Message):
-    __slots__ = ("state", "state_hash", "kind", "phase", "generation", "finished", "turn", "players_joined", "max_players", "speed")
+    __slots__ = ("state", "state_hash", "kind", "phase", "generation", "finished", "turn", "players_joined", "max_players", "speed", "versions", "seq", "policy", "anchor")
     STATE_FIELD_NUMBER: _ClassVar[int]
     STATE_HASH_FIELD_NUMBER: _ClassVar[int]
     KIND_FIELD_NUMBER: _ClassVar[int]
@@ -19,6 +19,10 @@ class GameState(_message.Message):
     PLAYERS_JOINED_FIELD_NUMBER: _ClassVar[int]
     MAX_PLAYERS_FIELD_NUMBER: _ClassVar[int]
     SPEED_FIELD_NUMBER: _ClassVar[int]
+    VERSIONS_FIELD_NUMBER: _ClassVar[int]
+    SEQ_FIELD_NUMBER: _ClassVar[int]
+    POLICY_FIELD_NUMBER: _ClassVar[int]
+    ANCHOR_FIELD_NUMBER: _ClassVar[int]
     state: bytes
     state_hash: str
     kind: str
@@ -29,7 +33,47 @@ class GameState(_message.Message):
     players_joined: int
     max_players: int
     speed: int
-    def __init__(self, state: _Optional[bytes] = ..., state_hash: _Optional[str] = ..., kind: _Optional[str] = ..., phase: _Optional[str] = ..., generation: _Optional[int] = ..., finished: _Optional[bool] = ..., turn: _Optional[int] = ..., players_joined: _Optional[int] = ..., max_players: _Optional[int] = ..., speed: _Optional[int] = ...) -> None: ...
+    versions: _containers.RepeatedScalarFieldContainer[int]
+    seq: int
+    policy: Policy
+    anchor: TurnAnchor
+    def __init__(self, state: _Optional[bytes] = ..., state_hash: _Optional[str] = ..., kind: _Optional[str] = ..., phase: _Optional[str] = ..., generation: _Optional[int] = ..., finished: _Optional[bool] = ..., turn: _Optional[int] = ..., players_joined: _Optional[int] = ..., max_players: _Optional[int] = ..., speed: _Optional[int] = ..., versions: _Optional[_Iterable[int]] = ..., seq: _Optional[int] = ..., policy: _Optional[_Union[Policy, _Mapping]] = ..., anchor: _Optional[_Union[TurnAnchor, _Mapping]] = ...) -> None: ...
+
+class Policy(_message.Message):
+    __slots__ = ("log_private", "private_reason", "spectators_live", "lobby_hidden_keys", "disconnect_timeout_s", "rollback_on_leave", "ticking", "expirable", "active_players", "progress_level")
+    LOG_PRIVATE_FIELD_NUMBER: _ClassVar[int]
+    PRIVATE_REASON_FIELD_NUMBER: _ClassVar[int]
+    SPECTATORS_LIVE_FIELD_NUMBER: _ClassVar[int]
+    LOBBY_HIDDEN_KEYS_FIELD_NUMBER: _ClassVar[int]
+    DISCONNECT_TIMEOUT_S_FIELD_NUMBER: _ClassVar[int]
+    ROLLBACK_ON_LEAVE_FIELD_NUMBER: _ClassVar[int]
+    TICKING_FIELD_NUMBER: _ClassVar[int]
+    EXPIRABLE_FIELD_NUMBER: _ClassVar[int]
+    ACTIVE_PLAYERS_FIELD_NUMBER: _ClassVar[int]
+    PROGRESS_LEVEL_FIELD_NUMBER: _ClassVar[int]
+    log_private: bool
+    private_reason: str
+    spectators_live: bool
+    lobby_hidden_keys: _containers.RepeatedScalarFieldContainer[str]
+    disconnect_timeout_s: float
+    rollback_on_leave: bool
+    ticking: bool
+    expirable: bool
+    active_players: _containers.RepeatedScalarFieldContainer[int]
+    progress_level: int
+    def __init__(self, log_private: _Optional[bool] = ..., private_reason: _Optional[str] = ..., spectators_live: _Optional[bool] = ..., lobby_hidden_keys: _Optional[_Iterable[str]] = ..., disconnect_timeout_s: _Optional[float] = ..., rollback_on_leave: _Optional[bool] = ..., ticking: _Optional[bool] = ..., expirable: _Optional[bool] = ..., active_players: _Optional[_Iterable[int]] = ..., progress_level: _Optional[int] = ...) -> None: ...
+
+class TurnAnchor(_message.Message):
+    __slots__ = ("seq", "state", "state_hash", "removals")
+    SEQ_FIELD_NUMBER: _ClassVar[int]
+    STATE_FIELD_NUMBER: _ClassVar[int]
+    STATE_HASH_FIELD_NUMBER: _ClassVar[int]
+    REMOVALS_FIELD_NUMBER: _ClassVar[int]
+    seq: int
+    state: bytes
+    state_hash: str
+    removals: _containers.RepeatedCompositeFieldContainer[EventDraft]
+    def __init__(self, seq: _Optional[int] = ..., state: _Optional[bytes] = ..., state_hash: _Optional[str] = ..., removals: _Optional[_Iterable[_Union[EventDraft, _Mapping]]] = ...) -> None: ...
 
 class Command(_message.Message):
     __slots__ = ("type", "actor", "payload")
@@ -62,12 +106,14 @@ class DecideRequest(_message.Message):
     def __init__(self, state: _Optional[_Union[GameState, _Mapping]] = ..., command: _Optional[_Union[Command, _Mapping]] = ...) -> None: ...
 
 class DecideReply(_message.Message):
-    __slots__ = ("events", "state")
+    __slots__ = ("events", "state", "views")
     EVENTS_FIELD_NUMBER: _ClassVar[int]
     STATE_FIELD_NUMBER: _ClassVar[int]
+    VIEWS_FIELD_NUMBER: _ClassVar[int]
     events: _containers.RepeatedCompositeFieldContainer[EventDraft]
     state: GameState
-    def __init__(self, events: _Optional[_Iterable[_Union[EventDraft, _Mapping]]] = ..., state: _Optional[_Union[GameState, _Mapping]] = ...) -> None: ...
+    views: _containers.RepeatedScalarFieldContainer[bytes]
+    def __init__(self, events: _Optional[_Iterable[_Union[EventDraft, _Mapping]]] = ..., state: _Optional[_Union[GameState, _Mapping]] = ..., views: _Optional[_Iterable[bytes]] = ...) -> None: ...
 
 class FoldRequest(_message.Message):
     __slots__ = ("state", "events")
@@ -108,12 +154,14 @@ class TickReply(_message.Message):
     def __init__(self, results: _Optional[_Iterable[_Union[TickResult, _Mapping]]] = ...) -> None: ...
 
 class ViewsRequest(_message.Message):
-    __slots__ = ("state", "player_ids")
+    __slots__ = ("state", "player_ids", "reveal")
     STATE_FIELD_NUMBER: _ClassVar[int]
     PLAYER_IDS_FIELD_NUMBER: _ClassVar[int]
+    REVEAL_FIELD_NUMBER: _ClassVar[int]
     state: GameState
     player_ids: _containers.RepeatedScalarFieldContainer[int]
-    def __init__(self, state: _Optional[_Union[GameState, _Mapping]] = ..., player_ids: _Optional[_Iterable[int]] = ...) -> None: ...
+    reveal: bool
+    def __init__(self, state: _Optional[_Union[GameState, _Mapping]] = ..., player_ids: _Optional[_Iterable[int]] = ..., reveal: _Optional[bool] = ...) -> None: ...
 
 class ViewsReply(_message.Message):
     __slots__ = ("views",)

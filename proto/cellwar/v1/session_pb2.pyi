@@ -155,8 +155,12 @@ class WatchUpdate(_message.Message):
     def __init__(self, type: _Optional[str] = ..., seq: _Optional[int] = ..., view: _Optional[bytes] = ...) -> None: ...
 
 class ListGamesRequest(_message.Message):
-    __slots__ = ()
-    def __init__(self) -> None: ...
+    __slots__ = ("page_size", "cursor")
+    PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
+    CURSOR_FIELD_NUMBER: _ClassVar[int]
+    page_size: int
+    cursor: str
+    def __init__(self, page_size: _Optional[int] = ..., cursor: _Optional[str] = ...) -> None: ...
 
 class GameSummary(_message.Message):
     __slots__ = ("game_id", "kind", "phase", "players_joined", "max_players", "config")
@@ -175,10 +179,12 @@ class GameSummary(_message.Message):
     def __init__(self, game_id: _Optional[str] = ..., kind: _Optional[str] = ..., phase: _Optional[str] = ..., players_joined: _Optional[int] = ..., max_players: _Optional[int] = ..., config: _Optional[bytes] = ...) -> None: ...
 
 class ListGamesReply(_message.Message):
-    __slots__ = ("games",)
+    __slots__ = ("games", "next_cursor")
     GAMES_FIELD_NUMBER: _ClassVar[int]
+    NEXT_CURSOR_FIELD_NUMBER: _ClassVar[int]
     games: _containers.RepeatedCompositeFieldContainer[GameSummary]
-    def __init__(self, games: _Optional[_Iterable[_Union[GameSummary, _Mapping]]] = ...) -> None: ...
+    next_cursor: str
+    def __init__(self, games: _Optional[_Iterable[_Union[GameSummary, _Mapping]]] = ..., next_cursor: _Optional[str] = ...) -> None: ...
 
 class CreateProfileRequest(_message.Message):
     __slots__ = ("name",)

@@ -1,0 +1,188 @@
+"""What the engine keeps next to a state without hashing it: per-player view versions, the
+per-game seq, and the turn anchor (DESIGN §5 "a view's seq is the player's own version";
+§10 "rollback planning happens in the engine").
+
+An :class:`Envelope` travels with every state the engine service returns (proto
+``GameState`` fields ``versions``, ``seq``, ``anchor``) and comes back with the next
+call; the session stores it (snapshots too) and reads ``versions`` as the views' ``seq``.
+It is a pure function of the log, however the log was applied: event by event
+(:func:`decide`, :func:`tick`) or folded in runs (:func:`fold`) — tested.
+
+- ``versions[p]`` (index = player id, 0 = spectator) counts the events player ``p``
+  observed (:func:`engine.api.observers`): it moves only when ``p``'s view may change,
+  never at a hidden event. A run of ``GenerationsTicked`` folded as one tick counts one
+  per event for the observers of the whole run (Life ticks are public).
+- ``seq`` is the per-game seq of the last event applied (0 before ``GameCreated``).
+- ``anchor`` (kinds whose removal rolls the turn back, :func:`engine.policy.keeps_turn_anchor`):
+  the state after the event at which the current turn began (the summary's ``turn``
+  changed, or a ``RolledBack`` restored it: then its ``to_seq``), and the
+  ``PlayerRemoved`` events recorded since. :mod:`engine.removal` plans a rollback from it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from cellwar.v1.codes import CommandType, EventType
+from engine.api import (
+    EventDraft,
+    apply_event,
+    decide_tick,
+    encode_state,
+    observers,
+    state_hash,
+    summary,
+)
+from engine.api import decide as decide_command
+from engine.api import (
+    tick as tick_state,
+)
+from engine.policy import keeps_turn_anchor
+from engine.removal import plan_removal
+
+
+@dataclass(frozen=True)
+class Anchor:
+    """Where the current turn began.
+
+    Attributes:
+        seq: per-game seq of the event after which the turn began.
+        state: ``engine.encode_state`` of the state then; ``state_hash`` its hash.
+        removals: ``PlayerRemoved`` events recorded since (payload dicts, no hash).
+    """
+
+    seq: int
+    state: bytes
+    state_hash: str
+    removals: tuple[EventDraft, ...] = ()
+
+
+@dataclass(frozen=True)
+class Envelope:
+    """Per-player versions (index = player id, 0 = spectator), the per-game seq of the
+    last event, and the turn anchor (None for kinds without rollback)."""
+
+    seq: int = 0
+    versions: tuple[int, ...] = field(default_factory=tuple)
+    anchor: Anchor | None = None
+
+
+def advance(
+    env: Envelope,
+    before: Any | None,
+    etype: str,
+    actor: int,
+    payload: Mapping[str, Any],
+    after: Any,
+    seq: int,
+    count: int = 1,
+) -> Envelope:
+    """The envelope after event ``etype`` (``count`` events of it folded as one, for a run
+    of ticks) turned ``before`` into ``after``; ``seq`` is the per-game seq of the (last)
+    event."""
+    seats = summary(after).max_players + 1
+    versions = list(env.versions[:seats]) + [0] * max(seats - len(env.versions), 0)
+    for pid in observers(before, etype, actor, payload, after):
+        if 0 <= pid < seats:
+            versions[pid] += count
+    anchor = env.anchor
+    if not keeps_turn_anchor(after):
+        anchor = None
+    elif etype == EventType.ROLLED_BACK:
+        anchor = Anchor(int(payload["to_seq"]), encode_state(after), state_hash(after))
+    elif before is None or summary(before).turn != summary(after).turn:
+        anchor = Anchor(seq, encode_state(after), state_hash(after))
+    elif etype == EventType.PLAYER_REMOVED:
+        removal = EventDraft(EventType.PLAYER_REMOVED, actor, dict(payload), "")
+        anchor = replace(anchor, removals=(*anchor.removals, removal))
+    return Envelope(seq, tuple(versions), anchor)
+
+
+def fold(
+    state: Any | None,
+    env: Envelope,
+    events: Iterable[tuple[int, str, int, Mapping[str, Any]]],
+) -> tuple[Any, Envelope]:
+    """Fold ``(seq, type, actor, payload)`` events onto ``(state, env)`` (state None = from
+    ``GameCreated``). Runs of ``GenerationsTicked`` are one tick of their summed count, as
+    :func:`engine.api.fold` does (same states, bit for bit).
+
+    Raises:
+        GameError: the log and the rules disagree (see :func:`engine.api.apply_event`).
+    """
+    run: list[tuple[int, Mapping[str, Any]]] = []
+
+    def flush(state: Any, env: Envelope) -> tuple[Any, Envelope]:
+        total = sum(int(p["count"]) for _, p in run)
+        after = tick_state(state, total)
+        env = advance(
+            env, state, EventType.GENERATIONS_TICKED, 0, run[0][1], after, run[-1][0], len(run)
+        )
+        run.clear()
+        return after, env
+
+    for seq, etype, actor, payload in events:
+        if etype == EventType.GENERATIONS_TICKED:
+            run.append((seq, payload))
+            continue
+        if run:
+            state, env = flush(state, env)
+        after = apply_event(state, etype, actor, payload)
+        env = advance(env, state, etype, actor, payload, after, seq)
+        state = after
+    if run:
+        state, env = flush(state, env)
+    return state, env
+
+
+def _track(
+    state: Any | None, env: Envelope, steps: list[tuple[EventDraft, Any]]
+) -> tuple[list[EventDraft], Any, Envelope]:
+    drafts = []
+    for draft, after in steps:
+        env = advance(env, state, draft.type, draft.actor, draft.payload, after, env.seq + 1)
+        state = after
+        drafts.append(draft)
+    return drafts, state, env
+
+
+def decide(
+    state: Any | None,
+    env: Envelope,
+    command_type: str,
+    actor: int,
+    payload: Mapping[str, Any],
+) -> tuple[list[EventDraft], Any, Envelope]:
+    """Run a command (:func:`engine.api.decide`; ``remove_player`` through
+    :func:`engine.removal.plan_removal`, which may roll the turn back first). Returns the
+    events, the state after them and the envelope after them (their seqs follow
+    ``env.seq``).
+
+    Raises:
+        GameError: the rules refuse the command (nothing is recorded).
+    """
+    if command_type == CommandType.REMOVE_PLAYER and state is not None:
+        payload = dict(payload or {})
+        steps = plan_removal(
+            state,
+            int(payload.get("player_id", actor)),
+            str(payload.get("reason", "left")),
+            actor,
+            env.anchor,
+            env.seq,
+        )
+    else:
+        drafts, after = decide_command(state, command_type, actor, payload)
+        steps = [(d, after) for d in drafts]
+    if state is None:
+        env = Envelope()
+    return _track(state, env, steps)
+
+
+def tick(state: Any, env: Envelope, generations: int) -> tuple[list[EventDraft], Any, Envelope]:
+    """Tick a running game by up to ``generations`` (:func:`engine.api.decide_tick`):
+    ``GenerationsTicked`` (+ ``GameFinished``), the state and the envelope after them."""
+    drafts, after = decide_tick(state, generations)
+    return _track(state, env, [(d, after) for d in drafts])
