@@ -12,8 +12,10 @@ class Settings(BaseSettings):
     """Configuration read from ``CELLWAR_*`` environment variables (and a ``.env`` file).
 
     Attributes:
-        nats_url: NATS server URL (``CELLWAR_NATS_URL``).
-        engine_addr: host:port of the engine gRPC service.
+        nats_url: NATS server URL (``CELLWAR_NATS_URL``; several servers of a cluster
+            comma separated).
+        engine_addr: host:port of the engine gRPC service; the session takes several,
+            comma separated, and spreads its calls over them (replicas).
         session_addr: host:port of the session gRPC service.
         http_host / http_port: where the gateway listens.
         secret: HMAC key that signs player tokens; set it in production.
@@ -43,6 +45,13 @@ class Settings(BaseSettings):
         match_claim_timeout_s: a match claimed this long ago (seconds) by an instance
             that has not finished forming it is rolled forward or back by any instance.
         matchmaker_concurrency: matches one matchmaker instance forms at once.
+        presence_ttl_s: a session instance renews the presence of the players it streams
+            to every third of this; a presence not renewed for this long is gone (seconds).
+        waiting_game_ttl_s: a game whose seats stay open this long expires (seconds).
+        game_idle_s: a loaded game unused this long (no stream, no lease) leaves the
+            session's cache (seconds).
+        nats_connect_timeout_s: how long a starting session keeps retrying NATS (a cluster
+            still forming) before it gives up (seconds).
     """
 
     model_config = SettingsConfigDict(env_prefix="CELLWAR_", env_file=".env", extra="ignore")
@@ -74,6 +83,10 @@ class Settings(BaseSettings):
     ticket_ttl_s: float = Field(300.0, gt=0)
     match_claim_timeout_s: float = Field(10.0, gt=0)
     matchmaker_concurrency: int = Field(32, ge=1)
+    presence_ttl_s: float = Field(10.0, gt=0)
+    waiting_game_ttl_s: float = Field(3600.0, gt=0)
+    game_idle_s: float = Field(600.0, gt=0)
+    nats_connect_timeout_s: float = Field(120.0, gt=0)
 
 
 @lru_cache(maxsize=1)

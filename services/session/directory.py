@@ -1,9 +1,21 @@
-"""The lobby directory in KV ``GAME_DIRECTORY``: ``<game_id>`` -> JSON
-``{"kind", "config", "phase", "players_joined", "max_players", "created_at"}``
-(``created_at``: ISO 8601 UTC). An in-memory mirror answers ListGames."""
+"""The lobby directory in KV ``GAME_DIRECTORY``: a projection of each game's log, written
+by the instance that appended the events that changed it.
+
+``<game_id>`` -> JSON ``{"kind", "config", "phase", "players_joined", "max_players",
+"created_at", "lease", "expirable", "profile_id"?}`` where ``config`` is already the
+lobby's (the keys the engine's policy hides are left out: a CellWar start position
+would show enemy units), ``created_at`` ISO 8601 UTC, ``lease`` true while the game is
+ticked (someone must hold its lease) and ``expirable`` true while its seats are open
+and nothing has started (it expires after ``CELLWAR_WAITING_GAME_TTL_S``).
+
+Every instance mirrors the entries of unfinished games through one KV watch
+(:class:`services.session.mirror.KvMirror`), so the lobby is current on every instance
+and pages are served from memory.
+"""
 
 from __future__ import annotations
 
+import base64
 import json
 from datetime import UTC, datetime
 from typing import Any
@@ -13,7 +25,16 @@ import nats.js.errors
 import structlog
 from nats.js.kv import KeyValue
 
+from services.common.errors import ServiceError
+from services.session.mirror import KvMirror
+
 log = structlog.get_logger("cellwar.session.directory")
+
+#: Games per ListGames page when the request names none, and at most.
+DEFAULT_PAGE = 1000
+MAX_PAGE = 1000
+#: The ``phase`` of a finished game's entry (the directory writes it for any kind).
+FINISHED = "finished"
 
 
 def now_iso() -> str:
@@ -21,55 +42,103 @@ def now_iso() -> str:
     return datetime.now(UTC).isoformat()
 
 
+def _sort_key(game_id: str, entry: dict[str, Any]) -> tuple[str, str]:
+    return str(entry.get("created_at", "")), game_id
+
+
+def encode_cursor(key: tuple[str, str]) -> str:
+    """An opaque page cursor for the sort key ``(created_at, game_id)``."""
+    return base64.urlsafe_b64encode(json.dumps(list(key)).encode()).decode("ascii")
+
+
+def decode_cursor(cursor: str) -> tuple[str, str]:
+    """Inverse of :func:`encode_cursor`. Raises ServiceError MALFORMED."""
+    try:
+        created, game_id = json.loads(base64.urlsafe_b64decode(cursor.encode("ascii")))
+        return str(created), str(game_id)
+    except (ValueError, TypeError, UnicodeError) as exc:
+        raise ServiceError("MALFORMED", "cursor is not one a ListGames page gave") from exc
+
+
 class Directory:
-    """Game metadata for the lobby, written through to KV."""
+    """Game metadata for the lobby: written through to KV, mirrored from KV.
+
+    Attributes:
+        entries: game id -> entry, for every game not finished (the mirror).
+    """
 
     def __init__(self, kv: KeyValue) -> None:
         self.kv = kv
         self.entries: dict[str, dict[str, Any]] = {}
+        self.mirror = KvMirror(kv, self._on_change)
 
-    async def load(self) -> dict[str, dict[str, Any]]:
-        """Read every entry from KV into the mirror; returns the mirror."""
+    def _on_change(self, key: str, value: bytes | None, revision: int) -> None:
+        if value is None:
+            self.entries.pop(key, None)
+            return
         try:
-            keys = await self.kv.keys()
-        except nats.js.errors.NoKeysError:
-            keys = []
-        for key in keys:
-            try:
-                entry = await self.kv.get(key)
-                if entry.value:
-                    self.entries[key] = json.loads(entry.value)
-            except (nats.js.errors.KeyNotFoundError, ValueError) as exc:
-                log.warning("directory_entry_unreadable", game_id=key, error=str(exc))
-        return self.entries
+            entry = json.loads(value)
+        except ValueError:
+            log.warning("directory_entry_unreadable", game_id=key)
+            return
+        self._keep(key, entry)
+
+    def _keep(self, game_id: str, entry: dict[str, Any]) -> None:
+        if not isinstance(entry, dict) or entry.get("phase") == FINISHED:
+            self.entries.pop(game_id, None)
+        else:
+            self.entries[game_id] = entry
+
+    async def start(self, timeout: float = 10.0) -> None:
+        """Start mirroring; waits up to ``timeout`` seconds for the current entries."""
+        await self.mirror.start()
+        if not await self.mirror.wait_ready(timeout):
+            log.warning("directory_not_ready", timeout_s=timeout)
+
+    async def stop(self) -> None:
+        """Stop mirroring."""
+        await self.mirror.stop()
 
     async def fetch(self, game_id: str) -> dict[str, Any] | None:
-        """The entry of ``game_id``: the mirror's, else read from KV into the mirror (an
-        entry another instance wrote after this one started); None when there is none or
-        KV does not answer (logged)."""
+        """The entry of ``game_id``: the mirror's, else read from KV (a finished game's);
+        None when there is none or KV does not answer (logged)."""
         if game_id in self.entries:
             return self.entries[game_id]
         try:
             entry = await self.kv.get(game_id)
-            if entry.value:
-                self.entries[game_id] = json.loads(entry.value)
+            return json.loads(entry.value) if entry.value else None
         except (nats.js.errors.KeyNotFoundError, nats.js.errors.KeyDeletedError):
             return None
         except (TimeoutError, nats.errors.Error, ValueError) as exc:
             log.warning("directory_entry_unreadable", game_id=game_id, error=str(exc))
             return None
-        return self.entries.get(game_id)
 
     async def put(self, game_id: str, entry: dict[str, Any]) -> None:
-        """Store an entry (mirror first, then KV; a KV failure is logged, not raised:
-        the directory is rebuilt from the event log when a game loads)."""
-        self.entries[game_id] = entry
+        """Store an entry (mirror first, then KV; a KV failure is logged, not raised: the
+        next change of the game writes it again)."""
+        self._keep(game_id, entry)
         try:
             await self.kv.put(game_id, json.dumps(entry, sort_keys=True).encode())
         except (TimeoutError, nats.errors.Error) as exc:
             log.warning("directory_not_stored", game_id=game_id, error=str(exc))
 
+    def page(self, page_size: int = 0, cursor: str = "") -> tuple[list[tuple[str, dict]], str]:
+        """One lobby page: open and running games oldest first, after ``cursor``; returns
+        ``(items, next cursor)`` ("" after the last page). ``page_size`` 0 = the default
+        (:data:`DEFAULT_PAGE`), at most :data:`MAX_PAGE`.
+
+        Raises:
+            ServiceError: ``MALFORMED`` for a cursor no page gave.
+        """
+        size = min(page_size or DEFAULT_PAGE, MAX_PAGE)
+        after = decode_cursor(cursor) if cursor else None
+        games = sorted(self.entries.items(), key=lambda item: _sort_key(*item))
+        if after is not None:
+            games = [g for g in games if _sort_key(*g) > after]
+        items = games[:size]
+        more = len(games) > size
+        return items, encode_cursor(_sort_key(*items[-1])) if more and items else ""
+
     def open_games(self) -> list[tuple[str, dict[str, Any]]]:
-        """Entries of games that are not finished, oldest first."""
-        games = [(gid, e) for gid, e in self.entries.items() if e.get("phase") != "finished"]
-        return sorted(games, key=lambda item: item[1].get("created_at", ""))
+        """Every entry of a game not finished, oldest first."""
+        return sorted(self.entries.items(), key=lambda item: _sort_key(*item))

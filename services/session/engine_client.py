@@ -1,66 +1,129 @@
-"""The session's only door to the rules: a client of the Engine gRPC service.
+"""The session's only door to the rules: a client of the Engine gRPC service, spread over
+its replicas.
+
+``target`` names one or more engine addresses, comma separated
+(``CELLWAR_ENGINE_ADDR=127.0.0.1:50051,127.0.0.1:50061``). Each gets its own channel
+with gRPC's ``round_robin`` policy (so one DNS name with several addresses, e.g. a
+Kubernetes headless service, spreads too); calls go to the channels in turn. Every call
+has a deadline (``timeout``); a call that fails with ``UNAVAILABLE`` (the replica is down
+or restarting) is retried at once on the next replica, and that replica is skipped for
+:data:`DOWN_S` seconds. Engine calls are pure functions of their request, so a retry is
+always safe.
 
 Every failure becomes :class:`services.common.errors.ServiceError` with the engine's
-machine code unchanged (``OUT_OF_ZONE``, ``MALFORMED``, ...) or ``UNAVAILABLE`` when the
-engine does not answer.
+machine code unchanged (``OUT_OF_ZONE``, ``MALFORMED``, ...) or ``UNAVAILABLE`` when no
+replica answers.
 """
 
 from __future__ import annotations
 
+import asyncio
+import itertools
 from collections.abc import Sequence
 
 import grpc
+import structlog
 
 from cellwar.v1 import engine_pb2, engine_pb2_grpc, events_pb2
+from cellwar.v1.codes import ErrorCode
 from services.common.errors import ENGINE_VERSION_KEY, ServiceError, error_from_rpc
 from services.common.grpcutil import GRPC_OPTIONS
 
+log = structlog.get_logger("cellwar.session.engine_client")
+
 #: Events per Fold call, so one message stays far below the gRPC size limit.
 FOLD_CHUNK = 2000
+#: Seconds a replica that answered UNAVAILABLE is skipped (unless all are down).
+DOWN_S = 2.0
+
+
+def parse_targets(target: str) -> list[str]:
+    """The addresses in ``target`` (comma separated, blanks ignored).
+
+    Raises:
+        ValueError: no address at all.
+    """
+    targets = [t.strip() for t in target.split(",") if t.strip()]
+    if not targets:
+        raise ValueError(f"no engine address in {target!r}")
+    return targets
+
+
+class _Replica:
+    def __init__(self, target: str) -> None:
+        self.target = target
+        options = [*GRPC_OPTIONS, ("grpc.lb_policy_name", "round_robin")]
+        self.channel = grpc.aio.insecure_channel(target, options=options)
+        self.stub = engine_pb2_grpc.EngineStub(self.channel)
+        self.down_until = 0.0
 
 
 class EngineClient:
-    """Async calls to the Engine service.
+    """Async calls to the Engine service (module docstring).
 
     Args:
-        target: ``host:port`` of the engine service.
+        target: ``host:port`` of the engine service, or several, comma separated.
         timeout: deadline of one call (seconds).
     """
 
     def __init__(self, target: str, timeout: float = 30.0) -> None:
         self.target = target
         self.timeout = timeout
-        self.channel = grpc.aio.insecure_channel(target, options=GRPC_OPTIONS)
-        self.stub = engine_pb2_grpc.EngineStub(self.channel)
+        self.replicas = [_Replica(t) for t in parse_targets(target)]
+        self._turn = itertools.count()
         #: Version of the rules that answered last (stamped on every event).
         self.engine_version = ""
 
     async def close(self) -> None:
-        """Close the channel."""
-        await self.channel.close()
+        """Close every channel."""
+        for replica in self.replicas:
+            await replica.channel.close()
 
-    async def _call(self, method, request):
-        try:
-            call = method(request, timeout=self.timeout)
-            reply = await call
-            for key, value in await call.trailing_metadata() or ():
-                if key == ENGINE_VERSION_KEY:
-                    self.engine_version = str(value)
-            return reply
-        except grpc.aio.AioRpcError as exc:
-            code, message = error_from_rpc(exc)
-            raise ServiceError(code, message) from exc
+    def _order(self) -> list[_Replica]:
+        """The replicas to try, starting with the next in turn; those marked down last
+        (tried only when every other one failed too)."""
+        n = len(self.replicas)
+        start = next(self._turn) % n
+        ordered = [self.replicas[(start + i) % n] for i in range(n)]
+        now = asyncio.get_running_loop().time()
+        return [r for r in ordered if r.down_until <= now] + [
+            r for r in ordered if r.down_until > now
+        ]
+
+    async def _call(self, name: str, request):
+        attempts = self._order()
+        if len(attempts) == 1:
+            attempts = attempts * 2  # one replica: retry once (it may be restarting)
+        error: tuple[str, str] = (ErrorCode.UNAVAILABLE, "no engine replica answered")
+        for replica in attempts:
+            try:
+                call = getattr(replica.stub, name)(request, timeout=self.timeout)
+                reply = await call
+                for key, value in await call.trailing_metadata() or ():
+                    if key == ENGINE_VERSION_KEY:
+                        self.engine_version = str(value)
+                replica.down_until = 0.0
+                return reply
+            except grpc.aio.AioRpcError as exc:
+                code, message = error_from_rpc(exc)
+                if exc.code() != grpc.StatusCode.UNAVAILABLE:
+                    raise ServiceError(code, message) from exc
+                replica.down_until = asyncio.get_running_loop().time() + DOWN_S
+                log.warning("engine_replica_unavailable", target=replica.target, rpc=name)
+                error = (code, message)
+        raise ServiceError(*error)
 
     async def decide(
         self, state: engine_pb2.GameState | None, command_type: str, actor: int, payload: bytes
     ) -> engine_pb2.DecideReply:
-        """Run one command (``state`` None for ``create``). Raises ServiceError."""
+        """Run one command (``state`` None for ``create``): the events, the new state and
+        every player's view. Raises ServiceError."""
         request = engine_pb2.DecideRequest(
             command=engine_pb2.Command(type=command_type, actor=actor, payload=payload)
         )
         if state is not None:
             request.state.CopyFrom(state)
-        return await self._call(self.stub.Decide, request)
+        return await self._call("Decide", request)
 
     async def fold(
         self, state: engine_pb2.GameState | None, events: Sequence[events_pb2.Event]
@@ -72,7 +135,7 @@ class EngineClient:
             request = engine_pb2.FoldRequest(events=events[start : start + FOLD_CHUNK])
             if state is not None:
                 request.state.CopyFrom(state)
-            state = await self._call(self.stub.Fold, request)
+            state = await self._call("Fold", request)
         return state
 
     async def tick(self, items: Sequence[tuple[engine_pb2.GameState, int]]) -> engine_pb2.TickReply:
@@ -80,12 +143,16 @@ class EngineClient:
         request = engine_pb2.TickRequest(
             items=[engine_pb2.TickItem(state=s, generations=n) for s, n in items]
         )
-        return await self._call(self.stub.Tick, request)
+        return await self._call("Tick", request)
 
-    async def views(self, state: engine_pb2.GameState, player_ids: Sequence[int]) -> list[bytes]:
-        """JSON views of one state, in the order of ``player_ids`` (0 = spectator)."""
+    async def views(
+        self, state: engine_pb2.GameState, player_ids: Sequence[int], *, reveal: bool = False
+    ) -> list[bytes]:
+        """JSON views of one state, in the order of ``player_ids`` (0 = spectator);
+        ``reveal``: everything public (a finished game's replay). Raises ServiceError."""
         reply = await self._call(
-            self.stub.Views, engine_pb2.ViewsRequest(state=state, player_ids=list(player_ids))
+            "Views",
+            engine_pb2.ViewsRequest(state=state, player_ids=list(player_ids), reveal=reveal),
         )
         return list(reply.views)
 
@@ -94,26 +161,26 @@ class EngineClient:
     ) -> bytes:
         """JSON list of legal actions. Raises ServiceError."""
         reply = await self._call(
-            self.stub.ValidActions,
+            "ValidActions",
             engine_pb2.ValidActionsRequest(state=state, player_id=player_id, unit_id=unit_id),
         )
         return reply.actions
 
     async def patterns(self) -> bytes:
         """The Life stamp library as JSON (``{"categories", "patterns"}``). Raises ServiceError."""
-        reply = await self._call(self.stub.Patterns, engine_pb2.PatternsRequest())
+        reply = await self._call("Patterns", engine_pb2.PatternsRequest())
         return reply.catalogue
 
     async def levels(self) -> bytes:
         """The campaign levels as JSON (list of ``{"number", "name", "hint", "width",
         "height", "zone", "budget", "hopeless"}``). Raises ServiceError."""
-        reply = await self._call(self.stub.Levels, engine_pb2.LevelsRequest())
+        reply = await self._call("Levels", engine_pb2.LevelsRequest())
         return reply.levels
 
     async def player_log(self, events: Sequence[events_pb2.Event], player_id: int) -> bytes:
-        """A player's fog-filtered view of a whole log (CellWar), as JSON: a list of
-        ``{"seq", "type", "actor", "payload"}``. Raises ServiceError."""
+        """A player's filtered view of a whole log, as JSON: a list of ``{"seq", "type",
+        "actor", "payload", "log_seq"?}``. Raises ServiceError."""
         reply = await self._call(
-            self.stub.PlayerLog, engine_pb2.PlayerLogRequest(events=events, player_id=player_id)
+            "PlayerLog", engine_pb2.PlayerLogRequest(events=events, player_id=player_id)
         )
         return reply.events

@@ -1,13 +1,15 @@
-"""Games as aggregates: an in-memory cache of each game's state, rebuilt from NATS.
+"""Games as aggregates: the cache of each loaded game's state, kept current from the log.
 
-The session is the only writer of events. A command runs under the game's lock:
-idempotency check (the command id, scoped by game and acting player, with a digest of
-the command, is stored in every event it produced, so a retried command is applied once
-however late it comes, and a key reused for another body is refused) -> ``Engine.Decide`` -> append to the
-event store with the expected last seq (a lost race reloads the game and retries, up
-to :data:`MAX_ATTEMPTS` times, then ``CONFLICT``) -> cache update, snapshot, directory
-entry, watchers woken. The session never interprets the rules: states are opaque
-``GameState`` messages and only their summary fields (phase, finished, ...) are read.
+Any session instance serves any game (DESIGN §10). An instance loads a game on first use
+(:meth:`GameCache.get`: the latest snapshot + ``Engine.Fold`` of the events after it,
+checked against the last recorded hash) — **loading writes nothing**. From then on the
+cache follows the log: this instance's own appends (the command loop,
+services/session/commands.py) and every event another instance appends, delivered by
+the follower (services/session/follower.py) and folded onto the cached state
+(:meth:`GameCache.apply`). A gap or a hash that does not match reloads the game from the
+log. States are opaque ``GameState`` messages; the session reads only their summary,
+the envelope (``versions``: each player's view version) and the policy (what to do, as
+data). Idle games are evicted (:meth:`GameCache.evict_idle`) and loaded again on use.
 """
 
 from __future__ import annotations
@@ -23,31 +25,19 @@ from typing import Any
 import structlog
 
 from cellwar.v1 import engine_pb2, events_pb2
+from cellwar.v1.codes import ErrorCode, EventType
 from services.common.errors import ServiceError
 from services.common.jsonwire import dumps, event_payload
-from services.common.settings import Settings
-from services.session.directory import Directory
-from services.session.engine_client import EngineClient
-from services.session.profiles import Profiles
-from services.session.snapshots import Snapshot, SnapshotStore
-from services.session.store import (
-    ConcurrencyError,
-    DuplicateCommandError,
-    EventStore,
-    StoreUnavailable,
-    valid_game_id,
-)
+from services.session.ports import EventLog, Rules, SnapshotRepository
+from services.session.store import valid_game_id
 
 log = structlog.get_logger("cellwar.session.games")
-
-#: Appends tried before a command fails with ``CONFLICT`` (DESIGN §6).
-MAX_ATTEMPTS = 5
 
 
 @dataclass(frozen=True)
 class CommandResult:
-    """What a command produced: the seq of its last event and the player it concerns;
-    ``digest`` is :func:`command_digest` of the command ("" in logs written before it)."""
+    """A command found in the log: the seq of its last event, the player it concerns and
+    ``digest`` (:func:`command_digest`; "" in logs written before digests)."""
 
     seq: int
     player_id: int
@@ -83,66 +73,6 @@ def parse_command_id(recorded: str) -> tuple[str, str]:
     return recorded, ""
 
 
-def repeated_command(game: Game, key: str, digest: str) -> CommandResult | None:
-    """The recorded result of command ``key`` in ``game`` (None when it is new).
-
-    Raises:
-        ServiceError: ``IDEMPOTENCY_KEY_REUSED`` when the key was recorded with another
-            body (digest).
-    """
-    result = game.commands.get(key) if key else None
-    if result is not None and result.digest and digest and result.digest != digest:
-        raise ServiceError(
-            "IDEMPOTENCY_KEY_REUSED",
-            "this Idempotency-Key was already used for a different request; "
-            "use a new key for a new request",
-        )
-    return result
-
-
-@dataclass(eq=False)
-class Game:
-    """One cached game (the aggregate).
-
-    Attributes:
-        state: the engine state after event ``seq`` (opaque bytes + summary).
-        seq: per-game seq of the last event (0 = none yet).
-        commands: command id -> result, for every command in the log.
-        meta: ``kind``, ``config`` (from GameCreated), ``created_at`` (ISO time) and,
-            for a campaign game played for a profile, ``profile_id`` (kept in the
-            directory entry, as the engine's events do not carry it).
-        stale: the cache may be behind the log (a lost race or an unanswered write);
-            reload before the next command.
-        broken: why the log cannot be folded ("" = fine); such a game refuses commands.
-        due: generations the ticker owes this game (fractional).
-        last_event_type: type of the last event (a crash may leave GameFinished unwritten).
-    """
-
-    game_id: str
-    state: engine_pb2.GameState
-    seq: int
-    commands: dict[str, CommandResult]
-    meta: dict[str, Any]
-    stale: bool = False
-    broken: str = ""
-    last_snapshot_seq: int = 0
-    due: float = 0.0
-    last_event_type: str = ""
-    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
-    changed: asyncio.Event = field(default_factory=asyncio.Event)
-    views: dict[tuple[int, int], asyncio.Task] = field(default_factory=dict)
-
-    def notify(self) -> None:
-        """Wake every watcher waiting on :attr:`changed`."""
-        event, self.changed = self.changed, asyncio.Event()
-        event.set()
-
-    @property
-    def running(self) -> bool:
-        """True while the ticker should advance this game."""
-        return self.state.phase == "running" and not self.state.finished and not self.broken
-
-
 def game_id_for(command_id: str) -> str:
     """The id of a new game: derived from the create command's id (so a retried create
     finds its game), else random. 12 hex characters, URL-safe."""
@@ -152,114 +82,228 @@ def game_id_for(command_id: str) -> str:
 
 
 def merge_view(view: bytes, game_id: str, seq: int) -> bytes:
-    """A view JSON with ``game_id`` and ``seq`` added (compact, key-sorted)."""
+    """A view JSON with ``game_id`` and ``seq`` (the player's version) added (compact,
+    key-sorted)."""
     data = json.loads(view)
     data["game_id"] = game_id
     data["seq"] = seq
     return dumps(data)
 
 
-def _not_found(game_id: str) -> ServiceError:
-    return ServiceError("GAME_NOT_FOUND", f"no game {game_id!r}")
+def not_found(game_id: str) -> ServiceError:
+    """``GAME_NOT_FOUND`` for ``game_id``."""
+    return ServiceError(ErrorCode.GAME_NOT_FOUND, f"no game {game_id!r}")
 
 
-class Games:
-    """The repository of games: load, run commands, record ticks, render views."""
+def broken_error(game: Game) -> ServiceError:
+    """``GAME_BROKEN``: the game's log cannot be folded."""
+    return ServiceError(
+        ErrorCode.GAME_BROKEN, f"game {game.game_id} cannot be replayed: {game.broken}"
+    )
+
+
+@dataclass(eq=False)
+class Game:
+    """One cached game (the aggregate).
+
+    Attributes:
+        state: the engine state after event ``seq`` (opaque bytes, summary, envelope,
+            policy).
+        seq: per-game seq of the last event (0 = none yet).
+        stream_seq: the store position of event ``seq`` (0 = unknown).
+        commands: scoped command key -> result, for every command in the log.
+        meta: ``kind``, ``config`` (from GameCreated), ``created_at`` (ISO time) and,
+            for a game played for a profile, ``profile_id`` (from the directory entry,
+            as the engine's events do not carry it).
+        stale: the cache may be behind the log; catch up before the next command.
+        broken: why the log cannot be folded ("" = fine); such a game refuses commands.
+        due: generations the ticker owes this game (fractional).
+        last_event_type: type of the last event (a crash may leave GameFinished unwritten).
+        views: raw engine views of ``state`` by player id (0 = spectator), when known.
+        inbox: followed events waiting to be folded; ``inbox_stream_seq`` the store
+            position of the newest.
+        watchers: open Watch streams on this instance.
+        touched: loop time of the last use (eviction).
+    """
+
+    game_id: str
+    state: engine_pb2.GameState
+    seq: int
+    commands: dict[str, CommandResult]
+    meta: dict[str, Any]
+    stream_seq: int = 0
+    stale: bool = False
+    broken: str = ""
+    last_snapshot_seq: int = 0
+    due: float = 0.0
+    last_event_type: str = ""
+    views: dict[int, bytes] = field(default_factory=dict)
+    inbox: list[events_pb2.Event] = field(default_factory=list)
+    inbox_stream_seq: int = 0
+    watchers: int = 0
+    touched: float = 0.0
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    changed: asyncio.Event = field(default_factory=asyncio.Event)
+    _rendering: dict[tuple[int, int], asyncio.Task] = field(default_factory=dict)
+    _draining: asyncio.Task | None = None
+
+    def notify(self) -> None:
+        """Wake every watcher waiting on :attr:`changed`."""
+        event, self.changed = self.changed, asyncio.Event()
+        event.set()
+
+    @property
+    def policy(self) -> engine_pb2.Policy:
+        """What the engine says the session should do for this state (data)."""
+        return self.state.policy
+
+    @property
+    def finished(self) -> bool:
+        """The game is over."""
+        return self.state.finished
+
+    @property
+    def running(self) -> bool:
+        """True while the ticker should advance this game."""
+        return self.state.policy.ticking and not self.state.finished and not self.broken
+
+    @property
+    def needs_finish(self) -> bool:
+        """The state is finished but its ``GameFinished`` was never written (a crash
+        between the events of one command): the command loop repairs it."""
+        return (
+            not self.broken
+            and self.state.finished
+            and self.seq > 0
+            and self.last_event_type != EventType.GAME_FINISHED
+        )
+
+    def version(self, player_id: int) -> int:
+        """The view version of ``player_id`` (0 = spectator): how many events it observed
+        (the state's envelope); the game's seq for a state without one."""
+        versions = self.state.versions
+        if not versions:
+            return self.seq
+        return int(versions[player_id]) if 0 <= player_id < len(versions) else 0
+
+    def take(
+        self,
+        state: engine_pb2.GameState,
+        events: Sequence[events_pb2.Event],
+        views: Sequence[bytes] = (),
+        stream_seq: int = 0,
+    ) -> None:
+        """Take a new state after ``events`` (the cache's one way to move forward):
+        record their command ids, the views when known, and wake the watchers."""
+        for event in events:
+            remember_command(self.commands, event)
+        self.state = state
+        self.seq = events[-1].seq if events else self.seq
+        self.last_event_type = events[-1].type if events else self.last_event_type
+        self.stream_seq = stream_seq or self.stream_seq
+        self.views = dict(enumerate(views))
+        self._rendering = {}
+        self.notify()
+
+
+def remember_command(commands: dict[str, CommandResult], event: events_pb2.Event) -> None:
+    """Record the command id of ``event`` (the first event of a command gives its player,
+    the last its seq)."""
+    if not event.command_id:
+        return
+    key, digest = parse_command_id(event.command_id)
+    first = commands.get(key)
+    commands[key] = CommandResult(event.seq, first.player_id if first else event.actor, digest)
+
+
+class GameCache:
+    """The loaded games of this instance: load, follow, render views, evict.
+
+    Args:
+        store, snapshots, engine: the ports (services/session/ports.py).
+        directory: optional; ``fetch(game_id)`` gives the directory entry (profile id).
+    """
 
     def __init__(
         self,
-        store: EventStore,
-        snapshots: SnapshotStore,
-        directory: Directory,
-        engine: EngineClient,
-        settings: Settings,
-        profiles: Profiles | None = None,
+        store: EventLog,
+        snapshots: SnapshotRepository,
+        engine: Rules,
+        directory: Any | None = None,
     ) -> None:
         self.store = store
         self.snapshots = snapshots
-        self.directory = directory
         self.engine = engine
-        self.settings = settings
-        #: Campaign progress (KV PROFILES); None = not recorded.
-        self.profiles = profiles
+        self.directory = directory
         self.games: dict[str, Game] = {}
         self._load_locks: dict[str, asyncio.Lock] = {}
 
-    # ------------------------------------------------------------------ loading
-
-    async def start(self) -> None:
-        """Load the directory and rebuild every game that is not finished (a game that
-        cannot be rebuilt now is logged and loaded on first use)."""
-        entries = await self.directory.load()
-        for game_id, entry in list(entries.items()):
-            if entry.get("phase") == "finished":
-                continue
-            try:
-                await self.get(game_id)
-            except ServiceError as exc:
-                log.error("game_not_rebuilt", game_id=game_id, code=exc.code, error=exc.message)
-        log.info("games_rebuilt", games=len(self.games), directory=len(entries))
+    @staticmethod
+    def _now() -> float:
+        return asyncio.get_running_loop().time()
 
     def loaded(self) -> list[Game]:
         """Every game in the cache."""
         return list(self.games.values())
 
+    # ------------------------------------------------------------------ loading
+
     async def get(self, game_id: str) -> Game:
-        """The cached game, loaded from NATS on first use.
+        """The cached game, loaded from the log on first use (writes nothing).
 
         Raises:
             ServiceError: ``GAME_NOT_FOUND`` (no events), ``UNAVAILABLE`` (NATS or engine down).
         """
         game = self.games.get(game_id)
-        if game is not None:
-            return game
-        if not valid_game_id(game_id):
-            raise _not_found(game_id)
-        lock = self._load_locks.setdefault(game_id, asyncio.Lock())
-        async with lock:
-            game = self.games.get(game_id)
-            if game is None:
-                game = await self._build(game_id)
-                self.games[game_id] = game
-                async with game.lock:
-                    await self._after_load(game)
-        self._load_locks.pop(game_id, None)
+        if game is None:
+            if not valid_game_id(game_id):
+                raise not_found(game_id)
+            lock = self._load_locks.setdefault(game_id, asyncio.Lock())
+            async with lock:
+                game = self.games.get(game_id)
+                if game is None:
+                    game = await self.build(game_id)
+                    self.games[game_id] = game
+            self._load_locks.pop(game_id, None)
+        game.touched = self._now()
         return game
 
-    async def _build(self, game_id: str) -> Game:
+    def add(self, game: Game) -> None:
+        """Put a game this instance just created into the cache."""
+        game.touched = self._now()
+        self.games[game.game_id] = game
+
+    async def build(self, game_id: str) -> Game:
         """Rebuild a game: latest snapshot + Engine.Fold of the events after it, checked
-        against the last event's state hash. Raises ServiceError GAME_NOT_FOUND/UNAVAILABLE."""
+        against the last event's state hash. A snapshot without an envelope (written
+        before view versions existed) is ignored: the log is folded from GameCreated.
+
+        Raises:
+            ServiceError: ``GAME_NOT_FOUND``, ``UNAVAILABLE``.
+        """
         events = await self.store.read(game_id)
-        if not events or events[0].type != "GameCreated":
-            raise _not_found(game_id)
+        if not events or events[0].type != EventType.GAME_CREATED:
+            raise not_found(game_id)
         created = event_payload(events[0])
-        meta = {
+        meta: dict[str, Any] = {
             "kind": created.get("kind", ""),
             "config": created.get("config", {}),
             "created_at": events[0].time.ToJsonString(),
         }
-        profile_id = None
-        if meta["kind"] == "campaign":
-            profile_id = (await self.directory.fetch(game_id) or {}).get("profile_id")
-        if profile_id:
-            meta["profile_id"] = profile_id
         commands: dict[str, CommandResult] = {}
         broken = ""
         for i, event in enumerate(events):
             if event.seq != i + 1 and not broken:
                 broken = f"seq {event.seq} found where {i + 1} was expected"
-            if event.command_id:
-                key, digest = parse_command_id(event.command_id)
-                first = commands.get(key)
-                commands[key] = CommandResult(
-                    event.seq, first.player_id if first else event.actor, digest
-                )
+            remember_command(commands, event)
         seq = events[-1].seq
         snap = await self.snapshots.latest(game_id)
         if snap is not None and (
-            snap.seq > len(events) or events[snap.seq - 1].state_hash != snap.state.state_hash
+            snap.seq > len(events)
+            or events[snap.seq - 1].state_hash != snap.state.state_hash
+            or not snap.state.versions
         ):
-            log.warning("snapshot_ignored", game_id=game_id, seq=snap.seq)
+            log.info("snapshot_ignored", game_id=game_id, seq=snap.seq)
             snap = None
         state = engine_pb2.GameState()
         if not broken:
@@ -273,328 +317,182 @@ class Games:
                         f"recorded {events[-1].state_hash[:12]}"
                     )
             except ServiceError as exc:
-                if exc.code == "UNAVAILABLE":
+                if exc.code in (ErrorCode.UNAVAILABLE, ErrorCode.INTERNAL):
                     raise
                 broken = f"fold refused: {exc.code}: {exc.message}"
         if broken:
             log.error("game_broken", game_id=game_id, seq=seq, reason=broken)
+        if state.policy.progress_level and self.directory is not None:
+            profile_id = (await self.directory.fetch(game_id) or {}).get("profile_id")
+            if profile_id:
+                meta["profile_id"] = profile_id
         game = Game(game_id, state, seq, commands, meta, broken=broken)
+        game.stream_seq = self.store.stream_seq_of(game_id)
         game.last_snapshot_seq = snap.seq if snap else 0
         game.last_event_type = events[-1].type
         log.info(
-            "game_loaded",
-            game_id=game_id,
-            seq=seq,
-            phase=state.phase,
-            snapshot=game.last_snapshot_seq,
+            "game_loaded", game_id=game_id, seq=seq, phase=state.phase, snapshot=game.last_snapshot_seq
         )
         return game
 
-    async def _after_load(self, game: Game) -> None:
-        """Repairs after a crash: a GameFinished that was decided but not written, and the
-        directory entry. Call under the game's lock."""
-        if not game.broken and game.state.finished and game.last_event_type != "GameFinished":
-            view = json.loads((await self.engine.views(game.state, [0]))[0])
-            draft = events_pb2.Event(
-                type="GameFinished",
-                actor=0,
-                payload=json.dumps(
-                    {"result": view.get("result"), "winner": view.get("winner")},
-                    separators=(",", ":"),
-                    sort_keys=True,
-                ).encode(),
-                state_hash=game.state.state_hash,
-                engine_version=self.engine.engine_version,
-            )
-            try:
-                stored = await self.store.append(game.game_id, [draft], game.seq)
-                game.seq, game.last_event_type = stored[-1].seq, "GameFinished"
-                log.warning("game_finished_repaired", game_id=game.game_id, seq=game.seq)
-            except (ConcurrencyError, DuplicateCommandError, StoreUnavailable) as exc:
-                game.stale = True
-                log.warning("repair_failed", game_id=game.game_id, error=str(exc))
-        if not game.broken and game.state.finished:
-            await self._record_progress(game)  # idempotent: a rebuilt win counts once
-        await self._update_directory(game, force=game.game_id not in self.directory.entries)
-        if not game.broken and game.last_snapshot_seq < game.seq and game.state.finished:
-            await self._snapshot(game)
-
     async def reload(self, game: Game) -> None:
-        """Replace a cached game's state with the log's (after a lost race). Call under
-        the game's lock. Raises ServiceError."""
-        fresh = await self._build(game.game_id)
-        game.state, game.seq, game.commands = fresh.state, fresh.seq, fresh.commands
-        game.meta, game.broken = fresh.meta, fresh.broken
+        """Replace a cached game's state with the log's. Call under the game's lock.
+        Raises ServiceError."""
+        fresh = await self.build(game.game_id)
+        game.commands, game.meta, game.broken = fresh.commands, fresh.meta, fresh.broken
         game.last_snapshot_seq = max(game.last_snapshot_seq, fresh.last_snapshot_seq)
+        game.state, game.seq, game.stream_seq = fresh.state, fresh.seq, fresh.stream_seq
         game.last_event_type = fresh.last_event_type
+        game.views, game._rendering = {}, {}
         game.stale = False
-        await self._after_load(game)
         game.notify()
 
-    # ------------------------------------------------------------------ commands
-
-    async def create(
-        self, kind: str, config: Any, command_id: str = "", profile_id: str = ""
-    ) -> str:
-        """Create a game; returns its id. A retried create (same command id) returns the
-        same id and records nothing. ``profile_id`` (campaign only, checked by the caller):
-        the profile whose progress the game counts for, stored in the directory entry.
+    async def refresh(self, game: Game) -> None:
+        """Catch a cached game up with the log: the events after its seq are folded onto
+        its state (a gap or a hash mismatch reloads it). Call under the game's lock.
 
         Raises:
-            ServiceError: engine codes (``INVALID_CONFIG``, ...), ``CONFLICT``, ``UNAVAILABLE``.
+            ServiceError: ``UNAVAILABLE``.
         """
-        game_id = game_id_for(command_id)
-        payload = json.dumps({"kind": kind, "config": config}).encode()
-        # The create key is the game id's seed, unscoped (a create has no player yet).
-        digest = (
-            command_digest("create", payload + b"\0" + profile_id.encode()) if command_id else ""
-        )
-        if command_id:
-            existing = await self._existing(game_id)
-            if existing is not None:
-                return self._same_create(existing, command_id, digest)
-        reply = await self.engine.decide(None, "create", 0, payload)
-        events = self._events(reply.events, reply.state)
-        try:
-            stored = await self.store.append(
-                game_id, events, 0, recorded_command_id(command_id, digest)
-            )
-        except (ConcurrencyError, DuplicateCommandError) as exc:
-            existing = await self._existing(game_id) if command_id else None
-            if existing is not None:
-                return self._same_create(existing, command_id, digest)
-            raise ServiceError("CONFLICT", "game id taken; retry") from exc
-        created = event_payload(stored[0])
-        game = Game(
-            game_id,
-            reply.state,
-            stored[-1].seq,
-            {command_id: CommandResult(stored[-1].seq, 0, digest)} if command_id else {},
-            {
-                "kind": created.get("kind", kind),
-                "config": created.get("config", config),
-                "created_at": stored[0].time.ToJsonString(),
-            },
-        )
-        if profile_id and kind == "campaign":
-            game.meta["profile_id"] = profile_id
-        self.games[game_id] = game
-        async with game.lock:
-            await self._update_directory(game, force=True)
-            await self._snapshot(game)
-        log.info("game_created", game_id=game_id, kind=kind, seq=game.seq)
-        return game_id
+        start = game.stream_seq + 1 if game.stream_seq else None
+        events = await self.store.read(game.game_id, game.seq + 1, start_stream_seq=start)
+        await self._fold_in(game, events, self.store.stream_seq_of(game.game_id))
+        game.stale = False
 
-    async def _existing(self, game_id: str) -> Game | None:
-        try:
-            return await self.get(game_id)
-        except ServiceError as exc:
-            if exc.code == "GAME_NOT_FOUND":
-                return None
-            raise
-
-    @staticmethod
-    def _same_create(game: Game, command_id: str, digest: str) -> str:
-        if repeated_command(game, command_id, digest) is not None:
-            return game.game_id
-        raise ServiceError("CONFLICT", "this command id created another game")
-
-    async def execute(
-        self, game_id: str, command_type: str, actor: int, payload: bytes, command_id: str = ""
-    ) -> tuple[Game, CommandResult]:
-        """Run a command on a game (``join``, ``action``, ``end_turn``, ``remove_player``).
-
-        Returns the game and the command's result; a command id this actor already used
-        in this game (:func:`command_key`) returns the recorded result and changes nothing.
-
-        Raises:
-            ServiceError: ``GAME_NOT_FOUND``, rule codes from the engine, ``CONFLICT``
-                (lost the append race :data:`MAX_ATTEMPTS` times), ``UNAVAILABLE``,
-                ``GAME_BROKEN``, ``IDEMPOTENCY_KEY_REUSED`` (the id came with another body).
-        """
-        key = command_key(actor, command_id) if command_id else ""
-        digest = command_digest(command_type, payload) if command_id else ""
-        game = await self.get(game_id)
-        async with game.lock:
-            for attempt in range(MAX_ATTEMPTS):
-                if game.stale:
-                    await self.reload(game)
-                if game.broken:
-                    raise ServiceError(
-                        "GAME_BROKEN", f"game {game_id} cannot be replayed: {game.broken}"
-                    )
-                repeated = repeated_command(game, key, digest)
-                if repeated is not None:
-                    log.info("command_repeated", game_id=game_id, command_id=key)
-                    return game, repeated
-                try:
-                    reply = await self.engine.decide(game.state, command_type, actor, payload)
-                except ServiceError as exc:
-                    # A refusal must hold against the latest log, not a stale cache
-                    # (another instance may have written since): check, reload, retry.
-                    if exc.code in ("UNAVAILABLE", "INTERNAL") or attempt == MAX_ATTEMPTS - 1:
-                        raise
-                    if await self.store.last_seq(game_id) == game.seq:
-                        raise
-                    log.info("cache_behind_log", game_id=game_id, seq=game.seq)
-                    game.stale = True
-                    continue
-                if not reply.events:
-                    return game, CommandResult(game.seq, actor)
-                events = self._events(reply.events, reply.state)
-                try:
-                    stored = await self.store.append(
-                        game_id, events, game.seq, recorded_command_id(key, digest)
-                    )
-                except (ConcurrencyError, DuplicateCommandError) as exc:
-                    log.info(
-                        "append_race_lost", game_id=game_id, attempt=attempt + 1, error=str(exc)
-                    )
-                    game.stale = True
-                    continue
-                except StoreUnavailable:
-                    game.stale = True
-                    raise
-                result = CommandResult(stored[-1].seq, stored[0].actor or actor, digest)
-                if key:
-                    game.commands[key] = result
-                await self._applied(game, stored, reply.state)
-                return game, result
-        raise ServiceError(
-            "CONFLICT", f"game {game_id} changed {MAX_ATTEMPTS} times meanwhile; retry"
-        )
-
-    async def record_tick(
-        self, game: Game, expected_seq: int, result: engine_pb2.TickResult
-    ) -> bool:
-        """Append a tick's events unless the game changed since the tick was computed.
-        Returns True when recorded. Never raises for store trouble (logged; retried by
-        the next tick)."""
-        async with game.lock:
-            if game.stale or game.broken or game.seq != expected_seq or not result.events:
-                return False
-            events = self._events(result.events, result.state)
-            try:
-                stored = await self.store.append(game.game_id, events, game.seq)
-            except (ConcurrencyError, DuplicateCommandError, StoreUnavailable) as exc:
-                log.warning("tick_not_recorded", game_id=game.game_id, error=str(exc))
-                game.stale = True
-                return False
-            await self._applied(game, stored, result.state)
-            return True
-
-    def _events(
-        self, drafts: Sequence[engine_pb2.EventDraft], state: engine_pb2.GameState
-    ) -> list[events_pb2.Event]:
-        version = self.engine.engine_version
-        return [
-            events_pb2.Event(
-                type=d.type,
-                actor=d.actor,
-                payload=d.payload,
-                state_hash=d.state_hash,
-                engine_version=version,
-            )
-            for d in drafts
-        ]
-
-    async def _applied(
-        self, game: Game, stored: list[events_pb2.Event], state: engine_pb2.GameState
+    async def _fold_in(
+        self, game: Game, events: Sequence[events_pb2.Event], stream_seq: int = 0
     ) -> None:
-        """Take the new state into the cache, snapshot when due, update the directory,
-        wake watchers. Call under the game's lock."""
-        if any(e.type == "GameFinished" for e in stored):
-            # Before the cache and the directory show "finished": whoever sees the end
-            # sees the progress, and a crash in between leaves the game unfinished in
-            # the directory, so the restart rebuilds it and records again.
-            await self._record_progress(game, state)
-        before = game.state
-        game.state = state
-        game.seq = stored[-1].seq
-        game.last_event_type = stored[-1].type
-        due = (
-            any(e.type == "TurnEnded" for e in stored)
-            or before.phase != state.phase
-            or before.turn != state.turn  # a turn began (CellWar rollback target)
-            or state.finished
-            or game.seq - game.last_snapshot_seq >= self.settings.snapshot_every
-        )
-        if due:
-            await self._snapshot(game)
-        if (
-            before.phase != state.phase
-            or before.players_joined != state.players_joined
-            or before.finished != state.finished
-        ):
-            await self._update_directory(game)
-        game.notify()
-
-    async def _snapshot(self, game: Game) -> None:
-        stream_seq = await self.store.stream_seq_of(game.game_id)
-        snap = Snapshot(game.seq, stream_seq, game.state)
-        if await self.snapshots.put(game.game_id, snap):
-            game.last_snapshot_seq = game.seq
-
-    async def _update_directory(self, game: Game, force: bool = False) -> None:
-        entry = {
-            "kind": game.meta.get("kind") or game.state.kind,
-            "config": game.meta.get("config", {}),
-            "created_at": game.meta.get("created_at", ""),
-            "phase": "finished" if game.state.finished else game.state.phase,
-            "players_joined": game.state.players_joined,
-            "max_players": game.state.max_players,
-        }
-        if game.meta.get("profile_id"):
-            entry["profile_id"] = game.meta["profile_id"]
-        if force or self.directory.entries.get(game.game_id) != entry:
-            await self.directory.put(game.game_id, entry)
-
-    async def _record_progress(
-        self, game: Game, state: engine_pb2.GameState | None = None
-    ) -> None:
-        """A finished campaign game played for a profile: merge its outcome (``state``,
-        default the cached one) into the profile (KV PROFILES). Never raises (failures
-        are logged)."""
-        state = state if state is not None else game.state
-        profile_id = game.meta.get("profile_id")
-        if self.profiles is None or not profile_id or not state.finished:
+        """Fold ``events`` (those after ``game.seq``) onto the cached state; reload on a
+        gap or a mismatch. Call under the game's lock."""
+        events = [e for e in events if e.seq > game.seq]
+        if not events:
             return
-        await self.profiles.record_finished(game.game_id, profile_id, self.engine, state)
+        if game.broken or events[0].seq != game.seq + 1 or any(
+            b.seq != a.seq + 1 for a, b in zip(events, events[1:], strict=False)
+        ):
+            log.info("follow_gap", game_id=game.game_id, seq=game.seq, next=events[0].seq)
+            await self.reload(game)
+            return
+        try:
+            state = await self.engine.fold(game.state, events)
+        except ServiceError as exc:
+            if exc.code in (ErrorCode.UNAVAILABLE, ErrorCode.INTERNAL):
+                game.stale = True
+                raise
+            state = None
+        if state is None or state.state_hash != events[-1].state_hash:
+            log.warning("follow_mismatch", game_id=game.game_id, seq=events[-1].seq)
+            await self.reload(game)
+            return
+        game.take(state, events, stream_seq=stream_seq)
+
+    # ------------------------------------------------------------------ following
+
+    def followed(self, event: events_pb2.Event, stream_seq: int) -> None:
+        """An event of ``games.<id>.events`` seen by the follower: if the game is loaded
+        and the event is new to it, queue it and fold the queue soon (batched)."""
+        game = self.games.get(event.game_id)
+        if game is None or event.seq <= game.seq:
+            return
+        game.inbox.append(event)
+        game.inbox_stream_seq = stream_seq
+        if game._draining is None or game._draining.done():
+            game._draining = asyncio.create_task(self._drain(game), name=f"follow-{game.game_id}")
+
+    async def _drain(self, game: Game) -> None:
+        async with game.lock:
+            while game.inbox:
+                events, hint, game.inbox = game.inbox, game.inbox_stream_seq, []
+                try:
+                    await self._fold_in(game, events, hint)
+                except ServiceError as exc:
+                    log.warning("follow_failed", game_id=game.game_id, code=exc.code)
+                    game.stale = True
+                    return
+                except Exception:  # noqa: BLE001 - a follower task must never die loudly
+                    log.exception("follow_crashed", game_id=game.game_id)
+                    game.stale = True
+                    return
+
+    async def catch_up_all(self) -> None:
+        """Catch every loaded game up with the log (after a NATS reconnect: events may
+        have been missed while away)."""
+        for game in self.loaded():
+            async with game.lock:
+                try:
+                    await self.refresh(game)
+                except ServiceError as exc:
+                    game.stale = True
+                    log.warning("catch_up_failed", game_id=game.game_id, code=exc.code)
+
+    # ------------------------------------------------------------------ eviction
+
+    def evict_idle(self, idle_s: float, keep: set[str] = frozenset()) -> list[str]:
+        """Drop games unused for ``idle_s`` seconds with no Watch open, not in ``keep``
+        (games whose lease this instance holds), not locked. Returns their ids."""
+        now = self._now()
+        gone = []
+        for game in self.loaded():
+            if (
+                game.game_id in keep
+                or game.watchers
+                or game.lock.locked()
+                or now - game.touched < idle_s
+            ):
+                continue
+            del self.games[game.game_id]
+            self.store.forget(game.game_id)
+            gone.append(game.game_id)
+        if gone:
+            log.info("games_evicted", games=len(gone))
+        return gone
 
     # ------------------------------------------------------------------ views
 
-    async def view(self, game: Game, player_id: int) -> tuple[int, bytes]:
-        """``(seq, view JSON)`` of a player (0 = spectator) at the game's current seq.
-        Concurrent callers for the same (seq, player) share one Engine.Views call.
+    async def raw_view(self, game: Game, player_id: int) -> bytes:
+        """The engine's view of the current state for ``player_id`` (0 = spectator):
+        Decide's when this instance made the state, else one Engine.Views call for the
+        spectator and every seat (shared by concurrent callers).
 
         Raises:
             ServiceError: ``GAME_BROKEN``, engine codes, ``UNAVAILABLE``.
         """
         if game.broken:
-            raise ServiceError(
-                "GAME_BROKEN", f"game {game.game_id} cannot be replayed: {game.broken}"
-            )
+            raise broken_error(game)
+        cached = game.views.get(player_id)
+        if cached is not None:
+            return cached
         seq, state = game.seq, game.state
-        key = (seq, player_id)
-        task = game.views.get(key)
+        ids = sorted({0, player_id, *range(1, state.players_joined + 1)})
+        key = (seq, len(ids))
+        task = game._rendering.get(key)
         if task is None:
-            for old in [k for k in game.views if k[0] != seq]:
-                del game.views[old]
-            task = asyncio.create_task(self.render(game.game_id, seq, state, player_id))
-            game.views[key] = task
+            task = asyncio.create_task(self.engine.views(state, ids))
+            game._rendering[key] = task
         try:
-            return seq, await asyncio.shield(task)
+            views = await asyncio.shield(task)
         except ServiceError:
-            if game.views.get(key) is task:
-                del game.views[key]
+            if game._rendering.get(key) is task:
+                del game._rendering[key]
             raise
+        rendered = dict(zip(ids, views, strict=False))
+        if game.seq == seq:
+            game.views.update(rendered)
+        return rendered[player_id]
 
-    async def render(
-        self, game_id: str, seq: int, state: engine_pb2.GameState, player_id: int
-    ) -> bytes:
-        """The view of ``state`` for ``player_id`` with ``game_id`` and ``seq`` added."""
-        views = await self.engine.views(state, [player_id])
-        return merge_view(views[0], game_id, seq)
+    async def view(self, game: Game, player_id: int) -> tuple[int, bytes]:
+        """``(version, view JSON)`` of a player (0 = spectator) now: the view's ``seq``
+        is the player's own version (it moves only when this player's view changes).
+
+        Raises:
+            ServiceError: ``GAME_BROKEN``, engine codes, ``UNAVAILABLE``.
+        """
+        seq = game.seq
+        raw = await self.raw_view(game, player_id)
+        if game.seq != seq:  # moved on meanwhile: render the newest
+            return await self.view(game, player_id)
+        version = game.version(player_id)
+        return version, merge_view(raw, game.game_id, version)
 
     # ------------------------------------------------------------------ replay
 
@@ -607,10 +505,12 @@ class Games:
                 mismatch), ``UNAVAILABLE``.
         """
         if seq < 1 or seq > game.seq:
-            raise ServiceError("MALFORMED", f"seq must be within 1..{game.seq}")
+            raise ServiceError(ErrorCode.MALFORMED, f"seq must be within 1..{game.seq}")
         if seq == game.seq and not game.broken:
             return game.state
         snap = await self.snapshots.at_or_before(game.game_id, seq)
+        if snap is not None and not snap.state.versions:
+            snap = None  # written before envelopes: its view versions are unknown
         start = snap.seq + 1 if snap else 1
         events = await self.store.read(
             game.game_id, start, seq, start_stream_seq=snap.stream_seq if snap else None
@@ -621,6 +521,6 @@ class Games:
         expected = events[-1].state_hash if events else (snap.state.state_hash if snap else "")
         if state is None or state.state_hash != expected:
             raise ServiceError(
-                "GAME_BROKEN", f"replay to seq {seq} does not match the recorded hash"
+                ErrorCode.GAME_BROKEN, f"replay to seq {seq} does not match the recorded hash"
             )
         return state

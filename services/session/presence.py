@@ -1,23 +1,36 @@
-"""Presence of players, from their open ``Session.Watch`` streams (DESIGN §5 "Lost
-connection: wait ``disconnect_timeout_s``, then the same" as a disconnect).
+"""Presence of players and their disconnect clocks, in KV ``GAME_PRESENCE`` so they outlive
+the instance that saw them (DESIGN §5 "Lost connection: wait ``disconnect_timeout_s``,
+then the same" as a disconnect; §10 "presence and timers survive an instance's death").
 
-- An open Watch stream with a ``player_id`` (the gateway's WebSocket with a player token
-  bridges one) counts as that player's presence; streams are counted per
-  (game, player), so a second tab or a reconnect that overlaps keeps the player present.
-- Only games whose config (``GameCreated`` payload / directory entry) has a numeric
-  ``disconnect_timeout_s`` are tracked (CellWar); the session reads the value, it does
-  not interpret the rules.
-- Only players who have opened a stream at least once (on this session instance) are
-  tracked. A bot that plays by REST alone, without a stream, is never removed for
-  being away; so is a player who has not reconnected since a session restart.
-- When a player's last stream closes, a timer of ``disconnect_timeout_s`` seconds
-  starts; a stream that opens in time cancels it. When it fires, the player is removed
-  (reason ``"disconnected"``, actor 0) through :func:`services.session.rollback.remove_player`
-  (a rollback first when it was the player's own turn). A finished game, or a session
-  that is stopping, starts no timer.
-- Views show it: ``players[].connected`` is false for a tracked player without an open
-  stream (:meth:`Presence.overlay`), and every change of presence wakes the game's
-  watchers, so the others see it at once.
+Keys (``<game>.<player>.…``):
+
+- ``<game>.<player>.i-<instance>`` — **a marker**: the instance has at least one open
+  ``Session.Watch`` of that player (the gateway's WebSocket with a player token). Written
+  with a per-message TTL of ``presence_ttl_s`` and renewed every TTL/3 while a stream is
+  open; deleted when the instance's last stream of the player closes; when the instance
+  dies it expires (the server writes a delete marker, and every instance also treats a
+  marker not renewed for a TTL as gone).
+- ``<game>.<player>.clock`` — **the player is tracked** (it opened a stream at least
+  once: a bot that plays by REST alone is never removed for being away) and its
+  disconnect clock: ``{"since": <unix time the clock started> | null}``.
+
+Only games whose policy has ``disconnect_timeout_s`` > 0 are tracked (the engine says
+which). A player is **connected** while some instance holds a live marker of it; views
+show ``players[].connected: false`` for a tracked player who is not
+(:meth:`Presence.overlay`), and every change of that wakes the game's watchers on every
+instance (each mirrors the bucket through one KV watch).
+
+**The clock** is run by the game's lease holder (:meth:`Presence.run_clocks`; the
+keeper takes a lease for every game with tracked players): a tracked, active player's
+clock runs while it is away **and some other active player is present** (connected, or
+not tracked). When every player drops at once — a gateway tier restart, a network cut —
+every clock waits (issue 10 §3 "A server fault decides a game"): only a player who drops
+alone is removed. A clock that stops is reset; one that has run ``disconnect_timeout_s``
+removes the player through the command loop with the deterministic command id
+``disconnect:p<id>`` (actor 0, reason ``disconnected``): two instances that both decide
+it collide on the fence and the idempotency key, so a CellWar rollback happens exactly
+once. Instances share the time through the KV value (unix time): run them with clocks
+kept in step (NTP), as any cluster is.
 """
 
 from __future__ import annotations
@@ -25,172 +38,195 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import time
+from collections.abc import Callable, Iterable
 
+import nats.errors
+import nats.js.errors
 import structlog
+from nats.js.kv import KeyValue
 
+from cellwar.v1.codes import CommandType, ErrorCode, RemovalReason
 from services.common.errors import ServiceError
 from services.common.jsonwire import dumps
-from services.session.games import Game, Games
-from services.session.rollback import remove_player
+from services.session.commands import Command, CommandLoop
+from services.session.games import Game, GameCache
+from services.session.kv import safe_key
+from services.session.mirror import KvMirror
 
 log = structlog.get_logger("cellwar.session.presence")
 
-#: Attempts of a timed-out removal that meets ``UNAVAILABLE``/``CONFLICT``, 1 s apart.
-REMOVE_ATTEMPTS = 3
+MARKER = "i-"
+CLOCK = "clock"
+#: Codes that mean "nothing left to remove" (the player left, the game ended).
+_DONE_CODES = frozenset(
+    {ErrorCode.INVALID_ACTION, ErrorCode.GAME_FINISHED, ErrorCode.UNKNOWN_PLAYER}
+)
 
 
-def disconnect_timeout(game: Game) -> float | None:
-    """``disconnect_timeout_s`` of the game's config in seconds, or None (not tracked)."""
-    value = (game.meta.get("config") or {}).get("disconnect_timeout_s")
-    if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
-        return None
-    return float(value)
+def disconnect_command_id(player_id: int) -> str:
+    """The command id of a removal for being away: the same on every instance."""
+    return f"disconnect:p{player_id}"
 
 
 class Presence:
-    """Counts open Watch streams per (game, player) and removes players who stay away.
+    """Open Watch streams per (game, player), mirrored presence of every instance, and the
+    disconnect clocks of the games this instance holds (module docstring).
 
     Args:
-        games: the game repository (removals run through it).
-        closing: set when the session stops; then no timer starts and running ones end.
+        kv: the GAME_PRESENCE bucket.
+        instance_id: this instance's name.
+        ttl_s: marker lifetime without renewal (seconds).
+        games: the game cache (its watchers are woken on presence changes).
     """
 
-    def __init__(self, games: Games, closing: asyncio.Event) -> None:
+    def __init__(self, kv: KeyValue, instance_id: str, ttl_s: float, games: GameCache) -> None:
+        self.kv = kv
+        self.instance = safe_key(instance_id)
+        self.ttl_s = ttl_s
         self.games = games
-        self.closing = closing
-        self._open: dict[str, dict[int, int]] = {}  # game id -> player id -> open streams
-        self._timers: dict[tuple[str, int], asyncio.Task] = {}
+        self.loop: CommandLoop | None = None
+        #: Called when this instance starts tracking a player (its game needs a holder).
+        self.on_tracked: Callable[[], None] | None = None
+        self._open: dict[tuple[str, int], int] = {}
+        self._markers: dict[tuple[str, int], dict[str, float]] = {}
+        self._clocks: dict[tuple[str, int], float | None] = {}
+        self._by_game: dict[str, set[int]] = {}
         self._versions: dict[str, int] = {}
-        self._closer: asyncio.Task | None = None
+        self._removing: dict[tuple[str, int], asyncio.Task] = {}
+        self._writes: set[asyncio.Task] = set()
+        self._renewer: asyncio.Task | None = None
+        self.mirror = KvMirror(kv, self._on_change)
+
+    @staticmethod
+    def _now() -> float:
+        return asyncio.get_running_loop().time()
+
+    # ------------------------------------------------------------------ keys
+
+    def _marker_key(self, game_id: str, player_id: int) -> str:
+        return f"{game_id}.{player_id}.{MARKER}{self.instance}"
+
+    @staticmethod
+    def _clock_key(game_id: str, player_id: int) -> str:
+        return f"{game_id}.{player_id}.{CLOCK}"
+
+    def _on_change(self, key: str, value: bytes | None, revision: int) -> None:
+        parts = key.split(".")
+        if len(parts) != 3 or not parts[1].isdigit():
+            return
+        gid, pid, rest = parts[0], int(parts[1]), parts[2]
+        before = self.connected(gid, pid)
+        if rest == CLOCK:
+            if value is None:
+                self._untrack(gid, pid)
+            else:
+                try:
+                    since = json.loads(value).get("since")
+                except (ValueError, AttributeError):
+                    since = None
+                self._clocks[(gid, pid)] = float(since) if isinstance(since, int | float) else None
+                self._by_game.setdefault(gid, set()).add(pid)
+        elif rest.startswith(MARKER):
+            inst = rest[len(MARKER) :]
+            if inst == self.instance:
+                return  # our own markers: self._open is the truth
+            markers = self._markers.setdefault((gid, pid), {})
+            if value is None:
+                markers.pop(inst, None)
+            else:
+                markers[inst] = self._now()
+        if self.connected(gid, pid) != before:
+            self._changed(gid)
+
+    def _untrack(self, gid: str, pid: int) -> None:
+        self._clocks.pop((gid, pid), None)
+        pids = self._by_game.get(gid)
+        if pids is not None:
+            pids.discard(pid)
+            if not pids:
+                del self._by_game[gid]
 
     # ------------------------------------------------------------------ streams
 
     def opened(self, game: Game, player_id: int) -> None:
-        """A Watch stream of ``player_id`` opened on ``game`` (0 = spectator: ignored)."""
-        if player_id <= 0 or disconnect_timeout(game) is None:
+        """A Watch stream of ``player_id`` opened on ``game`` (0 = spectator, a game
+        without a disconnect timeout, a player out of the game: not tracked)."""
+        if (
+            player_id <= 0
+            or game.policy.disconnect_timeout_s <= 0
+            or player_id not in game.policy.active_players
+        ):
             return
         key = (game.game_id, player_id)
-        timer = self._timers.pop(key, None)
-        if timer is not None:
-            timer.cancel()
-            log.info("player_reconnected", game_id=game.game_id, player_id=player_id)
-        counts = self._open.setdefault(game.game_id, {})
-        count = counts.get(player_id, 0) + 1
-        counts[player_id] = count
+        before = self.connected(*key)
+        count = self._open.get(key, 0) + 1
+        self._open[key] = count
         if count == 1:
-            self._changed(game)
+            self._write(self._put_marker(*key))
+            if key not in self._clocks:
+                self._clocks[key] = None
+                self._by_game.setdefault(game.game_id, set()).add(player_id)
+                self._write(self._create_clock(*key))
+                if self.on_tracked is not None:
+                    self.on_tracked()
+            log.info("player_present", game_id=game.game_id, player_id=player_id)
+        if self.connected(*key) != before:
+            self._changed(game.game_id)
 
     def closed(self, game: Game, player_id: int) -> None:
-        """A Watch stream of ``player_id`` closed; the last one starts the timer."""
+        """A Watch stream of ``player_id`` closed; the instance's last one deletes its
+        marker (the lease holder's clock takes it from there)."""
         key = (game.game_id, player_id)
-        counts = self._open.get(game.game_id, {})
-        if player_id <= 0 or player_id not in counts:
+        count = self._open.get(key)
+        if count is None:
             return
-        count = max(counts[player_id] - 1, 0)
-        counts[player_id] = count
-        if count:
+        if count > 1:
+            self._open[key] = count - 1
             return
-        self._changed(game)
-        timeout = disconnect_timeout(game)
-        if game.state.finished and not any(counts.values()):
-            del self._open[game.game_id]  # nothing to track any more
-            return
-        if timeout is None or game.state.finished or self.closing.is_set():
-            return
-        log.info("player_lost", game_id=game.game_id, player_id=player_id, timeout_s=timeout)
-        self._ensure_closer()
-        self._timers[key] = asyncio.create_task(self._expire(game, player_id, timeout))
+        del self._open[key]
+        self._write(self._delete(self._marker_key(*key)))
+        log.info("player_lost", game_id=game.game_id, player_id=player_id)
+        self._changed(game.game_id)
 
     def connected(self, game_id: str, player_id: int) -> bool | None:
-        """True/False for a tracked player (stream open or not), None when not tracked."""
-        count = self._open.get(game_id, {}).get(player_id)
-        return None if count is None else count > 0
+        """True/False for a tracked player (some instance has a stream of it open or not),
+        None when not tracked."""
+        key = (game_id, player_id)
+        if self._open.get(key, 0) > 0:
+            return True
+        now = self._now()
+        live = any(now - seen <= self.ttl_s for seen in self._markers.get(key, {}).values())
+        if live:
+            return True
+        return False if key in self._clocks else None
+
+    def tracked_games(self) -> set[str]:
+        """Games with at least one tracked player (their clocks need a lease holder)."""
+        return set(self._by_game)
+
+    def tracks(self, game_id: str) -> bool:
+        """True when some player of ``game_id`` is tracked."""
+        return game_id in self._by_game
 
     def version(self, game_id: str) -> int:
         """Goes up on every presence change of the game (a Watch resends its view)."""
         return self._versions.get(game_id, 0)
 
-    def _changed(self, game: Game) -> None:
-        self._versions[game.game_id] = self._versions.get(game.game_id, 0) + 1
-        game.notify()
-
-    # ------------------------------------------------------------------ timers
-
-    async def _expire(self, game: Game, player_id: int, timeout: float) -> None:
-        key = (game.game_id, player_id)
-        structlog.contextvars.clear_contextvars()  # this task's own copy (not the Watch's)
-        structlog.contextvars.bind_contextvars(
-            game_id=game.game_id, player_id=player_id, timer="disconnect"
-        )
-        try:
-            await asyncio.sleep(timeout)
-            if self.connected(game.game_id, player_id) or game.state.finished or self.closing.is_set():
-                return
-            if await self._already_removed(game, player_id):
-                return
-            for attempt in range(REMOVE_ATTEMPTS):
-                try:
-                    _, result = await remove_player(
-                        self.games, game.game_id, player_id, "disconnected", actor=0
-                    )
-                    log.info(
-                        "player_disconnected",
-                        game_id=game.game_id,
-                        player_id=player_id,
-                        seq=result.seq,
-                    )
-                    return
-                except ServiceError as exc:
-                    retry = exc.code in ("UNAVAILABLE", "CONFLICT")
-                    level = "warning" if retry else "info"
-                    getattr(log, level)(
-                        "disconnect_not_recorded",
-                        game_id=game.game_id,
-                        player_id=player_id,
-                        code=exc.code,
-                        error=exc.message,
-                    )
-                    if not retry or attempt == REMOVE_ATTEMPTS - 1:
-                        return
-                    await asyncio.sleep(1.0)
-        except asyncio.CancelledError:
-            raise
-        except Exception:  # noqa: BLE001 - a timer must never take the service down
-            log.exception("disconnect_failed", game_id=game.game_id, player_id=player_id)
-        finally:
-            if self._timers.get(key) is asyncio.current_task():
-                del self._timers[key]
-
-    async def _already_removed(self, game: Game, player_id: int) -> bool:
-        """The player's own view says it is no longer connected (it left, or was removed
-        before): nothing to record. The view's ``players[].connected`` is the engine's."""
-        try:
-            _, view = await self.games.view(game, player_id)
-        except ServiceError:
-            return False  # let the removal itself report the trouble
-        players = json.loads(view).get("players") or ()
-        return any(p.get("id") == player_id and p.get("connected") is False for p in players)
-
-    def _ensure_closer(self) -> None:
-        if self._closer is None or self._closer.done():
-            self._closer = asyncio.create_task(self._cancel_on_close())
-
-    async def _cancel_on_close(self) -> None:
-        await self.closing.wait()
-        timers, self._timers = list(self._timers.values()), {}
-        for timer in timers:
-            timer.cancel()
-        for timer in timers:
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await timer
-
-    # ------------------------------------------------------------------ views
+    def _changed(self, game_id: str) -> None:
+        self._versions[game_id] = self._versions.get(game_id, 0) + 1
+        game = self.games.games.get(game_id)
+        if game is not None:
+            game.notify()
 
     def overlay(self, game_id: str, view: bytes) -> bytes:
         """The view JSON with ``players[].connected`` false for every tracked player of the
-        game without an open stream; unchanged (same bytes) when none is."""
-        away = {pid for pid, count in self._open.get(game_id, {}).items() if not count}
-        if not away or not view:
+        game who is not connected; unchanged (same bytes) when none is."""
+        pids = self._by_game.get(game_id)
+        if not pids or not view:
+            return view
+        away = {pid for pid in pids if self.connected(game_id, pid) is False}
+        if not away:
             return view
         data = json.loads(view)
         players = data.get("players") if isinstance(data, dict) else None
@@ -200,3 +236,157 @@ class Presence:
             if isinstance(player, dict) and player.get("id") in away:
                 player["connected"] = False
         return dumps(data)
+
+    # ------------------------------------------------------------------ KV writes
+
+    def _write(self, coro) -> None:
+        task = asyncio.get_running_loop().create_task(coro)
+        self._writes.add(task)
+        task.add_done_callback(self._writes.discard)
+
+    async def _put_marker(self, game_id: str, player_id: int) -> None:
+        subject = f"$KV.{self.kv._name}.{self._marker_key(game_id, player_id)}"
+        try:
+            await self.kv._js.publish(subject, b"1", msg_ttl=self.ttl_s)
+        except (TimeoutError, nats.errors.Error) as exc:
+            log.warning("presence_not_stored", game_id=game_id, player_id=player_id, error=str(exc))
+
+    async def _create_clock(self, game_id: str, player_id: int) -> None:
+        try:
+            await self.kv.create(self._clock_key(game_id, player_id), dumps({"since": None}))
+        except nats.js.errors.KeyWrongLastSequenceError:
+            pass  # tracked already (another stream, another instance)
+        except (TimeoutError, nats.errors.Error) as exc:
+            log.warning("clock_not_stored", game_id=game_id, player_id=player_id, error=str(exc))
+
+    async def _set_clock(self, game_id: str, player_id: int, since: float | None) -> None:
+        self._clocks[(game_id, player_id)] = since
+        try:
+            await self.kv.put(self._clock_key(game_id, player_id), dumps({"since": since}))
+        except (TimeoutError, nats.errors.Error) as exc:
+            log.warning("clock_not_stored", game_id=game_id, player_id=player_id, error=str(exc))
+
+    async def _delete(self, key: str) -> None:
+        with contextlib.suppress(TimeoutError, nats.errors.Error):
+            await self.kv.delete(key)
+
+    async def _drop_clock(self, game_id: str, player_id: int) -> None:
+        self._untrack(game_id, player_id)
+        await self._delete(self._clock_key(game_id, player_id))
+        self._changed(game_id)
+
+    # ------------------------------------------------------------------ renewal
+
+    async def renew(self) -> None:
+        """Renew this instance's markers and forget other instances' stale ones."""
+        for gid, pid in list(self._open):
+            await self._put_marker(gid, pid)
+        now = self._now()
+        for (gid, pid), markers in list(self._markers.items()):
+            stale = [inst for inst, seen in markers.items() if now - seen > self.ttl_s]
+            if not stale:
+                continue
+            before = self.connected(gid, pid)
+            for inst in stale:
+                del markers[inst]
+            if not markers:
+                del self._markers[(gid, pid)]
+            if self.connected(gid, pid) != before:
+                self._changed(gid)
+
+    async def _renew_forever(self) -> None:
+        while True:
+            await asyncio.sleep(self.ttl_s / 3)
+            try:
+                await self.renew()
+            except asyncio.CancelledError:
+                raise
+            except Exception:  # noqa: BLE001 - renewal must go on
+                log.exception("presence_renewal_failed")
+
+    async def start(self) -> None:
+        """Mirror the bucket and renew markers every TTL/3 seconds."""
+        await self.mirror.start()
+        await self.mirror.wait_ready(10.0)
+        if self._renewer is None:
+            self._renewer = asyncio.create_task(self._renew_forever(), name="presence-renewal")
+
+    async def stop(self) -> None:
+        """Stop renewing, removing and mirroring (markers expire by their TTL)."""
+        tasks = [t for t in (self._renewer, *self._removing.values()) if t is not None]
+        for task in tasks:
+            task.cancel()
+        for task in tasks:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+        self._renewer = None
+        self._removing.clear()
+        if self._writes:
+            await asyncio.wait(list(self._writes), timeout=2.0)
+        await self.mirror.stop()
+
+    # ------------------------------------------------------------------ clocks
+
+    async def run_clocks(self, games: Iterable[Game]) -> None:
+        """One pass of the disconnect clocks of ``games`` (those whose lease this instance
+        holds): start, reset, or remove (module docstring)."""
+        now = time.time()
+        for game in games:
+            gid = game.game_id
+            pids = list(self._by_game.get(gid, ()))
+            if not pids or game.broken:
+                continue
+            if game.finished:
+                for pid in pids:
+                    await self._drop_clock(gid, pid)
+                continue
+            active = set(game.policy.active_players)
+            timeout = game.policy.disconnect_timeout_s
+            for pid in pids:
+                if pid not in active or timeout <= 0:
+                    await self._drop_clock(gid, pid)
+                    continue
+                away = self.connected(gid, pid) is False
+                others = any(self.connected(gid, q) is not False for q in active if q != pid)
+                since = self._clocks.get((gid, pid))
+                running = away and others
+                if running and since is None:
+                    log.info("disconnect_clock_started", game_id=gid, player_id=pid, timeout_s=timeout)
+                    await self._set_clock(gid, pid, now)
+                elif not running and since is not None:
+                    log.info("disconnect_clock_reset", game_id=gid, player_id=pid, away=away)
+                    await self._set_clock(gid, pid, None)
+                elif running and since is not None and now - since >= timeout:
+                    self._remove(game, pid)
+
+    def _remove(self, game: Game, player_id: int) -> None:
+        key = (game.game_id, player_id)
+        task = self._removing.get(key)
+        if task is None or task.done():
+            self._removing[key] = asyncio.get_running_loop().create_task(
+                self._remove_now(game.game_id, player_id)
+            )
+
+    async def _remove_now(self, game_id: str, player_id: int) -> None:
+        assert self.loop is not None, "the command loop is wired at start"
+        structlog.contextvars.clear_contextvars()
+        structlog.contextvars.bind_contextvars(game_id=game_id, player_id=player_id)
+        payload = dumps({"player_id": player_id, "reason": RemovalReason.DISCONNECTED})
+        command = Command(
+            game_id, CommandType.REMOVE_PLAYER, 0, payload, disconnect_command_id(player_id)
+        )
+        try:
+            outcome = await self.loop.handle(command)
+            log.info(
+                "player_disconnected",
+                game_id=game_id,
+                player_id=player_id,
+                seq=outcome.seq,
+                repeated=outcome.repeated,
+            )
+        except ServiceError as exc:
+            if exc.code not in _DONE_CODES:
+                log.warning("disconnect_not_recorded", code=exc.code, error=exc.message)
+                return  # the next pass tries again
+            log.info("disconnect_moot", code=exc.code)
+        await self._drop_clock(game_id, player_id)

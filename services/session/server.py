@@ -1,26 +1,44 @@
 """Wiring of the session service: NATS (stream + KV buckets), the engine client, the game
-repository, the ticker and the grpc.aio server. :func:`create_server` is the one place."""
+cache, the command loop and its projections, the follower, presence, leases, the
+ticker, the keeper and the grpc.aio server. :func:`create_server` is the one place.
+
+Several instances run side by side on one NATS (distinct ``CELLWAR_INSTANCE_ID``); any of
+them serves any game (docs/ARCHITECTURE.md "Any instance serves any game").
+"""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from typing import TypeVar
 
 import grpc
 import nats
+import nats.errors
 import structlog
 from nats.aio.client import Client as NATS
 
-from cellwar.v1 import session_pb2, session_pb2_grpc
+from cellwar.v1 import events_pb2, session_pb2, session_pb2_grpc
 from services.common import grpcutil
 from services.common.settings import Settings
 from services.session import kv
+from services.session.commands import CommandLoop
 from services.session.directory import Directory
 from services.session.engine_client import EngineClient
-from services.session.games import Games
+from services.session.follower import Follower
+from services.session.games import GameCache
+from services.session.keeper import Keeper
 from services.session.leases import Leases
+from services.session.presence import Presence
 from services.session.profiles import Profiles
+from services.session.projections import (
+    DirectoryProjection,
+    ProgressProjection,
+    SnapshotProjection,
+)
 from services.session.service import SessionServicer
 from services.session.snapshots import SnapshotStore
 from services.session.store import EventStore
@@ -30,45 +48,94 @@ log = structlog.get_logger("cellwar.session")
 
 SERVICE_NAME = session_pb2.DESCRIPTOR.services_by_name["Session"].full_name
 
+T = TypeVar("T")
+
 
 @dataclass
 class SessionApp:
-    """The running parts of one session instance; ``await app.stop()`` ends them all."""
+    """The running parts of one session instance; ``await app.stop()`` ends them all.
+
+    ``games`` (the cache), ``loop`` (the command loop), ``store``, ``presence``,
+    ``leases``, ``directory``, ``follower`` are there for white-box checks in tests.
+    """
 
     server: grpc.aio.Server
     port: int
     nc: NATS
     engine: EngineClient
-    games: Games
+    games: GameCache
+    loop: CommandLoop
+    store: EventStore
+    snapshots: SnapshotStore
+    directory: Directory
+    leases: Leases
+    presence: Presence
+    follower: Follower
     ticker: Ticker
+    keeper: Keeper
     closing: asyncio.Event
     settings: Settings
 
     async def stop(self, grace: float | None = None) -> None:
-        """Stop serving: end Watch streams, stop ticking, let calls finish for ``grace``
-        seconds (default ``settings.shutdown_grace_s``), close NATS and the engine channel."""
+        """Stop serving: end Watch streams, stop ticking and housekeeping, let calls finish
+        for ``grace`` seconds (default ``settings.shutdown_grace_s``), close NATS and the
+        engine channels."""
         self.closing.set()
         await self.ticker.stop()
+        await self.keeper.stop()
         await self.server.stop(self.settings.shutdown_grace_s if grace is None else grace)
+        await self.presence.stop()
+        await self.follower.stop()
+        await self.leases.stop()
+        await self.directory.stop()
         with contextlib.suppress(Exception):
             await self.nc.drain()
         await self.engine.close()
         log.info("session_stopped", port=self.port)
 
 
-async def connect_nats(url: str) -> NATS:
-    """Connect to NATS, reconnecting for ever after a loss. Raises on a first failure."""
+async def retrying(what: str, fn: Callable[[], Awaitable[T]], deadline_s: float) -> T:
+    """``await fn()`` until it succeeds or ``deadline_s`` seconds have passed (NATS still
+    starting, a cluster without a JetStream leader yet), backing off up to 2 s.
+
+    Raises:
+        the last error once the deadline has passed.
+    """
+    deadline = time.monotonic() + deadline_s
+    delay = 0.2
+    while True:
+        try:
+            return await fn()
+        except (TimeoutError, OSError, nats.errors.Error) as exc:
+            if time.monotonic() + delay > deadline:
+                raise
+            log.warning("nats_not_ready", step=what, error=str(exc) or type(exc).__name__)
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, 2.0)
+
+
+async def connect_nats(url: str, on_reconnect: Callable[[], Awaitable[None]] | None = None) -> NATS:
+    """Connect to NATS (``url``: one server or several, comma separated), reconnecting for
+    ever after a loss. Raises on a first failure."""
 
     async def on_error(exc: Exception) -> None:
         log.warning("nats_error", error=str(exc))
 
+    async def on_reconnected() -> None:
+        log.info("nats_reconnected")
+        if on_reconnect is not None:
+            await on_reconnect()
+
+    servers = [u.strip() for u in url.split(",") if u.strip()]
     return await nats.connect(
-        url,
+        servers,
         name="cellwar-session",
         max_reconnect_attempts=-1,
         reconnect_time_wait=0.5,
         connect_timeout=5,
+        allow_reconnect=True,
         error_cb=on_error,
+        reconnected_cb=on_reconnected,
     )
 
 
@@ -81,47 +148,121 @@ async def create_server(
 ) -> tuple[grpc.aio.Server, int, SessionApp]:
     """Build and start a session instance: returns ``(server, port, app)``.
 
-    Creates the ``GAME_EVENTS`` stream and the KV buckets when missing, rebuilds every
-    unfinished game from NATS (needs the engine service), then serves on ``address``
-    (port 0 = a free port) with health and reflection, and starts the ticker.
+    Connects to NATS (retrying for ``settings.nats_connect_timeout_s`` while it starts or
+    a cluster forms), creates the ``GAME_EVENTS`` stream and the KV buckets when missing,
+    mirrors the directory, leases and presence, follows the log, then serves on
+    ``address`` (port 0 = a free port) with health and reflection and starts the ticker
+    and the keeper. No game is loaded at start: a game is loaded on first use or when
+    this instance takes its lease.
 
     Raises:
-        nats.errors.Error / OSError: NATS unreachable.
+        nats.errors.Error / OSError / TimeoutError: NATS unreachable past the deadline.
     """
     settings = settings or Settings()
-    nc = await connect_nats(nats_url)
+    wait = settings.nats_connect_timeout_s
+    reconnected: list[Callable[[], Awaitable[None]]] = []
+
+    async def on_reconnect() -> None:
+        for hook in reconnected:
+            try:
+                await hook()
+            except Exception:  # noqa: BLE001 - one hook must not stop the others
+                log.exception("reconnect_hook_failed")
+
+    nc = await retrying("connect", lambda: connect_nats(nats_url, on_reconnect), wait)
     js = nc.jetstream(timeout=10.0)
-    store = EventStore(js, replicas=settings.stream_replicas)
-    await store.ensure_stream()
     reps = settings.stream_replicas
-    snapshots = SnapshotStore(await kv.ensure_bucket(js, kv.SNAPSHOTS, replicas=reps))
-    directory = Directory(await kv.ensure_bucket(js, kv.DIRECTORY, replicas=reps))
-    leases_kv = await kv.ensure_bucket(js, kv.LEASES, replicas=reps, ttl_s=settings.lease_ttl_s)
-    profiles = Profiles(await kv.ensure_bucket(js, kv.PROFILES, replicas=reps))
+    store = EventStore(js, replicas=reps)
+    await retrying("stream", store.ensure_stream, wait)
+
+    async def bucket(name: str, **kw) -> kv.KeyValue:
+        return await retrying(name, lambda: kv.ensure_bucket(js, name, replicas=reps, **kw), wait)
+
+    snapshots = SnapshotStore(await bucket(kv.SNAPSHOTS))
+    directory = Directory(await bucket(kv.DIRECTORY))
+    leases_kv = await bucket(kv.LEASES, ttl_s=settings.lease_ttl_s, expiry_markers=True)
+    presence_kv = await bucket(kv.PRESENCE, expiry_markers=True)
+    profiles = Profiles(await bucket(kv.PROFILES))
     engine = EngineClient(engine_target, timeout=settings.engine_timeout_s)
-    games = Games(store, snapshots, directory, engine, settings, profiles)
-    await games.start()
+
+    games = GameCache(store, snapshots, engine, directory)
+    loop = CommandLoop(
+        games,
+        store,
+        engine,
+        projections=[
+            ProgressProjection(profiles, engine),
+            SnapshotProjection(snapshots, store, settings.snapshot_every),
+            DirectoryProjection(directory),
+        ],
+        progress=profiles,
+    )
+    presence = Presence(presence_kv, settings.instance_id, settings.presence_ttl_s, games)
+    presence.loop = loop
     leases = Leases(leases_kv, settings.instance_id, settings.lease_ttl_s)
+
+    def on_event(game_id: str, data: bytes, stream_seq: int) -> None:
+        if game_id in games.games:
+            games.followed(events_pb2.Event.FromString(data), stream_seq)
+
+    follower = Follower(nc, js, on_event)
+    await directory.start()
+    await leases.start()
+    await presence.start()
+    await follower.start()
+    keeper = Keeper(games, loop, leases, presence, directory, settings)
+    presence.on_tracked = keeper.poke
     ticker = Ticker(
         games,
+        loop,
         leases,
         settings.generations_per_second,
         tick_interval(settings.generations_per_second, settings.tick_interval_s),
     )
+
+    async def resync() -> None:
+        await follower.reset("reconnect")
+        for mirror in (directory.mirror, leases.mirror, presence.mirror):
+            await mirror.restart()
+        await games.catch_up_all()
+
+    reconnected.append(resync)
+
     closing = asyncio.Event()
     server = grpcutil.new_server()
-    session_pb2_grpc.add_SessionServicer_to_server(SessionServicer(games, closing), server)
+    session_pb2_grpc.add_SessionServicer_to_server(
+        SessionServicer(games, loop, presence, directory, profiles, closing), server
+    )
     health = grpcutil.add_health_and_reflection(server, [SERVICE_NAME])
     port = grpcutil.bind(server, address)
     await server.start()
     await grpcutil.set_serving(health, [SERVICE_NAME], True)
     ticker.start()
+    keeper.start()
+    keeper.poke()
     log.info(
         "session_started",
         port=port,
         instance_id=settings.instance_id,
-        games=len(games.games),
+        open_games=len(directory.entries),
         engine=engine_target,
     )
-    app = SessionApp(server, port, nc, engine, games, ticker, closing, settings)
+    app = SessionApp(
+        server,
+        port,
+        nc,
+        engine,
+        games,
+        loop,
+        store,
+        snapshots,
+        directory,
+        leases,
+        presence,
+        follower,
+        ticker,
+        keeper,
+        closing,
+        settings,
+    )
     return server, port, app

@@ -1,8 +1,11 @@
-"""The Session gRPC servicer: thin entry points over :class:`services.session.games.Games`.
+"""The Session gRPC servicer: thin entry points over the command loop
+(services/session/commands.py) and the game cache (services/session/games.py).
 
 Every RPC binds ``game_id``/``player_id`` to the log context, turns a
 :class:`ServiceError` into a gRPC status with the machine code in trailing metadata
 (``services.common.errors``), and never lets an unexpected exception escape unlogged.
+A view's ``seq``, a command reply's ``seq`` and a Watch frame's ``seq`` are the player's
+own view version (the engine's envelope): it moves only when that player's view changes.
 """
 
 from __future__ import annotations
@@ -16,14 +19,16 @@ import grpc
 import structlog
 
 from cellwar.v1 import engine_pb2, session_pb2, session_pb2_grpc
+from cellwar.v1.codes import CommandType, ErrorCode, RemovalReason
 from services.common.errors import ServiceError, abort
 from services.common.jsonwire import dumps
-from services.session.games import Game, Games
+from services.session.commands import Command, CommandLoop, Outcome
+from services.session.directory import Directory
+from services.session.games import Game, GameCache, broken_error
 from services.session.library import Library
 from services.session.presence import Presence
 from services.session.profiles import Profiles, public
-from services.session.rollback import remove_player
-from services.session.visibility import check_live_view, list_events, lobby_config, replay
+from services.session.visibility import check_live_view, list_events, replay
 
 log = structlog.get_logger("cellwar.session")
 
@@ -33,9 +38,9 @@ def _json_object(data: bytes, what: str) -> dict:
     try:
         value = json.loads(data or b"{}")
     except (ValueError, UnicodeDecodeError) as exc:
-        raise ServiceError("MALFORMED", f"{what} is not valid JSON") from exc
+        raise ServiceError(ErrorCode.MALFORMED, f"{what} is not valid JSON") from exc
     if not isinstance(value, dict):
-        raise ServiceError("MALFORMED", f"{what} must be a JSON object")
+        raise ServiceError(ErrorCode.MALFORMED, f"{what} must be a JSON object")
     return value
 
 
@@ -52,14 +57,14 @@ def rpc(fn: Callable) -> Callable:
             try:
                 return await fn(self, request, context)
             except ServiceError as exc:
-                level = "error" if exc.code in ("INTERNAL", "GAME_BROKEN") else "info"
+                level = "error" if exc.code in (ErrorCode.INTERNAL, ErrorCode.GAME_BROKEN) else "info"
                 getattr(log, level)("rpc_refused", code=exc.code, error=exc.message)
                 await abort(context, exc.code, exc.message)
             except (asyncio.CancelledError, grpc.aio.AbortError):
                 raise
             except Exception as exc:  # noqa: BLE001 - the service never crashes on input
                 log.exception("rpc_failed")
-                await abort(context, "INTERNAL", f"{type(exc).__name__}: {exc}")
+                await abort(context, ErrorCode.INTERNAL, f"{type(exc).__name__}: {exc}")
 
     return wrapper
 
@@ -68,39 +73,61 @@ class SessionServicer(session_pb2_grpc.SessionServicer):
     """RPCs of ``cellwar.v1.Session`` (see proto/cellwar/v1/session.proto).
 
     Args:
-        games: the game repository.
-        closing: set when the server stops; open Watch streams end with UNAVAILABLE.
+        games: the game cache; loop: the command loop; presence: open streams and
+            disconnect clocks; directory: the lobby; profiles: campaign progress (None:
+            none kept); closing: set when the server stops (open Watch streams end
+            with UNAVAILABLE).
     """
 
-    def __init__(self, games: Games, closing: asyncio.Event) -> None:
+    def __init__(
+        self,
+        games: GameCache,
+        loop: CommandLoop,
+        presence: Presence,
+        directory: Directory,
+        profiles: Profiles | None,
+        closing: asyncio.Event,
+    ) -> None:
         self.games = games
+        self.loop = loop
+        self.presence = presence
+        self.directory = directory
+        self.profiles = profiles
         self.closing = closing
         self.library = Library(games.engine)
-        #: Open Watch streams per player; removes players who stay away (CellWar).
-        self.presence = Presence(games, closing)
 
-    async def _reply(self, game: Game, player_id: int, seq: int) -> session_pb2.CommandReply:
-        _, view = await self.games.view(game, player_id)
-        view = self.presence.overlay(game.game_id, view)
-        return session_pb2.CommandReply(seq=seq, player_id=player_id, view=view)
+    async def _view(self, game: Game, player_id: int) -> tuple[int, bytes]:
+        """``(version, view with presence)`` of a player now."""
+        version, view = await self.games.view(game, player_id)
+        return version, self.presence.overlay(game.game_id, view)
+
+    async def _reply(self, outcome: Outcome, player_id: int) -> session_pb2.CommandReply:
+        game = outcome.game
+        structlog.contextvars.bind_contextvars(player_id=player_id, seq=outcome.seq)
+        _, view = await self._view(game, player_id)
+        version = await self.loop.version_at(game, outcome.seq, player_id)
+        return session_pb2.CommandReply(seq=version, player_id=player_id, view=view)
+
+    async def _run(self, request, command_type: str, actor: int, payload: bytes) -> Outcome:
+        return await self.loop.handle(
+            Command(request.game_id, command_type, actor, payload, request.command_id)
+        )
 
     @rpc
     async def CreateGame(self, request, context):  # noqa: N802 - gRPC method names
         config = _json_object(request.config, "config")
-        profile_id = request.profile_id if request.kind == "campaign" else ""
-        if profile_id:
-            structlog.contextvars.bind_contextvars(profile_id=profile_id)
-            await self._profiles().check_level(profile_id, config.get("level", 1))
-        game_id = await self.games.create(
-            request.kind, config, request.command_id, profile_id=profile_id
+        if request.profile_id:
+            structlog.contextvars.bind_contextvars(profile_id=request.profile_id)
+        game = await self.loop.create(
+            request.kind, config, request.command_id, profile_id=request.profile_id
         )
-        return session_pb2.CreateGameReply(game_id=game_id)
+        return session_pb2.CreateGameReply(game_id=game.game_id)
 
     def _profiles(self) -> Profiles:
         """The profile store. Raises ServiceError UNAVAILABLE when there is none."""
-        if self.games.profiles is None:
-            raise ServiceError("UNAVAILABLE", "this session keeps no profiles")
-        return self.games.profiles
+        if self.profiles is None:
+            raise ServiceError(ErrorCode.UNAVAILABLE, "this session keeps no profiles")
+        return self.profiles
 
     @rpc
     async def Patterns(self, request, context):  # noqa: N802
@@ -123,48 +150,34 @@ class SessionServicer(session_pb2_grpc.SessionServicer):
 
     @rpc
     async def Join(self, request, context):  # noqa: N802
-        game, result = await self.games.execute(
-            request.game_id, "join", 0, dumps({"name": request.name}), request.command_id
-        )
-        structlog.contextvars.bind_contextvars(player_id=result.player_id, seq=result.seq)
-        return await self._reply(game, result.player_id, result.seq)
+        outcome = await self._run(request, CommandType.JOIN, 0, dumps({"name": request.name}))
+        return await self._reply(outcome, outcome.player_id)
 
     @rpc
     async def Act(self, request, context):  # noqa: N802
         action = _json_object(request.action, "action")
-        game, result = await self.games.execute(
-            request.game_id, "action", request.player_id, dumps(action), request.command_id
-        )
-        return await self._reply(game, request.player_id, result.seq)
+        outcome = await self._run(request, CommandType.ACTION, request.player_id, dumps(action))
+        return await self._reply(outcome, request.player_id)
 
     @rpc
     async def EndTurn(self, request, context):  # noqa: N802
-        game, result = await self.games.execute(
-            request.game_id, "end_turn", request.player_id, b"{}", request.command_id
-        )
-        return await self._reply(game, request.player_id, result.seq)
+        outcome = await self._run(request, CommandType.END_TURN, request.player_id, b"{}")
+        return await self._reply(outcome, request.player_id)
 
     @rpc
     async def Leave(self, request, context):  # noqa: N802
-        # Same path as a disconnect past the timeout: a rollback first during one's own
-        # CellWar turn (services/session/rollback.py).
-        game, result = await remove_player(
-            self.games,
-            request.game_id,
-            request.player_id,
-            "left",
-            actor=request.player_id,
-            command_id=request.command_id,
-        )
-        return await self._reply(game, request.player_id, result.seq)
+        # The same command as a disconnect past the timeout; the engine plans a rollback
+        # when the policy says so (its own CellWar turn).
+        payload = dumps({"player_id": request.player_id, "reason": RemovalReason.LEFT})
+        outcome = await self._run(request, CommandType.REMOVE_PLAYER, request.player_id, payload)
+        return await self._reply(outcome, request.player_id)
 
     @rpc
     async def GetView(self, request, context):  # noqa: N802
         game = await self.games.get(request.game_id)
         check_live_view(game, request.player_id)
-        seq, view = await self.games.view(game, request.player_id)
-        view = self.presence.overlay(game.game_id, view)
-        return session_pb2.ViewReply(seq=seq, view=view)
+        version, view = await self._view(game, request.player_id)
+        return session_pb2.ViewReply(seq=version, view=view)
 
     @rpc
     async def ListEvents(self, request, context):  # noqa: N802
@@ -182,7 +195,7 @@ class SessionServicer(session_pb2_grpc.SessionServicer):
     async def GetValidActions(self, request, context):  # noqa: N802
         game = await self.games.get(request.game_id)
         if game.broken:
-            raise ServiceError("GAME_BROKEN", game.broken)
+            raise broken_error(game)
         actions = await self.games.engine.valid_actions(
             game.state, request.player_id, request.unit_id
         )
@@ -190,6 +203,7 @@ class SessionServicer(session_pb2_grpc.SessionServicer):
 
     @rpc
     async def ListGames(self, request, context):  # noqa: N802
+        items, cursor = self.directory.page(request.page_size, request.cursor)
         return session_pb2.ListGamesReply(
             games=[
                 session_pb2.GameSummary(
@@ -198,27 +212,33 @@ class SessionServicer(session_pb2_grpc.SessionServicer):
                     phase=entry.get("phase", ""),
                     players_joined=int(entry.get("players_joined", 0)),
                     max_players=int(entry.get("max_players", 0)),
-                    config=dumps(lobby_config(entry.get("kind", ""), entry.get("config", {}))),
+                    config=dumps(entry.get("config", {})),
                 )
-                for gid, entry in self.games.directory.open_games()
-            ]
+                for gid, entry in items
+            ],
+            next_cursor=cursor,
         )
 
     async def _watch(self, game: Game, player_id: int, context) -> None:
-        """The loop of :meth:`Watch`: a view when the seq or the presence changed."""
+        """The loop of :meth:`Watch`: a view when the player's version or the presence
+        changed (never at an event this player does not observe)."""
         sent: tuple[int, int] | None = None
         while not self.closing.is_set():
             changed = game.changed
-            seq, view = await self.games.view(game, player_id)
-            key = (seq, self.presence.version(game.game_id))
-            view = self.presence.overlay(game.game_id, view)
+            presence = self.presence.version(game.game_id)
+            version, view = await self._view(game, player_id)
+            key = (version, presence)
             if key != sent:
-                await context.write(session_pb2.WatchUpdate(type="view", seq=seq, view=view))
+                await context.write(session_pb2.WatchUpdate(type="view", seq=version, view=view))
                 sent = key
-            if game.state.finished and game.seq == seq:
-                await context.write(session_pb2.WatchUpdate(type="finished", seq=seq, view=view))
+            if game.finished and game.version(player_id) == version:
+                await context.write(
+                    session_pb2.WatchUpdate(type="finished", seq=version, view=view)
+                )
                 return
-            if game.seq == seq and key == (seq, self.presence.version(game.game_id)):
+            if game.version(player_id) == version and presence == self.presence.version(
+                game.game_id
+            ):
                 closing = asyncio.ensure_future(self.closing.wait())
                 waiting = asyncio.ensure_future(changed.wait())
                 try:
@@ -226,11 +246,11 @@ class SessionServicer(session_pb2_grpc.SessionServicer):
                 finally:
                     closing.cancel()
                     waiting.cancel()
-        await abort(context, "UNAVAILABLE", "session service is stopping")
+        await abort(context, ErrorCode.UNAVAILABLE, "session service is stopping")
 
     async def Watch(self, request, context):  # noqa: N802
-        """Stream the player's view now and after every change (and every change of the
-        players' presence); ``finished`` at the end. Ends with UNAVAILABLE when the server
+        """Stream the player's view now and whenever its version (or the players'
+        presence) changes; ``finished`` at the end. Ends with UNAVAILABLE when the server
         stops (the client reconnects). An open stream with a player id is that player's
         presence (services/session/presence.py)."""
         with structlog.contextvars.bound_contextvars(
@@ -239,10 +259,12 @@ class SessionServicer(session_pb2_grpc.SessionServicer):
             try:
                 game = await self.games.get(request.game_id)
                 check_live_view(game, request.player_id)
+                game.watchers += 1
                 self.presence.opened(game, request.player_id)
                 try:
                     await self._watch(game, request.player_id, context)
                 finally:
+                    game.watchers -= 1
                     self.presence.closed(game, request.player_id)
             except ServiceError as exc:
                 await abort(context, exc.code, exc.message)
@@ -250,4 +272,4 @@ class SessionServicer(session_pb2_grpc.SessionServicer):
                 raise
             except Exception as exc:  # noqa: BLE001
                 log.exception("watch_failed")
-                await abort(context, "INTERNAL", f"{type(exc).__name__}: {exc}")
+                await abort(context, ErrorCode.INTERNAL, f"{type(exc).__name__}: {exc}")

@@ -1,9 +1,13 @@
 """Snapshots of game states in KV ``GAME_SNAPSHOTS``.
 
-Keys: ``<game_id>`` holds the latest snapshot, ``<game_id>.<seq>`` every snapshot (so a
-replay finds the nearest one at or before a seq). Value: one JSON line
+Keys: ``<game_id>`` holds the latest snapshot, ``<game_id>.<seq>`` every snapshot, and
+``<game_id>.i<k>`` the index of bucket ``k``: a JSON list of the seqs of the snapshots
+with ``seq // INDEX_SPAN == k``. A replay finds the nearest snapshot at or before a seq
+with key gets only (the bucket's index, then the previous buckets'), never a KV watch:
+a watch is a consumer, and hundreds of concurrent replays hit the server's consumer
+limit (issue 10 "NATS consumer limit"). Value: one JSON line
 ``{"seq", "stream_seq", "state_hash"}``, a newline, then the zlib-compressed
-``cellwar.v1.GameState`` protobuf.
+``cellwar.v1.GameState`` protobuf (with its envelope: view versions, turn anchor).
 """
 
 from __future__ import annotations
@@ -23,6 +27,12 @@ log = structlog.get_logger("cellwar.session.snapshots")
 
 #: A KV value above this is not stored (NATS max_payload is 1 MiB by default), bytes.
 MAX_SNAPSHOT_BYTES = 900 * 1024
+#: Seqs per index bucket (key ``<game_id>.i<seq // INDEX_SPAN>``).
+INDEX_SPAN = 1000
+#: Index buckets looked at below the one of the asked seq before giving up.
+INDEX_LOOKBACK = 3
+#: Revision-checked index writes tried before the index misses one snapshot.
+_INDEX_ATTEMPTS = 5
 
 
 @dataclass(frozen=True)
@@ -58,18 +68,49 @@ class SnapshotStore:
         self.kv = kv
 
     async def put(self, game_id: str, snap: Snapshot) -> bool:
-        """Store ``snap`` as the latest and as ``<game_id>.<seq>``; False when not stored."""
+        """Store ``snap`` as ``<game_id>.<seq>``, in its bucket's index and as the latest;
+        False when not stored."""
         value = encode(snap)
         if len(value) > MAX_SNAPSHOT_BYTES:
             log.warning("snapshot_too_large", game_id=game_id, seq=snap.seq, bytes=len(value))
             return False
         try:
             await self.kv.put(f"{game_id}.{snap.seq}", value)
+            await self._index(game_id, snap.seq)
             await self.kv.put(game_id, value)
             return True
         except (TimeoutError, nats.errors.Error) as exc:
             log.warning("snapshot_not_stored", game_id=game_id, seq=snap.seq, error=str(exc))
             return False
+
+    async def _index(self, game_id: str, seq: int) -> None:
+        """Add ``seq`` to its bucket's index (revision-checked, retried on conflict)."""
+        key = f"{game_id}.i{seq // INDEX_SPAN}"
+        for _ in range(_INDEX_ATTEMPTS):
+            seqs, revision = await self._read_index(key)
+            if seq in seqs:
+                return
+            value = json.dumps(sorted({*seqs, seq})).encode()
+            try:
+                if revision:
+                    await self.kv.update(key, value, last=revision)
+                else:
+                    await self.kv.create(key, value)
+                return
+            except nats.js.errors.KeyWrongLastSequenceError:
+                continue
+        log.warning("snapshot_not_indexed", game_id=game_id, seq=seq)
+
+    async def _read_index(self, key: str) -> tuple[list[int], int]:
+        try:
+            entry = await self.kv.get(key)
+        except (nats.js.errors.KeyNotFoundError, nats.js.errors.KeyDeletedError):
+            return [], 0
+        try:
+            seqs = [int(s) for s in json.loads(entry.value or b"[]")]
+        except (ValueError, TypeError):
+            seqs = []
+        return seqs, int(entry.revision or 0)
 
     async def _get(self, key: str) -> Snapshot | None:
         try:
@@ -89,29 +130,19 @@ class SnapshotStore:
             return None
 
     async def at_or_before(self, game_id: str, seq: int) -> Snapshot | None:
-        """The snapshot with the greatest seq <= ``seq``, or None."""
+        """The snapshot with the greatest seq <= ``seq``, or None (KV gets only: the latest,
+        then the index of ``seq``'s bucket and up to :data:`INDEX_LOOKBACK` below it)."""
         try:
             latest = await self._get(game_id)
             if latest is not None and latest.seq <= seq:
                 return latest
-            seqs = await self._seqs(game_id)
-            best = max((s for s in seqs if s <= seq), default=None)
-            return None if best is None else await self._get(f"{game_id}.{best}")
+            bucket = seq // INDEX_SPAN
+            for k in range(bucket, max(bucket - INDEX_LOOKBACK, 0) - 1, -1):
+                seqs, _ = await self._read_index(f"{game_id}.i{k}")
+                best = max((s for s in seqs if s <= seq), default=None)
+                if best is not None:
+                    return await self._get(f"{game_id}.{best}")
+            return None
         except (TimeoutError, nats.errors.Error, ValueError, zlib.error) as exc:
             log.warning("snapshot_unreadable", game_id=game_id, error=str(exc))
             return None
-
-    async def _seqs(self, game_id: str) -> list[int]:
-        watcher = await self.kv.watch(f"{game_id}.*", meta_only=True, ignore_deletes=True)
-        seqs: list[int] = []
-        try:
-            while True:
-                entry = await watcher.updates(timeout=5.0)
-                if entry is None:
-                    break
-                tail = entry.key.rsplit(".", 1)[-1]
-                if tail.isdigit():
-                    seqs.append(int(tail))
-        finally:
-            await watcher.stop()
-        return seqs

@@ -5,13 +5,14 @@ window of 2 minutes. Writes carry ``Nats-Expected-Last-Subject-Sequence`` (optim
 concurrency: one writer per game wins) and, for commands, ``Nats-Msg-Id`` =
 ``<game_id>:<command_id>:<index>`` (JetStream de-duplication within its window; the
 window is stream-wide, so the id is scoped by game: a key reused in another game is
-another message). Messages are
+another message). Reads use batched direct gets, never a consumer. Messages are
 ``cellwar.v1.Event`` protobufs; ``Event.seq`` is the per-game sequence (1-based, no gaps),
 distinct from the stream sequence JetStream assigns across all games.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Sequence
 
@@ -32,7 +33,10 @@ STREAM = "GAME_EVENTS"
 DUPLICATE_WINDOW_S = 120.0
 #: Server error code of a failed ``Nats-Expected-Last-Subject-Sequence`` check.
 _WRONG_LAST_SEQUENCE = (10071, 10164)
+#: Events per batched direct get.
 _FETCH_BATCH = 1000
+#: Bytes per batched direct get (the server stops a batch after this many).
+_FETCH_BYTES = 8 * 1024 * 1024
 _GAME_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 
 
@@ -211,61 +215,82 @@ class EventStore:
 
         ``start_stream_seq`` (a stream sequence at or before the event ``from_seq``, e.g.
         kept in a snapshot) lets the read skip the start of a long log.
-        Uses an ephemeral pull consumer filtered on the game's subject, 1,000 at a time.
+
+        Reads with batched direct gets (``$JS.API.DIRECT.GET``, ``next_by_subj`` +
+        ``batch``, NATS >= 2.11): no consumer is created, so any number of concurrent
+        replays stays clear of the server's consumer limit (issue 10 "NATS consumer
+        limit"), :data:`_FETCH_BATCH` events per request.
 
         Raises:
             StoreUnavailable: NATS did not answer.
         """
         subj = subject(game_id)
+        out: list[events_pb2.Event] = []
+        start = max(start_stream_seq or 1, 1)
+        last: tuple[int, int] | None = None
         try:
-            last_game_seq, last_stream_seq = await self._fetch_tail(game_id)
-            self._tail[game_id] = (last_game_seq, last_stream_seq)
-            if last_game_seq == 0 or last_game_seq < from_seq:
-                return []
-            if start_stream_seq:
-                policy = {
-                    "deliver_policy": api.DeliverPolicy.BY_START_SEQUENCE,
-                    "opt_start_seq": start_stream_seq,
-                }
-            else:
-                policy = {"deliver_policy": api.DeliverPolicy.ALL}
-            config = api.ConsumerConfig(
-                ack_policy=api.AckPolicy.NONE,
-                inactive_threshold=30.0,
-                mem_storage=True,
-                num_replicas=1,
-                **policy,
-            )
-            psub = await self.js.pull_subscribe(subj, stream=STREAM, config=config)
-            out: list[events_pb2.Event] = []
-            try:
+            while True:
+                batch, pending = await self._direct_batch(subj, start)
                 done = False
-                while not done:
-                    msgs = await psub.fetch(_FETCH_BATCH, timeout=self.timeout)
-                    for msg in msgs:
-                        event = events_pb2.Event.FromString(msg.data)
-                        if to_seq is not None and event.seq > to_seq:
-                            done = True
-                            break
-                        if event.seq >= from_seq:
-                            out.append(event)
-                        if msg.metadata.sequence.stream >= last_stream_seq:
-                            done = True
-                            break
-            finally:
-                await self._drop_consumer(psub)
-            return out
+                for stream_seq, data in batch:
+                    event = events_pb2.Event.FromString(data)
+                    last = (event.seq, stream_seq)
+                    if to_seq is not None and event.seq > to_seq:
+                        done = True
+                        break
+                    if event.seq >= from_seq:
+                        out.append(event)
+                if done or not batch or pending == 0:
+                    break
+                start = batch[-1][0] + 1
         except (TimeoutError, nats.errors.Error) as exc:
             raise StoreUnavailable(f"event store: {exc}") from exc
+        if last is not None and pending == 0 and not done:
+            self._tail[game_id] = last
+        return out
 
-    async def _drop_consumer(self, psub) -> None:
+    async def _direct_batch(self, subj: str, start: int) -> tuple[list[tuple[int, bytes]], int]:
+        """One batched direct get: up to :data:`_FETCH_BATCH` messages of ``subj`` from
+        stream sequence ``start``; returns ``([(stream seq, data)], pending after them)``.
+
+        Raises:
+            nats.errors.Error / TimeoutError: NATS did not answer or refused.
+        """
+        nc = self.js._nc
+        inbox = nc.new_inbox()
+        sub = await nc.subscribe(inbox)
         try:
-            await psub.unsubscribe()
-            await self.js.delete_consumer(STREAM, psub._consumer)
-        except (TimeoutError, nats.errors.Error):
-            pass  # the inactive threshold removes it anyway
+            request = {
+                "seq": start,
+                "next_by_subj": subj,
+                "batch": _FETCH_BATCH,
+                "max_bytes": _FETCH_BYTES,
+            }
+            await nc.publish(
+                f"{self.js._prefix}.DIRECT.GET.{STREAM}", json.dumps(request).encode(), reply=inbox
+            )
+            out: list[tuple[int, bytes]] = []
+            while True:
+                msg = await sub.next_msg(timeout=self.timeout)
+                headers = msg.headers or {}
+                status = headers.get("Status")
+                if status == "404":  # nothing (more) on this subject
+                    return out, 0
+                if status == "204":  # end of batch
+                    return out, int(headers.get("Nats-Num-Pending", 0) or 0)
+                if status:
+                    raise nats.js.errors.APIError(
+                        code=int(status), description=str(headers.get("Description", ""))
+                    )
+                out.append((int(headers["Nats-Sequence"]), msg.data))
+        finally:
+            await sub.unsubscribe()
 
-    async def stream_seq_of(self, game_id: str) -> int:
+    def stream_seq_of(self, game_id: str) -> int:
         """Stream sequence of the game's last event as last seen by this store (0 = unknown)."""
         tail = self._tail.get(game_id)
         return tail[1] if tail else 0
+
+    def forget(self, game_id: str) -> None:
+        """Drop what this store remembers of a game (an evicted game)."""
+        self._tail.pop(game_id, None)

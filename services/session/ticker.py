@@ -1,10 +1,17 @@
-"""The ticker: advances every running Life game whose lease this instance holds.
+"""The ticker: advances every running game whose lease this instance holds.
 
 One loop wakes every ``interval`` seconds, adds ``generations_per_second x speed x
 elapsed`` generations to each game's debt (fractions carry over), and calls
 ``Engine.Tick`` once for every game owed at least one generation. Each result is
-recorded under the game's lock; when a command changed the game meanwhile, the result
-is dropped and the next tick redoes it. DESIGN §3: 8 generations/s x speed 1, 2, 4, 8.
+recorded through the command loop (:meth:`CommandLoop.record_tick`: under the game's
+lock, fenced by the expected last seq); when the game changed meanwhile, the result is
+dropped and the next tick redoes it. DESIGN §3: 8 generations/s x speed 1, 2, 4, 8.
+
+Which games run is the engine's policy (``ticking``), read as data. Exactly one instance
+ticks a game: the holder of its lease (services/session/leases.py). A loaded game that
+starts running and has no holder yet is leased here at once, so the instance that ran
+the command that started it usually ticks it. The class is replaceable: anything with
+``start()``, ``stop()`` and ``tick_once(elapsed)`` over the same ports will do.
 """
 
 from __future__ import annotations
@@ -15,7 +22,8 @@ import contextlib
 import structlog
 
 from services.common.errors import ServiceError
-from services.session.games import Game, Games
+from services.session.commands import CommandLoop
+from services.session.games import Game, GameCache
 from services.session.leases import Leases
 
 log = structlog.get_logger("cellwar.session.ticker")
@@ -34,24 +42,30 @@ class Ticker:
     """The tick loop of one session instance.
 
     Args:
-        games: the game repository.
+        games: the game cache.
+        loop: the command loop (records the results).
         leases: this instance's leases.
         generations_per_second: base rate at speed 1 (generations per second).
         interval: seconds between two ticks (see :func:`tick_interval`).
     """
 
     def __init__(
-        self, games: Games, leases: Leases, generations_per_second: float, interval: float
+        self,
+        games: GameCache,
+        loop: CommandLoop,
+        leases: Leases,
+        generations_per_second: float,
+        interval: float,
     ):
         self.games = games
+        self.loop = loop
         self.leases = leases
         self.rate = generations_per_second
         self.interval = interval
         self._task: asyncio.Task | None = None
 
     def start(self) -> None:
-        """Start the loop (and lease renewal)."""
-        self.leases.start()
+        """Start the loop."""
         if self._task is None:
             self._task = asyncio.create_task(self._run(), name="ticker")
 
@@ -62,7 +76,6 @@ class Ticker:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
             self._task = None
-        await self.leases.stop()
 
     async def _run(self) -> None:
         loop = asyncio.get_running_loop()
@@ -86,23 +99,14 @@ class Ticker:
                 async with game.lock:
                     if game.stale:
                         with contextlib.suppress(ServiceError):
-                            await self.games.reload(game)
-        running = []
-        for game in self.games.loaded():
-            if game.running and not game.stale:
-                running.append(game)
-            else:
-                game.due = 0.0
-        for gid in [gid for gid in self.leases.held if gid not in {g.game_id for g in running}]:
-            game = self.games.games.get(gid)
-            if game is None or game.state.finished:
-                await self.leases.release(gid)
-        if not running:
-            return 0
-        held = await self.leases.acquire(g.game_id for g in running)
+                            await self.games.refresh(game)
+        running = {g.game_id for g in self.games.loaded() if g.running and not g.stale}
+        unheld = [gid for gid in running if self.leases.holder(gid) is None]
+        if unheld:
+            await self.leases.acquire(unheld)
         batch: list[tuple[Game, int, int]] = []
-        for game in running:
-            if game.game_id not in held:
+        for game in self.games.loaded():
+            if game.game_id not in running or not self.leases.holds(game.game_id):
                 game.due = 0.0
                 continue
             rate = self.rate * max(game.state.speed, 1)
@@ -119,11 +123,9 @@ class Ticker:
             return 0
         recorded = 0
         for (game, seq, n), result in zip(batch, reply.results, strict=False):
-            if await self.games.record_tick(game, seq, result):
+            if await self.loop.record_tick(game, seq, result):
                 game.due = max(game.due - max(result.generations_run, 1), 0.0)
                 recorded += 1
-                if game.state.finished:
-                    await self.leases.release(game.game_id)
             elif not result.events and game.seq == seq:
                 game.due = max(game.due - n, 0.0)  # nothing to run (e.g. engine refused)
         return recorded

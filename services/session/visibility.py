@@ -1,28 +1,27 @@
 """Who may read what of a game's past: the event log and replays (DESIGN §7 "a player gets
 it fog-filtered; everyone gets it whole once the game is finished").
 
-The log is **private** (:func:`fogged`, the one rule) while a CellWar game is not
-finished (fog of war, DESIGN §5) and while a Life game is in ``waiting`` or
-``placement`` (blind placement, DESIGN §3: the phase comes from the state's summary,
-``GameState.phase``; campaign: one player, never private). While private:
+The rule is the engine's, as data (``GameState.policy``, engine/policy.py): while
+``log_private`` (CellWar until it is finished: fog of war; Life in ``waiting`` or
+``placement``: blind placement):
 
   * a player (``player_id`` > 0) gets ``Engine.PlayerLog`` of the whole log (what it
-    could see when each event happened, rule per kind: ``engine.cellwar.log``,
-    ``engine.life.log``): hidden events left out, others reduced, no ``state_hash`` and
-    no ``command_id`` on any event; ``time`` and ``engine_version`` are kept.
-    ``from_seq`` filters the answer.
-  * a spectator (no token, ``player_id`` 0) gets ``FORBIDDEN`` (403) for the log and for
-    replays (the log would lift the fog). Its live view (:func:`check_live_view`) is
-    refused only for CellWar (it would show no unit); a Life spectator's view in
-    placement is the engine's blind view (an empty board).
-  * a replay for a player is that player's view at ``seq`` (the engine's view of the
-    state then is already fogged or blind).
+    could see when each event happened): hidden events left out, others reduced, no
+    ``state_hash`` and no ``command_id``; ``time`` and ``engine_version`` are copied from
+    the recorded event. The engine numbers a filtered log in the player's own sequence
+    (``seq`` 1..k, with ``log_seq`` the per-game seq, which the session reads and drops;
+    a log without ``log_seq`` is numbered by the game's seqs). ``from_seq`` counts in
+    that numbering.
+  * a spectator (``player_id`` 0) gets ``FORBIDDEN`` (403) for the log and for replays,
+    with the engine's reason. Its live view is refused while ``spectators_live`` is
+    false (:func:`check_live_view`).
+  * a player's replay ``seq`` counts in the numbering of the log it reads: with its own
+    numbering, ``seq`` k is the state after the event its k-th log item records; the
+    view shown is the player's own (already fogged or blind) view then.
 
-Once the log is public again (a Life game past placement: the board is visible to all;
-any finished game) everyone gets the whole log with hashes, and the asked view.
-
-- CellWar, game finished: everyone gets the whole log with hashes, and a replay shows
-  the whole board (the spectator view, with ``you`` set to the reader).
+Once the log is public again (placement over; any finished game) everyone gets the whole
+log with hashes, and a replay of a finished game shows everything (``Engine.Views`` with
+``reveal``).
 """
 
 from __future__ import annotations
@@ -30,64 +29,47 @@ from __future__ import annotations
 import json
 
 from cellwar.v1 import events_pb2
+from cellwar.v1.codes import ErrorCode, EventType
 from services.common.errors import ServiceError
 from services.common.jsonwire import dumps
-from services.session.games import Game, Games
-
-#: Kinds whose log and replays are fog-filtered while the game runs.
-FOG_KINDS = frozenset({"cellwar"})
-
-#: Kinds whose log is private only in some phases (blind placement, DESIGN §3): kind ->
-#: phases of ``GameState.phase``.
-BLIND_PHASES: dict[str, frozenset[str]] = {"life": frozenset({"waiting", "placement"})}
-
-
-def _kind(game: Game) -> str:
-    return game.meta.get("kind") or game.state.kind
+from services.session.games import Game, GameCache, merge_view
 
 
 def fogged(game: Game) -> bool:
-    """The game's past is filtered per player now (module docstring): a CellWar game not
-    finished, or a Life game in ``waiting``/``placement``."""
-    if game.state.finished:
-        return False
-    kind = _kind(game)
-    return kind in FOG_KINDS or game.state.phase in BLIND_PHASES.get(kind, ())
-
-
-#: Config keys left out of the lobby (``Session.ListGames``, ``GET /games``) per kind:
-#: a CellWar start position would show enemy units the players' views hide (DESIGN §5).
-LOBBY_HIDDEN: dict[str, frozenset[str]] = {"cellwar": frozenset({"units"})}
-
-
-def lobby_config(kind: str, config: dict) -> dict:
-    """A game's config as the lobby shows it: without the keys of :data:`LOBBY_HIDDEN`
-    (CellWar: board size, seats and timeout, no ``units``)."""
-    hidden = LOBBY_HIDDEN.get(kind, frozenset())
-    return {k: v for k, v in (config or {}).items() if k not in hidden}
+    """The game's past is filtered per player now (the engine's ``log_private``)."""
+    return bool(game.policy.log_private) and not game.finished
 
 
 def _forbidden(game: Game) -> ServiceError:
-    if _kind(game) in FOG_KINDS:
-        why = "is running under fog of war: only its players may see it (everyone may once it is finished)"
-    else:
-        why = "is in blind placement: only its players may see its log (everyone may once placement is over)"
-    return ServiceError("FORBIDDEN", f"game {game.game_id} {why}")
+    why = game.policy.private_reason or "is private now: only its players may see it"
+    return ServiceError(ErrorCode.FORBIDDEN, f"game {game.game_id} {why}")
 
 
 def check_live_view(game: Game, player_id: int) -> None:
-    """Refuse a spectator's live view of a game under fog of war now (a blind Life
-    placement is not refused: the engine's spectator view of it is an empty board).
+    """Refuse a spectator's live view while the engine's policy says spectators may not
+    watch (a running CellWar game; a blind Life placement is watchable: the engine's
+    spectator view of it is an empty board).
 
     Raises:
-        ServiceError: ``FORBIDDEN`` for ``player_id`` 0 on a running CellWar game.
+        ServiceError: ``FORBIDDEN`` for ``player_id`` 0.
     """
-    if _kind(game) in FOG_KINDS and not game.state.finished and player_id <= 0:
+    if player_id <= 0 and not game.policy.spectators_live and not game.finished:
         raise _forbidden(game)
 
 
+async def player_items(games: GameCache, game: Game, player_id: int) -> list[dict] | None:
+    """``Engine.PlayerLog`` of the whole log for ``player_id``: items ``{"seq", "type",
+    "actor", "payload", "log_seq"}`` in the player's own numbering; None when the engine
+    numbers filtered logs by the game's seqs (no ``log_seq``)."""
+    events = await games.store.read(game.game_id)
+    items = json.loads(await games.engine.player_log(events, player_id) or b"[]")
+    if items and "log_seq" not in items[0]:
+        return None
+    return items
+
+
 async def list_events(
-    games: Games, game: Game, player_id: int, from_seq: int
+    games: GameCache, game: Game, player_id: int, from_seq: int
 ) -> list[events_pb2.Event]:
     """The events from ``from_seq`` that ``player_id`` (0 = spectator) may read.
 
@@ -101,15 +83,16 @@ async def list_events(
     if player_id <= 0:
         raise _forbidden(game)
     events = await games.store.read(game.game_id)
-    if not fogged(game) or (events and events[-1].type == "GameFinished"):
-        return events[from_seq - 1 :]  # public meanwhile (placement over, or finished)
+    if events and events[-1].type == EventType.GAME_FINISHED:
+        return events[from_seq - 1 :]  # finished meanwhile: public
     by_seq = {e.seq: e for e in events}
+    items = json.loads(await games.engine.player_log(events, player_id) or b"[]")
     out = []
-    for item in json.loads(await games.engine.player_log(events, player_id) or b"[]"):
+    for item in items:
         seq = int(item["seq"])
         if seq < from_seq:
             continue
-        original = by_seq[int(item.get("log_seq", seq))]  # seq is the player's own number
+        original = by_seq[int(item.get("log_seq", seq))]
         event = events_pb2.Event(
             game_id=game.game_id,
             seq=seq,
@@ -124,18 +107,27 @@ async def list_events(
     return out
 
 
-async def replay(games: Games, game: Game, player_id: int, seq: int) -> bytes:
-    """The view JSON of ``player_id`` (0 = spectator) right after event ``seq``.
+async def replay(games: GameCache, game: Game, player_id: int, seq: int) -> bytes:
+    """The view JSON of ``player_id`` (0 = spectator) right after event ``seq`` (in the
+    numbering of the log the reader gets; module docstring). The view's ``seq`` is
+    ``seq``.
 
     Raises:
         ServiceError: ``FORBIDDEN`` (a spectator while the log is private), ``MALFORMED``
             (seq out of range), ``GAME_BROKEN``, ``UNAVAILABLE``.
     """
-    if fogged(game) and player_id <= 0:
-        raise _forbidden(game)
+    if fogged(game):
+        if player_id <= 0:
+            raise _forbidden(game)
+        items = await player_items(games, game, player_id)
+        log_seq = seq
+        if items is not None:
+            if not 1 <= seq <= len(items):
+                raise ServiceError(ErrorCode.MALFORMED, f"seq must be within 1..{len(items)}")
+            log_seq = int(items[seq - 1]["log_seq"])
+        state = await games.state_at(game, log_seq)
+        views = await games.engine.views(state, [player_id])
+        return merge_view(views[0], game.game_id, seq)
     state = await games.state_at(game, seq)
-    if _kind(game) in FOG_KINDS and game.state.finished and player_id > 0:
-        data = json.loads(await games.render(game.game_id, seq, state, 0))
-        data["you"] = player_id
-        return dumps(data)
-    return await games.render(game.game_id, seq, state, player_id)
+    views = await games.engine.views(state, [player_id], reveal=game.finished)
+    return merge_view(views[0], game.game_id, seq)

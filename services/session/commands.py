@@ -1,0 +1,403 @@
+"""The command loop: the session's one service layer for every write (cosmicpython's
+``service_layer``; handlers are plain coroutines over the ports of
+services/session/ports.py).
+
+Every command — create, join, action, end_turn, leave and disconnect (``remove_player``),
+expire, and the ticker's generations — goes through the same steps, under the game's
+lock on this instance:
+
+1. **catch up**: a game marked stale (a lost race, a failed write) is caught up with
+   the log first;
+2. **idempotency**: the command id, scoped per game and acting player, with a digest of
+   the command, is looked up in the game's command map (rebuilt from every event of the
+   log, so a retry is answered however late it comes); the same key with another body
+   is ``IDEMPOTENCY_KEY_REUSED``;
+3. **repair**: a finished state whose ``GameFinished`` was never written (a crash
+   between the events of one command) gets it first;
+4. **decide** through the engine (``Engine.Decide`` returns the events, the new state
+   with its envelope, and every player's view). A refusal is checked against the log's
+   tail: if another instance wrote meanwhile, catch up and decide again;
+5. **append** with the expected last per-game seq as the fence (JetStream
+   ``Nats-Expected-Last-Subject-Sequence``) and the scoped command id as ``Nats-Msg-Id``;
+   a lost race marks the game stale and goes round again (at most
+   :data:`MAX_ATTEMPTS` times, then ``CONFLICT``);
+6. **projections** (services/session/projections.py: progress before the cache shows
+   the new state; snapshot and directory after it), then the cache takes the new state
+   and wakes the game's watchers.
+
+Several instances may run the same command (a retried request on another instance, a
+disconnect seen by two): the fence and the command id make it land once.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import structlog
+
+from cellwar.v1 import engine_pb2, events_pb2
+from cellwar.v1.codes import CommandType, ErrorCode, EventType
+from services.common.errors import ServiceError
+from services.common.jsonwire import dumps, event_payload
+from services.session.games import (
+    CommandResult,
+    Game,
+    GameCache,
+    broken_error,
+    command_digest,
+    command_key,
+    game_id_for,
+    recorded_command_id,
+)
+from services.session.ports import EventLog, Rules
+from services.session.store import ConcurrencyError, DuplicateCommandError, StoreUnavailable
+
+log = structlog.get_logger("cellwar.session.commands")
+
+#: Appends tried before a command fails with ``CONFLICT`` (DESIGN §6).
+MAX_ATTEMPTS = 5
+#: Command key of the repair that writes a missing ``GameFinished``.
+REPAIR_KEY = "p0:repair:finish"
+
+
+@dataclass(frozen=True)
+class Command:
+    """A command for one game (the imperative; its events are past tense).
+
+    Attributes:
+        game_id: the game.
+        type: :class:`cellwar.v1.codes.CommandType` (not ``create``: see
+            :meth:`CommandLoop.create`).
+        actor: the acting player (0 = the system: a join, a disconnect, an expiry).
+        payload: JSON bytes (compact, key-sorted: the digest compares bytes).
+        command_id: the client's idempotency key ("" = none), scoped here per player.
+    """
+
+    game_id: str
+    type: str
+    actor: int
+    payload: bytes = b"{}"
+    command_id: str = ""
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What a command did: ``seq`` of its last event (the recorded one for a retry, the
+    game's seq when it recorded nothing), the player it concerns, and whether it was a
+    retry answered from the log."""
+
+    game: Game
+    seq: int
+    player_id: int
+    repeated: bool = False
+
+
+class Projection(Protocol):
+    """A read model updated after each append (snapshots, the directory, profiles)."""
+
+    async def before(
+        self, game: Game, events: Sequence[events_pb2.Event], state: engine_pb2.GameState
+    ) -> None:
+        """Called after the append, before the cache shows ``state``."""
+        ...
+
+    async def after(
+        self, game: Game, events: Sequence[events_pb2.Event], before: engine_pb2.GameState
+    ) -> None:
+        """Called once the cache shows the new state (``before``: the state it replaced)."""
+        ...
+
+
+class ProgressChecker(Protocol):
+    """Whether a profile may start a level (campaign)."""
+
+    async def check_level(self, profile_id: str, level: Any) -> None:
+        """Raises ServiceError ``LEVEL_LOCKED``, ``PROFILE_NOT_FOUND``, ``UNAVAILABLE``."""
+        ...
+
+
+def repeated_command(game: Game, key: str, digest: str) -> CommandResult | None:
+    """The recorded result of command ``key`` in ``game`` (None when it is new).
+
+    Raises:
+        ServiceError: ``IDEMPOTENCY_KEY_REUSED`` when the key was recorded with another
+            body (digest).
+    """
+    result = game.commands.get(key) if key else None
+    if result is not None and result.digest and digest and result.digest != digest:
+        raise ServiceError(
+            ErrorCode.IDEMPOTENCY_KEY_REUSED,
+            "this Idempotency-Key was already used for a different request; "
+            "use a new key for a new request",
+        )
+    return result
+
+
+class CommandLoop:
+    """Runs commands against the cached games (module docstring).
+
+    Args:
+        games: the cache (loads games, folds followed events).
+        store: the event log; engine: the rules.
+        projections: read models updated after each append, in order.
+        progress: checks a profile's unlocked level at create (None: not checked).
+        max_attempts: appends tried before ``CONFLICT``.
+    """
+
+    def __init__(
+        self,
+        games: GameCache,
+        store: EventLog,
+        engine: Rules,
+        projections: Sequence[Projection] = (),
+        progress: ProgressChecker | None = None,
+        max_attempts: int = MAX_ATTEMPTS,
+    ) -> None:
+        self.games = games
+        self.store = store
+        self.engine = engine
+        self.projections = list(projections)
+        self.progress = progress
+        self.max_attempts = max_attempts
+
+    # ------------------------------------------------------------------ commands
+
+    async def handle(self, cmd: Command) -> Outcome:
+        """Run ``cmd`` (module docstring); a command id this actor already used in this
+        game returns the recorded result and changes nothing.
+
+        Raises:
+            ServiceError: ``GAME_NOT_FOUND``, rule codes from the engine, ``CONFLICT``,
+                ``UNAVAILABLE``, ``GAME_BROKEN``, ``IDEMPOTENCY_KEY_REUSED``.
+        """
+        key = command_key(cmd.actor, cmd.command_id) if cmd.command_id else ""
+        digest = command_digest(cmd.type, cmd.payload) if cmd.command_id else ""
+        game = await self.games.get(cmd.game_id)
+        async with game.lock:
+            for attempt in range(self.max_attempts):
+                last = attempt == self.max_attempts - 1
+                if game.stale:
+                    await self.games.refresh(game)
+                if game.broken:
+                    raise broken_error(game)
+                repeated = repeated_command(game, key, digest)
+                if repeated is not None:
+                    log.info("command_repeated", game_id=game.game_id, command_id=key)
+                    return Outcome(game, repeated.seq, repeated.player_id, True)
+                if game.needs_finish and not await self._repair(game):
+                    continue
+                try:
+                    reply = await self.engine.decide(game.state, cmd.type, cmd.actor, cmd.payload)
+                except ServiceError as exc:
+                    # A refusal must hold against the latest log, not a stale cache
+                    # (another instance may have written since): check, catch up, retry.
+                    if exc.code in (ErrorCode.UNAVAILABLE, ErrorCode.INTERNAL) or last:
+                        raise
+                    if await self.store.last_seq(game.game_id) == game.seq:
+                        raise
+                    log.info("cache_behind_log", game_id=game.game_id, seq=game.seq)
+                    game.stale = True
+                    continue
+                if not reply.events:
+                    return Outcome(game, game.seq, cmd.actor)
+                stored = await self._append(
+                    game, reply.events, reply.state, reply.views, recorded_command_id(key, digest)
+                )
+                if stored is None:
+                    continue
+                return Outcome(game, stored[-1].seq, stored[0].actor or cmd.actor)
+        raise ServiceError(
+            ErrorCode.CONFLICT,
+            f"game {cmd.game_id} changed {self.max_attempts} times meanwhile; retry",
+        )
+
+    async def create(
+        self, kind: str, config: Any, command_id: str = "", profile_id: str = ""
+    ) -> Game:
+        """Create a game; returns it. A retried create (same command id) returns the same
+        game and records nothing. ``profile_id``: the profile whose progress the game
+        counts for (only when the engine's policy names a level, checked unlocked).
+
+        Raises:
+            ServiceError: engine codes (``INVALID_CONFIG``, ...), ``LEVEL_LOCKED``,
+                ``PROFILE_NOT_FOUND``, ``IDEMPOTENCY_KEY_REUSED``, ``CONFLICT``,
+                ``UNAVAILABLE``.
+        """
+        game_id = game_id_for(command_id)
+        payload = json.dumps({"kind": kind, "config": config}).encode()
+        # The create key is the game id's seed, unscoped (a create has no player yet).
+        digest = (
+            command_digest(CommandType.CREATE, payload + b"\0" + profile_id.encode())
+            if command_id
+            else ""
+        )
+        if command_id:
+            existing = await self._existing(game_id)
+            if existing is not None:
+                return self._same_create(existing, command_id, digest)
+        reply = await self.engine.decide(None, CommandType.CREATE, 0, payload)
+        level = reply.state.policy.progress_level
+        if profile_id and level and self.progress is not None:
+            await self.progress.check_level(profile_id, level)
+        events = self._events(reply.events)
+        try:
+            stored = await self.store.append(
+                game_id, events, 0, recorded_command_id(command_id, digest)
+            )
+        except (ConcurrencyError, DuplicateCommandError) as exc:
+            existing = await self._existing(game_id) if command_id else None
+            if existing is not None:
+                return self._same_create(existing, command_id, digest)
+            raise ServiceError(ErrorCode.CONFLICT, "game id taken; retry") from exc
+        created = event_payload(stored[0])
+        meta: dict[str, Any] = {
+            "kind": created.get("kind", kind),
+            "config": created.get("config", config),
+            "created_at": stored[0].time.ToJsonString(),
+        }
+        if profile_id and level:
+            meta["profile_id"] = profile_id
+        game = Game(game_id, engine_pb2.GameState(), 0, {}, meta)
+        self.games.add(game)
+        async with game.lock:
+            await self._project(game, stored, reply.state, reply.views)
+        log.info("game_created", game_id=game_id, kind=kind, seq=game.seq)
+        return game
+
+    async def _existing(self, game_id: str) -> Game | None:
+        try:
+            return await self.games.get(game_id)
+        except ServiceError as exc:
+            if exc.code == ErrorCode.GAME_NOT_FOUND:
+                return None
+            raise
+
+    @staticmethod
+    def _same_create(game: Game, command_id: str, digest: str) -> Game:
+        if repeated_command(game, command_id, digest) is not None:
+            return game
+        raise ServiceError(ErrorCode.CONFLICT, "this command id created another game")
+
+    async def record_tick(
+        self, game: Game, expected_seq: int, result: engine_pb2.TickResult
+    ) -> bool:
+        """Append a tick's events unless the game changed since the tick was computed.
+        Returns True when recorded. Never raises for store trouble (logged; the next
+        tick redoes it)."""
+        async with game.lock:
+            if game.stale or game.broken or game.seq != expected_seq or not result.events:
+                return False
+            try:
+                stored = await self._append(game, result.events, result.state, (), "")
+            except StoreUnavailable as exc:
+                log.warning("tick_not_recorded", game_id=game.game_id, error=str(exc))
+                return False
+            return stored is not None
+
+    async def version_at(self, game: Game, seq: int, player_id: int) -> int:
+        """``player_id``'s view version right after event ``seq`` (a retried command is
+        answered with the version its events gave).
+
+        Raises:
+            ServiceError: ``UNAVAILABLE``, ``GAME_BROKEN``.
+        """
+        if seq >= game.seq:
+            return game.version(player_id)
+        state = await self.games.state_at(game, seq)
+        versions = state.versions
+        return int(versions[player_id]) if 0 <= player_id < len(versions) else seq
+
+    # ------------------------------------------------------------------ internals
+
+    def _events(self, drafts: Sequence[engine_pb2.EventDraft]) -> list[events_pb2.Event]:
+        version = self.engine.engine_version
+        return [
+            events_pb2.Event(
+                type=d.type,
+                actor=d.actor,
+                payload=d.payload,
+                state_hash=d.state_hash,
+                engine_version=version,
+            )
+            for d in drafts
+        ]
+
+    async def _append(
+        self,
+        game: Game,
+        drafts: Sequence[engine_pb2.EventDraft],
+        state: engine_pb2.GameState,
+        views: Sequence[bytes],
+        command_id: str,
+    ) -> list[events_pb2.Event] | None:
+        """Append with the fence, then project and take the state. None when the race
+        was lost (the game is marked stale). Call under the game's lock.
+
+        Raises:
+            StoreUnavailable: NATS did not answer (the game is marked stale).
+        """
+        try:
+            stored = await self.store.append(
+                game.game_id, self._events(drafts), game.seq, command_id
+            )
+        except (ConcurrencyError, DuplicateCommandError) as exc:
+            log.info("append_race_lost", game_id=game.game_id, error=str(exc))
+            game.stale = True
+            return None
+        except StoreUnavailable:
+            game.stale = True
+            raise
+        await self._project(game, stored, state, views)
+        return stored
+
+    async def _project(
+        self,
+        game: Game,
+        stored: Sequence[events_pb2.Event],
+        state: engine_pb2.GameState,
+        views: Sequence[bytes],
+    ) -> None:
+        for projection in self.projections:
+            await projection.before(game, stored, state)
+        before = game.state
+        game.take(state, stored, views, self.store.stream_seq_of(game.game_id))
+        for projection in self.projections:
+            await projection.after(game, stored, before)
+
+    async def repair(self, game: Game) -> bool:
+        """Write a missing ``GameFinished`` (:attr:`Game.needs_finish`) now; False when
+        another instance wrote meanwhile. Call under the game's lock.
+
+        Raises:
+            ServiceError: ``UNAVAILABLE``, ``GAME_BROKEN``.
+        """
+        return await self._repair(game)
+
+    async def _repair(self, game: Game) -> bool:
+        """Write the ``GameFinished`` a crash left out (payload from the spectator view:
+        ``winner``, ``result``). False when the race was lost. Call under the lock."""
+        view = json.loads(await self.games.raw_view(game, 0))
+        draft = engine_pb2.EventDraft(
+            type=EventType.GAME_FINISHED,
+            actor=0,
+            payload=dumps({"result": view.get("result"), "winner": view.get("winner")}),
+            state_hash=game.state.state_hash,
+        )
+        events = self._events([draft])
+        try:
+            stored = await self.store.append(game.game_id, events, game.seq, REPAIR_KEY)
+        except (ConcurrencyError, DuplicateCommandError):
+            game.stale = True
+            return False
+        except StoreUnavailable:
+            game.stale = True
+            raise
+        state = await self.engine.fold(game.state, stored)  # the envelope counts it too
+        if state is None or state.state_hash != game.state.state_hash:
+            raise ServiceError(ErrorCode.GAME_BROKEN, "the repaired GameFinished does not fold")
+        await self._project(game, stored, state, ())
+        log.warning("game_finished_repaired", game_id=game.game_id, seq=game.seq)
+        return True

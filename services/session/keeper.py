@@ -1,0 +1,195 @@
+"""Housekeeping of one session instance: leases, disconnect clocks, expiry, eviction.
+
+- **Leases** (every ``lease_ttl_s``/3 and when poked): a game needs a lease holder while
+  it is ticked (its directory entry says ``lease``) or has tracked players (their
+  disconnect clocks must run somewhere). The keeper takes the lease of every such game
+  nobody holds (a dead holder's lease expires within the TTL), loads the game — a game
+  is loaded on first use or when this instance takes its lease, never at start-up — and
+  gives a lease up when the game no longer needs one. A game found finished without its
+  ``GameFinished`` (a crash between two events) is repaired by its new holder, through
+  the command loop.
+- **Disconnect clocks** of the games this instance holds, every
+  :data:`CLOCK_INTERVAL_S` (services/session/presence.py).
+- **Expiry**: a game whose seats stayed open longer than ``waiting_game_ttl_s`` gets the
+  command ``expire`` (decided by the engine; ``GameExpired`` + ``GameFinished``), with the
+  command id ``expire``, so instances that both try collide harmlessly.
+- **Eviction**: a game unused for ``game_idle_s`` with no Watch open and no lease held
+  leaves the cache (it is loaded again on use).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from datetime import datetime
+
+import structlog
+
+from cellwar.v1.codes import CommandType, ErrorCode
+from services.common.errors import ServiceError
+from services.common.settings import Settings
+from services.session.commands import Command, CommandLoop
+from services.session.directory import Directory
+from services.session.games import Game, GameCache
+from services.session.leases import Leases
+from services.session.presence import Presence
+
+log = structlog.get_logger("cellwar.session.keeper")
+
+#: Seconds between two passes of the disconnect clocks.
+CLOCK_INTERVAL_S = 0.25
+#: Command id of an expiry (the same on every instance).
+EXPIRE_COMMAND_ID = "expire"
+
+
+def _age_s(created_at: str) -> float:
+    """Seconds since an ISO 8601 time (0 when it does not parse)."""
+    try:
+        created = datetime.fromisoformat(created_at.replace("Z", "+00:00"))
+    except (ValueError, AttributeError):
+        return 0.0
+    return (datetime.now(created.tzinfo) - created).total_seconds()
+
+
+class Keeper:
+    """The housekeeping loops of one instance (module docstring)."""
+
+    def __init__(
+        self,
+        games: GameCache,
+        loop: CommandLoop,
+        leases: Leases,
+        presence: Presence,
+        directory: Directory,
+        settings: Settings,
+    ) -> None:
+        self.games = games
+        self.loop = loop
+        self.leases = leases
+        self.presence = presence
+        self.directory = directory
+        self.settings = settings
+        self._tasks: list[asyncio.Task] = []
+        self._poked = asyncio.Event()
+        self._expiring: dict[str, asyncio.Task] = {}
+
+    def needs_lease(self, game: Game) -> bool:
+        """A loaded game needs a holder: ticked now, or tracked players whose clocks run."""
+        if game.finished:
+            return game.needs_finish
+        return bool(game.running) or (
+            game.policy.disconnect_timeout_s > 0 and self.presence.tracks(game.game_id)
+        )
+
+    def poke(self) -> None:
+        """Run the lease pass soon (a game may need a holder now)."""
+        self._poked.set()
+
+    def start(self) -> None:
+        """Start the loops."""
+        self._tasks = [
+            asyncio.create_task(self._every(self.settings.lease_ttl_s / 3, self.lease_pass, True)),
+            asyncio.create_task(self._every(CLOCK_INTERVAL_S, self.clock_pass)),
+            asyncio.create_task(
+                self._every(min(60.0, max(self.settings.waiting_game_ttl_s / 4, 0.5)), self.expiry_pass)
+            ),
+            asyncio.create_task(self._every(min(60.0, self.settings.game_idle_s / 2), self.evict_pass)),
+        ]
+
+    async def stop(self) -> None:
+        """Stop the loops (leases stay until they expire)."""
+        tasks = [*self._tasks, *self._expiring.values()]
+        for task in tasks:
+            task.cancel()
+        for task in tasks:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+        self._tasks, self._expiring = [], {}
+
+    async def _every(self, period: float, step, pokeable: bool = False) -> None:
+        while True:
+            if pokeable:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._poked.wait(), period)
+                self._poked.clear()
+            else:
+                await asyncio.sleep(period)
+            try:
+                await step()
+            except asyncio.CancelledError:
+                raise
+            except Exception:  # noqa: BLE001 - housekeeping must go on
+                log.exception("housekeeping_failed", step=step.__name__)
+
+    # ------------------------------------------------------------------ leases
+
+    async def lease_pass(self) -> None:
+        """Release leases no longer needed; take those nobody holds; load what we took."""
+        for gid in list(self.leases.held):
+            game = self.games.games.get(gid)
+            if game is not None and not self.needs_lease(game):
+                await self.leases.release(gid)
+        wanted = {gid for gid, entry in self.directory.entries.items() if entry.get("lease")}
+        wanted |= self.presence.tracked_games()
+        wanted |= {g.game_id for g in self.games.loaded() if self.needs_lease(g)}
+        orphans = [gid for gid in wanted if self.leases.holder(gid) is None]
+        for gid in await self.leases.acquire(orphans):
+            await self._adopt(gid)
+
+    async def _adopt(self, game_id: str) -> None:
+        """Load a game whose lease this instance just took; repair it when needed."""
+        try:
+            game = await self.games.get(game_id)
+            if game.stale:
+                async with game.lock:
+                    await self.games.refresh(game)
+        except ServiceError as exc:
+            log.warning("lease_game_not_loaded", game_id=game_id, code=exc.code)
+            if exc.code == ErrorCode.GAME_NOT_FOUND:
+                await self.leases.release(game_id)
+            return
+        if game.needs_finish:
+            try:
+                async with game.lock:
+                    if game.needs_finish:
+                        await self.loop.repair(game)
+            except ServiceError as exc:
+                log.warning("repair_failed", game_id=game_id, code=exc.code)
+        if not self.needs_lease(game):
+            await self.leases.release(game_id)
+
+    # ------------------------------------------------------------------ clocks
+
+    async def clock_pass(self) -> None:
+        """Run the disconnect clocks of the held games."""
+        held = [self.games.games.get(gid) for gid in self.leases.held]
+        await self.presence.run_clocks([g for g in held if g is not None])
+
+    # ------------------------------------------------------------------ expiry
+
+    async def expiry_pass(self) -> None:
+        """Expire the waiting games older than ``waiting_game_ttl_s``."""
+        ttl = self.settings.waiting_game_ttl_s
+        for gid, entry in list(self.directory.entries.items()):
+            if not entry.get("expirable") or _age_s(str(entry.get("created_at", ""))) < ttl:
+                continue
+            task = self._expiring.get(gid)
+            if task is None or task.done():
+                self._expiring[gid] = asyncio.create_task(self._expire(gid))
+
+    async def _expire(self, game_id: str) -> None:
+        try:
+            outcome = await self.loop.handle(
+                Command(game_id, CommandType.EXPIRE, 0, b"{}", EXPIRE_COMMAND_ID)
+            )
+            log.info("game_expired", game_id=game_id, seq=outcome.seq, repeated=outcome.repeated)
+        except ServiceError as exc:
+            log.info("game_not_expired", game_id=game_id, code=exc.code, error=exc.message)
+        finally:
+            self._expiring.pop(game_id, None)
+
+    # ------------------------------------------------------------------ eviction
+
+    async def evict_pass(self) -> None:
+        """Drop idle games from the cache."""
+        self.games.evict_idle(self.settings.game_idle_s, keep=set(self.leases.held))

@@ -1,0 +1,126 @@
+"""Read models the command loop updates after each append (services/session/commands.py):
+snapshots (KV ``GAME_SNAPSHOTS``), the lobby directory (KV ``GAME_DIRECTORY``) and
+campaign progress (KV ``PROFILES``). Each is rebuilt from the log when lost: none of
+them is the truth, so a failed write is logged and never fails the command.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import structlog
+
+from cellwar.v1 import engine_pb2, events_pb2
+from cellwar.v1.codes import EventType
+from services.session.directory import FINISHED, Directory
+from services.session.games import Game
+from services.session.ports import EventLog, Rules, SnapshotRepository
+from services.session.profiles import Profiles
+from services.session.snapshots import Snapshot
+
+log = structlog.get_logger("cellwar.session.projections")
+
+
+class SnapshotProjection:
+    """A snapshot after each player's turn, at every change of phase or turn (the state
+    where a turn began) and at least every ``every`` events (DESIGN §5, §6)."""
+
+    def __init__(self, snapshots: SnapshotRepository, store: EventLog, every: int) -> None:
+        self.snapshots = snapshots
+        self.store = store
+        self.every = every
+
+    async def before(
+        self, game: Game, events: Sequence[events_pb2.Event], state: engine_pb2.GameState
+    ) -> None:
+        """Nothing before the cache moves."""
+
+    async def after(
+        self, game: Game, events: Sequence[events_pb2.Event], before: engine_pb2.GameState
+    ) -> None:
+        """Snapshot the new state when due."""
+        state = game.state
+        due = (
+            any(e.type == EventType.TURN_ENDED for e in events)
+            or before.phase != state.phase
+            or before.turn != state.turn
+            or state.finished
+            or game.seq - game.last_snapshot_seq >= self.every
+        )
+        if due:
+            await self.snapshot(game)
+
+    async def snapshot(self, game: Game) -> None:
+        """Store the game's current state as a snapshot."""
+        snap = Snapshot(game.seq, game.stream_seq or self.store.stream_seq_of(game.game_id), game.state)
+        if await self.snapshots.put(game.game_id, snap):
+            game.last_snapshot_seq = game.seq
+
+
+def directory_entry(game: Game) -> dict[str, Any]:
+    """The lobby entry of a game now (services/session/directory.py): the config without
+    the keys the policy hides, ``lease`` while it is ticked, ``expirable`` while its seats
+    are open."""
+    state = game.state
+    hidden = set(state.policy.lobby_hidden_keys)
+    config = {k: v for k, v in (game.meta.get("config") or {}).items() if k not in hidden}
+    entry: dict[str, Any] = {
+        "kind": game.meta.get("kind") or state.kind,
+        "config": config,
+        "created_at": game.meta.get("created_at", ""),
+        "phase": FINISHED if state.finished else state.phase,
+        "players_joined": state.players_joined,
+        "max_players": state.max_players,
+        "lease": bool(state.policy.ticking and not state.finished),
+        "expirable": bool(state.policy.expirable and not state.finished),
+    }
+    if game.meta.get("profile_id"):
+        entry["profile_id"] = game.meta["profile_id"]
+    return entry
+
+
+class DirectoryProjection:
+    """Writes a game's directory entry when it changes (a create always)."""
+
+    def __init__(self, directory: Directory) -> None:
+        self.directory = directory
+
+    async def before(
+        self, game: Game, events: Sequence[events_pb2.Event], state: engine_pb2.GameState
+    ) -> None:
+        """Nothing before the cache moves."""
+
+    async def after(
+        self, game: Game, events: Sequence[events_pb2.Event], before: engine_pb2.GameState
+    ) -> None:
+        """Write the entry when it differs from the mirror's."""
+        entry = directory_entry(game)
+        created = any(e.type == EventType.GAME_CREATED for e in events)
+        if created or self.directory.entries.get(game.game_id) != entry:
+            await self.directory.put(game.game_id, entry)
+
+
+class ProgressProjection:
+    """A finished game played for a profile: merge its outcome into the profile before the
+    cache (and so any view) shows the end, so whoever sees the end sees the progress; a
+    crash in between leaves the directory unfinished, and the merge is idempotent."""
+
+    def __init__(self, profiles: Profiles, engine: Rules) -> None:
+        self.profiles = profiles
+        self.engine = engine
+
+    async def before(
+        self, game: Game, events: Sequence[events_pb2.Event], state: engine_pb2.GameState
+    ) -> None:
+        """Record progress when ``events`` finish a game with a profile."""
+        profile_id = game.meta.get("profile_id")
+        if not profile_id or not state.finished:
+            return
+        if any(e.type == EventType.GAME_FINISHED for e in events):
+            await self.profiles.record_finished(game.game_id, profile_id, self.engine, state)
+
+    async def after(
+        self, game: Game, events: Sequence[events_pb2.Event], before: engine_pb2.GameState
+    ) -> None:
+        """Nothing after."""
