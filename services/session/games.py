@@ -362,11 +362,19 @@ class GameCache:
     async def _fold_in(
         self, game: Game, events: Sequence[events_pb2.Event], stream_seq: int = 0
     ) -> None:
-        """Fold ``events`` (those after ``game.seq``) onto the cached state; reload on a
-        gap or a mismatch. Call under the game's lock."""
+        """Fold ``events`` (those after ``game.seq``) onto the cached state; missing events
+        before them (appended while the game was loading, say) are read from the log; a
+        log that still does not line up, or a hash that does not match, reloads the game.
+        Call under the game's lock."""
         events = [e for e in events if e.seq > game.seq]
         if not events:
             return
+        if events[0].seq > game.seq + 1 and not game.broken:
+            start = game.stream_seq + 1 if game.stream_seq else None
+            missing = await self.store.read(
+                game.game_id, game.seq + 1, events[0].seq - 1, start_stream_seq=start
+            )
+            events = [*missing, *events]
         if game.broken or events[0].seq != game.seq + 1 or any(
             b.seq != a.seq + 1 for a, b in zip(events, events[1:], strict=False)
         ):

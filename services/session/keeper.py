@@ -33,6 +33,7 @@ from services.session.directory import Directory
 from services.session.games import Game, GameCache
 from services.session.leases import Leases
 from services.session.presence import Presence
+from services.session.projections import directory_entry
 
 log = structlog.get_logger("cellwar.session.keeper")
 
@@ -74,12 +75,13 @@ class Keeper:
         self._expiring: dict[str, asyncio.Task] = {}
 
     def needs_lease(self, game: Game) -> bool:
-        """A loaded game needs a holder: ticked now, or tracked players whose clocks run."""
-        if game.finished:
-            return game.needs_finish
-        return bool(game.running) or (
-            game.policy.disconnect_timeout_s > 0 and self.presence.tracks(game.game_id)
-        )
+        """A loaded game needs a holder: ticked now, or tracked players whose clocks run
+        (a finished one: until its missing ``GameFinished`` is written and its clocks are
+        cleared)."""
+        tracked = self.presence.tracks(game.game_id)
+        if game.finished or game.broken:
+            return game.needs_finish or tracked
+        return bool(game.running) or (game.policy.disconnect_timeout_s > 0 and tracked)
 
     def poke(self) -> None:
         """Run the lease pass soon (a game may need a holder now)."""
@@ -155,6 +157,11 @@ class Keeper:
                         await self.loop.repair(game)
             except ServiceError as exc:
                 log.warning("repair_failed", game_id=game_id, code=exc.code)
+        listed = self.directory.entries.get(game_id)
+        if listed is not None and not game.broken and listed != directory_entry(game):
+            # a stale entry (a crash between an append and its projection)
+            await self.directory.put(game_id, directory_entry(game))
+        await self.presence.run_clocks([game])  # clears the clocks of a finished game
         if not self.needs_lease(game):
             await self.leases.release(game_id)
 

@@ -1,26 +1,50 @@
-"""Contract of the JetStream event store (DESIGN §6): order, optimistic concurrency,
-de-duplication by command id."""
+"""Contract of the event store (DESIGN §6): order, optimistic concurrency, de-duplication
+by command id. One suite, run against the JetStream store and the in-memory fake the
+command loop's unit tests use (tests/support/fakes.py), so the fake keeps the contract."""
 
 from __future__ import annotations
 
 import uuid
+from collections.abc import AsyncIterator, Callable
 
 import nats
 import pytest
 
 from cellwar.v1 import events_pb2
-from services.session.store import ConcurrencyError, DuplicateCommandError, EventStore
+from services.session.store import STREAM, ConcurrencyError, DuplicateCommandError, EventStore
+from tests.support.fakes import MemoryBackend, MemoryEventLog
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(30)]
 
 
+@pytest.fixture(params=["jetstream", "memory"])
+async def make_store(request, nats_url) -> AsyncIterator[Callable]:
+    """A factory of stores over one backend: each call is another "instance"."""
+    if request.param == "memory":
+        backend = MemoryBackend()
+
+        async def memory():
+            return MemoryEventLog(backend)
+
+        yield memory
+        return
+    connections = []
+
+    async def jetstream():
+        nc = await nats.connect(nats_url)
+        connections.append(nc)
+        s = EventStore(nc.jetstream())
+        await s.ensure_stream()
+        return s
+
+    yield jetstream
+    for nc in connections:
+        await nc.close()
+
+
 @pytest.fixture
-async def store(nats_url):
-    nc = await nats.connect(nats_url)
-    s = EventStore(nc.jetstream())
-    await s.ensure_stream()
-    yield s
-    await nc.close()
+async def store(make_store):
+    return await make_store()
 
 
 def draft(etype: str, n: int = 0) -> events_pb2.Event:
@@ -57,20 +81,17 @@ async def test_append_after_a_stale_seq_raises_concurrency_error(store):
     assert [e.seq for e in await store.read(gid)] == [1, 2]
 
 
-async def test_two_writers_of_one_game_one_wins(store, nats_url):
+async def test_two_writers_of_one_game_one_wins(store, make_store):
     gid = new_game_id()
     await store.append(gid, [draft("GameCreated")], 0)
-    nc = await nats.connect(nats_url)
-    try:
-        other = EventStore(nc.jetstream())
-        await other.append(gid, [draft("PlayerJoined", 1)], 1)
-        # `store` still believes the log ends at seq 1
-        with pytest.raises(ConcurrencyError):
-            await store.append(gid, [draft("PlayerJoined", 2)], 1)
-        await store.append(gid, [draft("PlayerJoined", 2)], 2)
-    finally:
-        await nc.close()
+    other = await make_store()
+    await other.append(gid, [draft("PlayerJoined", 1)], 1)
+    # `store` still believes the log ends at seq 1
+    with pytest.raises(ConcurrencyError):
+        await store.append(gid, [draft("PlayerJoined", 2)], 1)
+    await store.append(gid, [draft("PlayerJoined", 2)], 2)
     assert [e.actor for e in await store.read(gid)] == [0, 1, 2]
+    assert await other.last_seq(gid) == 3
 
 
 async def test_first_event_expects_an_empty_subject(store):
@@ -98,3 +119,31 @@ async def test_reading_a_long_log_is_fast(store):
     assert [e.seq for e in events] == list(range(1, 2001))
     tail = await store.read(gid, 1990)
     assert [e.seq for e in tail] == list(range(1990, 2001))
+
+
+async def test_a_read_may_start_at_a_known_store_position(store):
+    gid = new_game_id()
+    await store.append(gid, [draft("GameCreated")], 0)
+    await store.append(gid, [draft("PlayerJoined", 1)], 1)
+    position = store.stream_seq_of(gid)  # where event 2 is
+    assert position > 0
+    await store.append(gid, [draft("PlayerJoined", 2), draft("TurnEnded", 1)], 2)
+    events = await store.read(gid, 3, start_stream_seq=position)
+    assert [e.seq for e in events] == [3, 4]
+    assert await store.last_seq(gid) == 4
+
+
+async def test_reads_create_no_consumer(nats_url):
+    nc = await nats.connect(nats_url)
+    try:
+        js = nc.jetstream()
+        s = EventStore(js)
+        await s.ensure_stream()
+        gid = new_game_id()
+        await s.append(gid, [draft("GameCreated")] + [draft("PlayerJoined", i) for i in (1, 2)], 0)
+        before = (await js.stream_info(STREAM)).state.consumer_count
+        for _ in range(50):
+            assert len(await s.read(gid)) == 3
+        assert (await js.stream_info(STREAM)).state.consumer_count <= before
+    finally:
+        await nc.close()

@@ -29,10 +29,11 @@ from tests.support.nats import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 
-#: Test defaults: fast ticking so games finish quickly, short leases.
+#: Test defaults: fast ticking so games finish quickly, short leases and presence.
 TEST_SETTINGS: dict[str, Any] = {
     "generations_per_second": 400.0,
     "lease_ttl_s": 3.0,
+    "presence_ttl_s": 2.0,
     "log_format": "console",
     "shutdown_grace_s": 0.5,
 }
@@ -99,6 +100,19 @@ async def start_stack(nats_url: str, **settings_overrides: Any) -> Stack:
     session_target = f"127.0.0.1:{port}"
     settings = settings.model_copy(update={"session_addr": session_target})
     return Stack(engine_server, engine_target, app, session_target, settings)
+
+
+async def start_session(
+    nats_url: str, engine_target: str, **settings_overrides: Any
+) -> tuple[SessionApp, str]:
+    """Start one more session instance in-process on a free port, against a running
+    engine (``engine_target``, several comma separated); returns ``(app, target)``.
+    Give each instance its own ``instance_id``."""
+    settings = make_settings(nats_url, engine_addr=engine_target, **settings_overrides)
+    _, port, app = await create_session_server(
+        "127.0.0.1:0", nats_url=nats_url, engine_target=engine_target, settings=settings
+    )
+    return app, f"127.0.0.1:{port}"
 
 
 async def wait_serving(target: str, timeout: float = 20.0, service: str = "") -> None:
