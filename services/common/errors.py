@@ -12,6 +12,8 @@ from typing import NoReturn
 
 import grpc
 
+from cellwar.v1.codes import ErrorCode
+
 #: Trailing metadata key that carries the machine code.
 ERROR_CODE_KEY = "cellwar-error-code"
 #: Trailing metadata key with which the engine service names its rules version.
@@ -19,36 +21,36 @@ ENGINE_VERSION_KEY = "cellwar-engine-version"
 
 #: Codes whose status is not the default FAILED_PRECONDITION (a rule refusing a command).
 _STATUS: dict[str, grpc.StatusCode] = {
-    "MALFORMED": grpc.StatusCode.INVALID_ARGUMENT,
-    "INVALID_CONFIG": grpc.StatusCode.INVALID_ARGUMENT,
+    ErrorCode.MALFORMED: grpc.StatusCode.INVALID_ARGUMENT,
+    ErrorCode.INVALID_CONFIG: grpc.StatusCode.INVALID_ARGUMENT,
     # An Idempotency-Key sent again with a different body (422, as Stripe answers).
-    "IDEMPOTENCY_KEY_REUSED": grpc.StatusCode.INVALID_ARGUMENT,
-    "GAME_NOT_FOUND": grpc.StatusCode.NOT_FOUND,
-    "PROFILE_NOT_FOUND": grpc.StatusCode.NOT_FOUND,
+    ErrorCode.IDEMPOTENCY_KEY_REUSED: grpc.StatusCode.INVALID_ARGUMENT,
+    ErrorCode.GAME_NOT_FOUND: grpc.StatusCode.NOT_FOUND,
+    ErrorCode.PROFILE_NOT_FOUND: grpc.StatusCode.NOT_FOUND,
     # Matchmaking (services/matchmaker): an unknown ticket id.
-    "TICKET_NOT_FOUND": grpc.StatusCode.NOT_FOUND,
-    "UNAUTHORIZED": grpc.StatusCode.UNAUTHENTICATED,
-    "FORBIDDEN": grpc.StatusCode.PERMISSION_DENIED,
-    "CONFLICT": grpc.StatusCode.ABORTED,
-    "RATE_LIMITED": grpc.StatusCode.RESOURCE_EXHAUSTED,
-    "UNAVAILABLE": grpc.StatusCode.UNAVAILABLE,
+    ErrorCode.TICKET_NOT_FOUND: grpc.StatusCode.NOT_FOUND,
+    ErrorCode.UNAUTHORIZED: grpc.StatusCode.UNAUTHENTICATED,
+    ErrorCode.FORBIDDEN: grpc.StatusCode.PERMISSION_DENIED,
+    ErrorCode.CONFLICT: grpc.StatusCode.ABORTED,
+    ErrorCode.RATE_LIMITED: grpc.StatusCode.RESOURCE_EXHAUSTED,
+    ErrorCode.UNAVAILABLE: grpc.StatusCode.UNAVAILABLE,
     # A stored log the rules cannot fold (a bug or an engine version change).
-    "GAME_BROKEN": grpc.StatusCode.INTERNAL,
-    "INTERNAL": grpc.StatusCode.INTERNAL,
+    ErrorCode.GAME_BROKEN: grpc.StatusCode.INTERNAL,
+    ErrorCode.INTERNAL: grpc.StatusCode.INTERNAL,
 }
 
 #: Fallback code when a status arrives without the metadata (e.g. from grpc itself).
 _CODE_BY_STATUS: dict[grpc.StatusCode, str] = {
-    grpc.StatusCode.INVALID_ARGUMENT: "MALFORMED",
-    grpc.StatusCode.NOT_FOUND: "GAME_NOT_FOUND",
-    grpc.StatusCode.UNAUTHENTICATED: "UNAUTHORIZED",
-    grpc.StatusCode.PERMISSION_DENIED: "FORBIDDEN",
-    grpc.StatusCode.ABORTED: "CONFLICT",
-    grpc.StatusCode.RESOURCE_EXHAUSTED: "RATE_LIMITED",
-    grpc.StatusCode.UNAVAILABLE: "UNAVAILABLE",
-    grpc.StatusCode.DEADLINE_EXCEEDED: "UNAVAILABLE",
-    grpc.StatusCode.CANCELLED: "UNAVAILABLE",
-    grpc.StatusCode.FAILED_PRECONDITION: "INVALID_ACTION",
+    grpc.StatusCode.INVALID_ARGUMENT: ErrorCode.MALFORMED,
+    grpc.StatusCode.NOT_FOUND: ErrorCode.GAME_NOT_FOUND,
+    grpc.StatusCode.UNAUTHENTICATED: ErrorCode.UNAUTHORIZED,
+    grpc.StatusCode.PERMISSION_DENIED: ErrorCode.FORBIDDEN,
+    grpc.StatusCode.ABORTED: ErrorCode.CONFLICT,
+    grpc.StatusCode.RESOURCE_EXHAUSTED: ErrorCode.RATE_LIMITED,
+    grpc.StatusCode.UNAVAILABLE: ErrorCode.UNAVAILABLE,
+    grpc.StatusCode.DEADLINE_EXCEEDED: ErrorCode.UNAVAILABLE,
+    grpc.StatusCode.CANCELLED: ErrorCode.UNAVAILABLE,
+    grpc.StatusCode.FAILED_PRECONDITION: ErrorCode.INVALID_ACTION,
 }
 
 
@@ -77,7 +79,7 @@ async def abort(context: grpc.aio.ServicerContext, code: str, message: str) -> N
     Raises:
         grpc.aio.AbortError: always (that is how grpc.aio ends the RPC).
     """
-    context.set_trailing_metadata(((ERROR_CODE_KEY, code),))
+    context.set_trailing_metadata(((ERROR_CODE_KEY, str(code)),))
     await context.abort(status_for(code), message)
 
 
@@ -87,4 +89,4 @@ def error_from_rpc(exc: grpc.aio.AioRpcError) -> tuple[str, str]:
     for key, value in exc.trailing_metadata() or ():
         if key == ERROR_CODE_KEY:
             return str(value), exc.details() or ""
-    return _CODE_BY_STATUS.get(exc.code(), "INTERNAL"), exc.details() or str(exc.code())
+    return _CODE_BY_STATUS.get(exc.code(), ErrorCode.INTERNAL), exc.details() or str(exc.code())

@@ -20,6 +20,7 @@ import structlog
 
 import engine
 from cellwar.v1 import engine_pb2, engine_pb2_grpc
+from cellwar.v1.codes import ErrorCode
 from engine import envelope
 from engine.api import dumps
 from engine.campaign import levels as campaign_levels
@@ -107,7 +108,7 @@ def envelope_of(msg: engine_pb2.GameState) -> Envelope:
 def from_proto(msg: engine_pb2.GameState) -> Any:
     """The engine state in a ``GameState`` message. Raises GameError MALFORMED."""
     if not msg.state:
-        raise GameError("MALFORMED", "a game state is required")
+        raise GameError(ErrorCode.MALFORMED, "a game state is required")
     return engine.decode_state(msg.state)
 
 
@@ -115,7 +116,7 @@ def _json(data: bytes, what: str) -> Any:
     try:
         return json.loads(data or b"{}")
     except (ValueError, UnicodeDecodeError) as exc:
-        raise GameError("MALFORMED", f"{what} is not valid JSON") from exc
+        raise GameError(ErrorCode.MALFORMED, f"{what} is not valid JSON") from exc
 
 
 def _draft(d: Any) -> engine_pb2.EventDraft:
@@ -146,7 +147,7 @@ def decide(request: engine_pb2.DecideRequest) -> engine_pb2.DecideReply:
     state, env = _given(request.state)
     payload = _json(cmd.payload, "command payload")
     if not isinstance(payload, dict):
-        raise GameError("MALFORMED", "command payload must be a JSON object")
+        raise GameError(ErrorCode.MALFORMED, "command payload must be a JSON object")
     drafts, new, env = envelope.decide(state, env, cmd.type, cmd.actor, payload)
     return engine_pb2.DecideReply(
         events=[_draft(d) for d in drafts], state=to_proto(new, env), views=views_of(new)
@@ -167,7 +168,7 @@ def fold(request: engine_pb2.FoldRequest) -> engine_pb2.GameState:
 
     state, env = envelope.fold(state, env, events())
     if state is None:
-        raise GameError("MALFORMED", "nothing to fold: no state and no events")
+        raise GameError(ErrorCode.MALFORMED, "nothing to fold: no state and no events")
     return to_proto(state, env)
 
 
@@ -179,7 +180,7 @@ def tick(request: engine_pb2.TickRequest) -> engine_pb2.TickReply:
         try:
             state, env = _given(item.state)
             if state is None:
-                raise GameError("MALFORMED", "a game state is required")
+                raise GameError(ErrorCode.MALFORMED, "a game state is required")
             before = engine.summary(state).generation
             drafts, new, env = envelope.tick(state, env, item.generations)
             ran = engine.summary(new).generation - before
@@ -290,7 +291,7 @@ class EngineServicer(engine_pb2_grpc.EngineServicer):
             await abort(context, exc.code, exc.message)
         except Exception as exc:  # noqa: BLE001 - a bug must not kill the server
             log.exception("engine_call_failed", rpc=fn.__name__)
-            await abort(context, "INTERNAL", f"{type(exc).__name__}: {exc}")
+            await abort(context, ErrorCode.INTERNAL, f"{type(exc).__name__}: {exc}")
         raise AssertionError("unreachable")  # abort always raises
 
     async def Decide(self, request, context):  # noqa: N802 - gRPC method name

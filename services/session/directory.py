@@ -25,6 +25,7 @@ import nats.js.errors
 import structlog
 from nats.js.kv import KeyValue
 
+from cellwar.v1.codes import ErrorCode
 from services.common.errors import ServiceError
 from services.session.mirror import KvMirror
 
@@ -57,7 +58,7 @@ def decode_cursor(cursor: str) -> tuple[str, str]:
         created, game_id = json.loads(base64.urlsafe_b64decode(cursor.encode("ascii")))
         return str(created), str(game_id)
     except (ValueError, TypeError, UnicodeError) as exc:
-        raise ServiceError("MALFORMED", "cursor is not one a ListGames page gave") from exc
+        raise ServiceError(ErrorCode.MALFORMED, "cursor is not one a ListGames page gave") from exc
 
 
 class Directory:

@@ -27,6 +27,7 @@ import structlog
 from nats.js.kv import KeyValue
 
 from cellwar.v1 import engine_pb2
+from cellwar.v1.codes import ErrorCode
 from services.common.errors import ServiceError
 from services.session.directory import now_iso
 from services.session.engine_client import EngineClient
@@ -98,7 +99,7 @@ def public(profile: dict[str, Any]) -> dict[str, Any]:
 
 
 def _unavailable(exc: BaseException) -> ServiceError:
-    return ServiceError("UNAVAILABLE", f"profile store: {exc}")
+    return ServiceError(ErrorCode.UNAVAILABLE, f"profile store: {exc}")
 
 
 class Profiles:
@@ -129,19 +130,19 @@ class Profiles:
     async def _read(self, profile_id: str) -> tuple[dict[str, Any], int]:
         """``(profile, revision)``. Raises ServiceError PROFILE_NOT_FOUND / UNAVAILABLE."""
         if not profile_id or not all(c.isalnum() or c in "-_" for c in profile_id):
-            raise ServiceError("PROFILE_NOT_FOUND", f"no profile {profile_id!r}")
+            raise ServiceError(ErrorCode.PROFILE_NOT_FOUND, f"no profile {profile_id!r}")
         try:
             entry = await self.kv.get(profile_id)
         except (nats.js.errors.KeyNotFoundError, nats.js.errors.KeyDeletedError) as exc:
-            raise ServiceError("PROFILE_NOT_FOUND", f"no profile {profile_id!r}") from exc
+            raise ServiceError(ErrorCode.PROFILE_NOT_FOUND, f"no profile {profile_id!r}") from exc
         except (TimeoutError, nats.errors.Error) as exc:
             raise _unavailable(exc) from exc
         try:
             profile = json.loads(entry.value or b"")
         except ValueError as exc:
-            raise ServiceError("INTERNAL", f"profile {profile_id!r} is not valid JSON") from exc
+            raise ServiceError(ErrorCode.INTERNAL, f"profile {profile_id!r} is not valid JSON") from exc
         if not isinstance(profile, dict):
-            raise ServiceError("INTERNAL", f"profile {profile_id!r} is not a JSON object")
+            raise ServiceError(ErrorCode.INTERNAL, f"profile {profile_id!r} is not a JSON object")
         return profile, int(entry.revision or 0)
 
     async def get(self, profile_id: str) -> dict[str, Any]:
@@ -167,7 +168,7 @@ class Profiles:
         unlocked = int(profile.get("unlocked", 1))
         if isinstance(level, int) and not isinstance(level, bool) and level > unlocked:
             raise ServiceError(
-                "LEVEL_LOCKED", f"level {level} is locked: this profile has reached level {unlocked}"
+                ErrorCode.LEVEL_LOCKED, f"level {level} is locked: this profile has reached level {unlocked}"
             )
 
     async def record(
@@ -207,7 +208,7 @@ class Profiles:
                 unlocked=merged["unlocked"],
             )
             return merged
-        raise ServiceError("CONFLICT", f"profile {profile_id} changed too often; retry")
+        raise ServiceError(ErrorCode.CONFLICT, f"profile {profile_id} changed too often; retry")
 
     async def record_finished(
         self, game_id: str, profile_id: str, engine: EngineClient, state: engine_pb2.GameState

@@ -24,6 +24,7 @@ from nats.js import api
 from nats.js.client import JetStreamContext
 
 from cellwar.v1 import events_pb2
+from cellwar.v1.codes import ErrorCode
 from services.common.errors import ServiceError
 
 log = structlog.get_logger("cellwar.session.store")
@@ -62,7 +63,7 @@ class StoreUnavailable(ServiceError):
     """NATS did not answer (code ``UNAVAILABLE``); the write may or may not have landed."""
 
     def __init__(self, message: str) -> None:
-        super().__init__("UNAVAILABLE", message)
+        super().__init__(ErrorCode.UNAVAILABLE, message)
 
 
 def subject(game_id: str) -> str:

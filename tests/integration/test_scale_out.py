@@ -29,6 +29,7 @@ from services.session.server import SessionApp
 from services.session.store import STREAM
 from tests.api.conftest import TEST_SECRET, serve
 from tests.support.client import SessionClient, fold_from_scratch
+from tests.support.nats import NatsProcess, free_port
 from tests.support.stack import SessionProcess, start_session
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(120)]
@@ -428,3 +429,27 @@ async def test_a_new_instance_loads_no_game_until_one_is_used(stack, nats_url):
             await app.stop(grace=0.2)
     finally:
         await client.close()
+
+
+async def test_a_session_started_before_nats_waits_for_it(engine_target, tmp_path):
+    port = free_port()
+    url = f"nats://127.0.0.1:{port}"
+    starting = asyncio.create_task(
+        start_session(url, engine_target, instance_id="early", nats_connect_timeout_s=60)
+    )
+    await asyncio.sleep(1.5)  # NATS is not up yet (a cluster still forming)
+    assert not starting.done()
+    nats_proc = NatsProcess(tmp_path / "nats", port).start()
+    try:
+        app, target = await asyncio.wait_for(starting, 60)
+        client = SessionClient.open(target)
+        try:
+            gid = await client.create(LIFE)
+            assert (await client.join(gid, "alice")).seq == 2
+        finally:
+            await client.close()
+            await app.stop(grace=0.2)
+    finally:
+        if not starting.done():
+            starting.cancel()
+        nats_proc.stop(kill=True)
