@@ -86,13 +86,21 @@ class Command:
 @dataclass(frozen=True)
 class Outcome:
     """What a command did: ``seq`` of its last event (the recorded one for a retry, the
-    game's seq when it recorded nothing), the player it concerns, and whether it was a
-    retry answered from the log."""
+    game's seq when it recorded nothing), the player it concerns, whether it was a retry
+    answered from the log, and every player's view version right after it (index =
+    player id; empty for a retry: see :meth:`CommandLoop.version_at`)."""
 
     game: Game
     seq: int
     player_id: int
     repeated: bool = False
+    versions: tuple[int, ...] = ()
+
+    def version(self, player_id: int) -> int | None:
+        """``player_id``'s version right after the command, when known here."""
+        if 0 <= player_id < len(self.versions):
+            return self.versions[player_id]
+        return None
 
 
 class Projection(Protocol):
@@ -202,13 +210,18 @@ class CommandLoop:
                     game.stale = True
                     continue
                 if not reply.events:
-                    return Outcome(game, game.seq, cmd.actor)
+                    return Outcome(game, game.seq, cmd.actor, versions=tuple(game.state.versions))
                 stored = await self._append(
                     game, reply.events, reply.state, reply.views, recorded_command_id(key, digest)
                 )
                 if stored is None:
                     continue
-                return Outcome(game, stored[-1].seq, stored[0].actor or cmd.actor)
+                return Outcome(
+                    game,
+                    stored[-1].seq,
+                    stored[0].actor or cmd.actor,
+                    versions=tuple(reply.state.versions),
+                )
         raise ServiceError(
             ErrorCode.CONFLICT,
             f"game {cmd.game_id} changed {self.max_attempts} times meanwhile; retry",
@@ -296,6 +309,18 @@ class CommandLoop:
                 log.warning("tick_not_recorded", game_id=game.game_id, error=str(exc))
                 return False
             return stored is not None
+
+    async def version_after(self, outcome: Outcome, player_id: int) -> int:
+        """``player_id``'s view version right after the command of ``outcome`` (known for
+        a command run here; folded from the log for a retry answered from it).
+
+        Raises:
+            ServiceError: ``UNAVAILABLE``, ``GAME_BROKEN``.
+        """
+        known = outcome.version(player_id)
+        if known is not None:
+            return known
+        return await self.version_at(outcome.game, outcome.seq, player_id)
 
     async def version_at(self, game: Game, seq: int, player_id: int) -> int:
         """``player_id``'s view version right after event ``seq`` (a retried command is

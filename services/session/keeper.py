@@ -41,6 +41,9 @@ log = structlog.get_logger("cellwar.session.keeper")
 CLOCK_INTERVAL_S = 0.25
 #: Command id of an expiry (the same on every instance).
 EXPIRE_COMMAND_ID = "expire"
+#: Games adopted (lease taken, game loaded) per lease pass at most, so a backlog (old
+#: directory entries after an upgrade, many orphans after a crash) loads gradually.
+ADOPT_PER_PASS = 100
 
 
 def _age_s(created_at: str) -> float:
@@ -131,11 +134,17 @@ class Keeper:
             game = self.games.games.get(gid)
             if game is not None and not self.needs_lease(game):
                 await self.leases.release(gid)
-        wanted = {gid for gid, entry in self.directory.entries.items() if entry.get("lease")}
+        # an entry without "lease" was written before the flag existed: adopt it once, so
+        # its new holder rewrites it (and ticks it when it runs)
+        wanted = {
+            gid
+            for gid, entry in self.directory.entries.items()
+            if entry.get("lease", "lease" not in entry)
+        }
         wanted |= self.presence.tracked_games()
         wanted |= {g.game_id for g in self.games.loaded() if self.needs_lease(g)}
         orphans = [gid for gid in wanted if self.leases.holder(gid) is None]
-        for gid in await self.leases.acquire(orphans):
+        for gid in await self.leases.acquire(orphans[:ADOPT_PER_PASS]):
             await self._adopt(gid)
 
     async def _adopt(self, game_id: str) -> None:

@@ -105,7 +105,7 @@ class SessionServicer(session_pb2_grpc.SessionServicer):
         game = outcome.game
         structlog.contextvars.bind_contextvars(player_id=player_id, seq=outcome.seq)
         _, view = await self._view(game, player_id)
-        version = await self.loop.version_at(game, outcome.seq, player_id)
+        version = await self.loop.version_after(outcome, player_id)
         return session_pb2.CommandReply(seq=version, player_id=player_id, view=view)
 
     async def _run(self, request, command_type: str, actor: int, payload: bytes) -> Outcome:
