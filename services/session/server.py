@@ -88,8 +88,11 @@ class SessionApp:
         await self.follower.stop()
         await self.leases.stop()
         await self.directory.stop()
-        with contextlib.suppress(Exception):
-            await self.nc.drain()
+        try:
+            await asyncio.wait_for(self.nc.drain(), 5.0)
+        except Exception:  # noqa: BLE001 - closing anyway
+            with contextlib.suppress(Exception):
+                await self.nc.close()
         await self.engine.close()
         log.info("session_stopped", port=self.port)
 
@@ -206,10 +209,10 @@ async def create_server(
             games.followed(events_pb2.Event.FromString(data), stream_seq)
 
     follower = Follower(nc, js, on_event)
-    await directory.start()
-    await leases.start()
-    await presence.start()
-    await follower.start()
+    await retrying("directory", directory.start, wait)
+    await retrying("leases", leases.start, wait)
+    await retrying("presence", presence.start, wait)
+    await retrying("follower", follower.start, wait)
     keeper = Keeper(games, loop, leases, presence, directory, settings)
     presence.on_tracked = keeper.poke
     ticker = Ticker(
