@@ -21,6 +21,7 @@ It is a pure function of the log, however the log was applied: event by event
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -36,9 +37,7 @@ from engine.api import (
     summary,
 )
 from engine.api import decide as decide_command
-from engine.api import (
-    tick as tick_state,
-)
+from engine.api import fold as api_fold
 from engine.policy import keeps_turn_anchor
 from engine.removal import plan_removal
 
@@ -100,36 +99,51 @@ def advance(
     return Envelope(seq, tuple(versions), anchor)
 
 
+def _versioned_fold() -> bool:
+    """True when :func:`engine.api.fold` takes ``(type, actor, payload, engine_version)``
+    events (each folded under the rules of the version that recorded it)."""
+    return "engine_version" in inspect.signature(apply_event).parameters
+
+
 def fold(
     state: Any | None,
     env: Envelope,
-    events: Iterable[tuple[int, str, int, Mapping[str, Any]]],
+    events: Iterable[tuple],
 ) -> tuple[Any, Envelope]:
-    """Fold ``(seq, type, actor, payload)`` events onto ``(state, env)`` (state None = from
-    ``GameCreated``). Runs of ``GenerationsTicked`` are one tick of their summed count, as
-    :func:`engine.api.fold` does (same states, bit for bit).
+    """Fold ``(seq, type, actor, payload[, engine_version])`` events onto ``(state, env)``
+    (state None = from ``GameCreated``), through :func:`engine.api.fold` so each event
+    folds as the engine folds it (its version's rules where the engine keeps several).
+    A run of ``GenerationsTicked`` is folded in one call (one tick of their summed
+    count) and counted once per event for the observers of the whole run.
 
     Raises:
         GameError: the log and the rules disagree (see :func:`engine.api.apply_event`).
     """
-    run: list[tuple[int, Mapping[str, Any]]] = []
+    versioned = _versioned_fold()
+    run: list[tuple] = []
+
+    def item(event: tuple) -> tuple:
+        _, etype, actor, payload, *rest = event
+        if versioned:
+            return (etype, actor, payload, rest[0] if rest else None)
+        return (etype, actor, payload)
 
     def flush(state: Any, env: Envelope) -> tuple[Any, Envelope]:
-        total = sum(int(p["count"]) for _, p in run)
-        after = tick_state(state, total)
+        after = api_fold(state, [item(e) for e in run])
         env = advance(
-            env, state, EventType.GENERATIONS_TICKED, 0, run[0][1], after, run[-1][0], len(run)
+            env, state, EventType.GENERATIONS_TICKED, 0, run[0][3], after, run[-1][0], len(run)
         )
         run.clear()
         return after, env
 
-    for seq, etype, actor, payload in events:
+    for event in events:
+        seq, etype, actor, payload = event[:4]
         if etype == EventType.GENERATIONS_TICKED:
-            run.append((seq, payload))
+            run.append(event)
             continue
         if run:
             state, env = flush(state, env)
-        after = apply_event(state, etype, actor, payload)
+        after = api_fold(state, [item(event)])
         env = advance(env, state, etype, actor, payload, after, seq)
         state = after
     if run:

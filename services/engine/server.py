@@ -164,7 +164,7 @@ def fold(request: engine_pb2.FoldRequest) -> engine_pb2.GameState:
         nonlocal last
         for e in request.events:
             last = e.seq or last + 1
-            yield last, e.type, e.actor, _json(e.payload, "event payload")
+            yield last, e.type, e.actor, _json(e.payload, "event payload"), e.engine_version
 
     state, env = envelope.fold(state, env, events())
     if state is None:

@@ -60,7 +60,12 @@ MARKER = "i-"
 CLOCK = "clock"
 #: Codes that mean "nothing left to remove" (the player left, the game ended).
 _DONE_CODES = frozenset(
-    {ErrorCode.INVALID_ACTION, ErrorCode.GAME_FINISHED, ErrorCode.UNKNOWN_PLAYER}
+    {
+        ErrorCode.INVALID_ACTION,
+        ErrorCode.NO_CHANGE,
+        ErrorCode.GAME_FINISHED,
+        ErrorCode.UNKNOWN_PLAYER,
+    }
 )
 
 
