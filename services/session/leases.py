@@ -132,6 +132,12 @@ class Leases:
             await self.kv.delete(game_id, last=rev)
         log.info("lease_released", game_id=game_id)
 
+    async def release_all(self) -> None:
+        """Give every lease up (a graceful stop: the others take the games over at their
+        next pass instead of after the TTL)."""
+        for gid in list(self.held):
+            await self.release(gid)
+
     async def renew(self) -> None:
         """Renew every held lease once; a lease another instance took is dropped."""
         value = self.instance_id.encode()

@@ -77,12 +77,15 @@ class SessionApp:
     settings: Settings
 
     async def stop(self, grace: float | None = None) -> None:
-        """Stop serving: end Watch streams, stop ticking and housekeeping, let calls finish
-        for ``grace`` seconds (default ``settings.shutdown_grace_s``), close NATS and the
-        engine channels."""
+        """Stop serving: end Watch streams, stop ticking and housekeeping, give the leases up
+        (other instances take the games over at once), let calls finish for ``grace``
+        seconds (default ``settings.shutdown_grace_s``), close NATS and the engine
+        channels."""
         self.closing.set()
         await self.ticker.stop()
         await self.keeper.stop()
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(self.leases.release_all(), 5.0)
         await self.server.stop(self.settings.shutdown_grace_s if grace is None else grace)
         await self.presence.stop()
         await self.follower.stop()

@@ -453,3 +453,41 @@ async def test_a_session_started_before_nats_waits_for_it(engine_target, tmp_pat
         if not starting.done():
             starting.cancel()
         nats_proc.stop(kill=True)
+
+
+async def test_a_killed_ticker_is_replaced_within_the_lease_ttl(nats_url, engine_target, tmp_path):
+    holder = SessionProcess(
+        nats_url,
+        engine_target,
+        instance_id=f"ticker-{uuid.uuid4().hex[:6]}",
+        log_path=str(tmp_path / "holder.log"),
+    )
+    await holder.start()
+    on_holder = SessionClient.open(holder.target)
+    other_app = None
+    try:
+        gid = await running_life_game(on_holder)  # the holder started it: it ticks it
+        await eventually(lambda: _generation_above(on_holder, gid, 10), what="ticking")
+        other_app, other_target = await start_session(
+            nats_url, engine_target, instance_id=f"heir-{uuid.uuid4().hex[:6]}"
+        )
+        await asyncio.sleep(0.5)
+        assert other_app.leases.holder(gid) not in (None, other_app.settings.instance_id)
+        other = SessionClient.open(other_target)
+        try:
+            holder.kill()  # SIGKILL: its lease is not given up, it expires (TTL 3 s here)
+            before = (await other.view(gid))["generation"]
+            await eventually(lambda: _async(other_app.leases.holds(gid)), timeout=30, what="heir")
+            await eventually(lambda: _generation_above(other, gid, before + 20), what="ticks again")
+            await other.act(gid, 1, {"type": "resign"})
+            events = await other.events(gid)
+            assert [e.seq for e in events] == list(range(1, len(events) + 1))
+            state = await fold_from_scratch(engine_target, events)
+            assert state.state_hash == events[-1].state_hash
+        finally:
+            await other.close()
+    finally:
+        await on_holder.close()
+        holder.kill()
+        if other_app is not None:
+            await other_app.stop(grace=0.2)
