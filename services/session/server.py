@@ -50,6 +50,9 @@ SERVICE_NAME = session_pb2.DESCRIPTOR.services_by_name["Session"].full_name
 
 T = TypeVar("T")
 
+#: Seconds one step of a stop may take before the next one runs anyway.
+STOP_STEP_S = 10.0
+
 
 @dataclass
 class SessionApp:
@@ -80,22 +83,32 @@ class SessionApp:
         """Stop serving: end Watch streams, stop ticking and housekeeping, give the leases up
         (other instances take the games over at once), let calls finish for ``grace``
         seconds (default ``settings.shutdown_grace_s``), close NATS and the engine
-        channels."""
+        channels. Each step has a deadline, so a stop always ends."""
         self.closing.set()
-        await self.ticker.stop()
-        await self.keeper.stop()
-        with contextlib.suppress(Exception):
-            await asyncio.wait_for(self.leases.release_all(), 5.0)
-        await self.server.stop(self.settings.shutdown_grace_s if grace is None else grace)
-        await self.presence.stop()
-        await self.follower.stop()
-        await self.leases.stop()
-        await self.directory.stop()
-        try:
-            await asyncio.wait_for(self.nc.drain(), 5.0)
-        except Exception:  # noqa: BLE001 - closing anyway
+        steps: list[tuple[str, Callable[[], Awaitable[object]]]] = [
+            ("ticker", self.ticker.stop),
+            ("keeper", self.keeper.stop),
+            ("leases_released", self.leases.release_all),
+            (
+                "server",
+                lambda: self.server.stop(
+                    self.settings.shutdown_grace_s if grace is None else grace
+                ),
+            ),
+            ("presence", self.presence.stop),
+            ("follower", self.follower.stop),
+            ("leases", self.leases.stop),
+            ("directory", self.directory.stop),
+            ("nats", self.nc.drain),
+        ]
+        for name, step in steps:
+            try:
+                await asyncio.wait_for(step(), STOP_STEP_S)
+            except Exception as exc:  # noqa: BLE001 - stop the rest anyway
+                log.warning("session_stop_step_failed", step=name, error=repr(exc))
+        if not self.nc.is_closed:
             with contextlib.suppress(Exception):
-                await self.nc.close()
+                await asyncio.wait_for(self.nc.close(), STOP_STEP_S)
         await self.engine.close()
         log.info("session_stopped", port=self.port)
 
