@@ -175,5 +175,10 @@ async def test_rule_errors_over_rest(api: AsyncCellWarClient, gateway: str):
     assert [e["type"] for e in log] == ["GameCreated"] + ["PlayerJoined"] * 3 + ["ActionApplied"]
     assert log[-1]["payload"] == {"action": {"unit_id": 1, "dx": 0, "dy": 1}}
     assert [e["seq"] for e in await api.events(game_id, p2.token, from_seq=2)] == [2, 3, 4]  # fog
-    replay = await api.replay(game_id, 5, p2.token)
+    # p2's replays count in its own numbering: the hidden move is no seq of its log
+    replay = await api.replay(game_id, 4, p2.token)
     assert {u["owner"] for u in replay["view"]["units"]} == {2}  # p2 sees only its own
+    assert replay["seq"] == 4 and replay["view"]["seq"] == 4
+    with pytest.raises(ApiError) as beyond:
+        await api.replay(game_id, 5, p2.token)
+    assert (beyond.value.status, beyond.value.code) == (422, "MALFORMED")

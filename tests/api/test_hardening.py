@@ -104,7 +104,8 @@ async def test_one_players_key_never_answers_another_players_command(api, http):
     await api.end_turn(game_id, alice.token)
     bobs = await place(http, game_id, bob, [[40, 40], [41, 40]], key)
     assert bobs.status_code == 200, bobs.text
-    assert bobs.json()["seq"] == 6  # a new event, not Alice's seq 4
+    # a new event, not Alice's: Bob's 5th observed (her blind placement is not counted)
+    assert bobs.json()["seq"] == 5 and bobs.json()["view"]["seq"] == 5
     assert budget_left(await api.state(game_id, bob.token), 2) == CONFIG["budget"] - 2
 
 

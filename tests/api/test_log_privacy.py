@@ -64,9 +64,12 @@ async def test_a_life_log_is_private_during_placement_and_public_after(api: Asyn
     assert own[3]["payload"] == {"action": {"type": "place", "cells": P1_CELLS}}
     assert all("state_hash" not in e for e in own)
     assert [e["seq"] for e in await api.events(game_id, red.token, from_seq=5)] == [5, 6]
-    # green's replay at red's placement is green's blind view: red's cells are hidden
-    replayed = (await api.replay(game_id, 5, green.token))["view"]
+    # green's replays count in green's own numbering: its 4th event (red's turn ended,
+    # after red drew) shows green's blind view, red's cells hidden; there is no 5th
+    replayed = (await api.replay(game_id, 4, green.token))["view"]
     assert replayed["board"] == "!" and replayed["players"][0]["cells"] is None
+    assert replayed["turn"] == 2 and replayed["seq"] == 4
+    assert await refused(api.replay(game_id, 5, green.token)) == (422, "MALFORMED")
 
     await api.place(game_id, green.token, P2_CELLS)  # seq 7
     await api.end_turn(game_id, green.token)  # seq 8: running, the board is visible to all

@@ -115,11 +115,13 @@ async def test_spectators_share_one_watch_and_get_the_same_frames(
 
             fast, slow = sockets[:-1], sockets[-1]
             got: list[list[tuple[str, int, float]]] = [[] for _ in fast]
+            generations: dict[int, int] = {}
 
             async def read(ws, out: list[tuple[str, int, float]]) -> None:
                 async for raw in ws:
                     message = json.loads(raw)
                     out.append((message["type"], message["seq"], asyncio.get_running_loop().time()))
+                    generations[id(out)] = message["view"].get("generation", 0)
                     if message["type"] == "finished":
                         return
 
@@ -127,7 +129,9 @@ async def test_spectators_share_one_watch_and_get_the_same_frames(
                 asyncio.create_task(read(ws, out)) for ws, out in zip(fast, got, strict=True)
             ]
             token = await start_running(api, game_id)
-            await until(lambda: all(len(out) >= 10 for out in got))  # ticks
+            # ticks (a spectator's frames follow its own view version: the blind
+            # placements send it none, so count generations rather than frames)
+            await until(lambda: all(generations.get(id(out), 0) > 0 for out in got))
             await api.simple(game_id, token, "resign")
             # The slow socket reads nothing while the game runs; the others finish anyway.
             await asyncio.wait_for(asyncio.gather(*readers), timeout=30)
@@ -140,7 +144,8 @@ async def test_spectators_share_one_watch_and_get_the_same_frames(
     sequences = [[(kind, seq) for kind, seq, _ in out] for out in got]
     assert all(s == sequences[0] for s in sequences), "the sockets that keep up differ"
     kinds = [kind for kind, _ in sequences[0]]
-    assert kinds[-1] == "finished" and set(kinds[:-1]) == {"view"} and len(kinds) >= 11
+    # joins 2, turn ends 2, at least one tick, the resign and the finished frame
+    assert kinds[-1] == "finished" and set(kinds[:-1]) == {"view"} and len(kinds) >= 7
     seqs = [seq for _, seq in sequences[0]]
     assert seqs[:-1] == sorted(set(seqs[:-1])) and seqs[-1] == seqs[-2]
     # Every frame reached every fast socket within a short spread: nobody waited for the

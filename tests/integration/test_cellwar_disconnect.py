@@ -20,6 +20,7 @@ from services.common.errors import error_from_rpc
 from services.common.settings import Settings
 from tests.api.conftest import serve
 from tests.support.client import SessionClient, fold_from_scratch
+from tests.support.versions import versions
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(60)]
 
@@ -133,7 +134,10 @@ async def test_lost_connection_in_own_turn_rolls_back_then_removes(stack, client
     p2 = view["players"][1]
     assert (p2["connected"], p2["out"]) == (False, True)
     reply = await client.act(gid, 3, {"unit_id": 3, "dx": 0, "dy": -1})  # player 3 moves next
-    assert reply.seq == 11
+    events = await full_log(stack, gid)
+    assert events[-1].seq == 11 and events[-1].actor == 3
+    # the reply's seq is player 3's own view version (the events it observed)
+    assert reply.seq == versions(events)[3] == json.loads(reply.view)["seq"]
 
 
 async def test_lost_connection_outside_own_turn_removes_at_once(stack, client):
@@ -182,14 +186,15 @@ async def test_leave_in_own_turn_rolls_back_like_a_disconnect(stack, client):
     )
     events = await full_log(stack, gid)
     assert [e.type for e in events[7:]] == ["ActionApplied", "RolledBack", "PlayerRemoved"]
-    assert reply.seq == events[-1].seq == 10
+    assert events[-1].seq == 10
+    assert reply.seq == versions(events)[2]  # player 2's own version after its leave
     assert events[8].state_hash == events[6].state_hash
     assert json.loads(events[9].payload) == {"player_id": 2, "reason": "left"}
     assert events[9].actor == 2
     again = await client.stub.Leave(
         session_pb2.LeaveRequest(game_id=gid, player_id=2, command_id="leave-2")
     )
-    assert again.seq == 10 and len(await full_log(stack, gid)) == 10  # applied once
+    assert again.seq == reply.seq and len(await full_log(stack, gid)) == 10  # applied once
     with pytest.raises(grpc.aio.AioRpcError) as err:
         await client.act(gid, 2, {"unit_id": 2, "dx": 0, "dy": 0})
     assert error_from_rpc(err.value)[0] == "NOT_YOUR_TURN"

@@ -38,6 +38,8 @@ pytestmark = [pytest.mark.integration, pytest.mark.timeout(120)]
 LIFE = {"width": 40, "height": 40, "players": 2, "budget": 200, "torus": True, "max_generations": 20_000}
 GLIDER_1 = [[6, 5], [7, 6], [5, 7], [6, 7], [7, 7]]
 GLIDER_2 = [[26, 5], [27, 6], [25, 7], [26, 7], [27, 7]]
+#: ids are drawn per owner (engine/cellwar/ids.py): with 3 players p1 units 1, 4; p2 2, 5;
+#: p3 3, 6.
 UNITS = [
     {"owner": 1, "type": "infantry", "x": 0, "y": 0},
     {"owner": 1, "type": "infantry", "x": 1, "y": 0},
@@ -115,15 +117,12 @@ async def test_an_action_through_one_instance_is_seen_at_once_by_the_other(pair)
         # and the other way round, a command through b lands after a's (the fence)
         await b.end_turn(gid, 1)
         assert (await eventually(lambda: a.view(gid, 2), what="a sees b's end_turn"))["turn"] == 2
-        await eventually(lambda: _seq_is(a, gid, 2, 5), what="a at seq 5")
+        await eventually(lambda: _async(a_app.games.games[gid].seq == 5), what="a at seq 5")
         assert [e.seq for e in await a.events(gid, player_id=1)] == [1, 2, 3, 4, 5]
+        assert (await a.view(gid, 2)) == (await b.view(gid, 2))
     finally:
         await a.close()
         await b.close()
-
-
-async def _seq_is(client: SessionClient, gid: str, pid: int, seq: int) -> bool:
-    return (await client.view(gid, pid))["seq"] == seq
 
 
 async def test_a_websocket_on_one_instance_sees_generations_ticked_by_another(pair):
@@ -216,9 +215,9 @@ async def test_a_player_who_dropped_on_a_killed_instance_is_rolled_back_exactly_
         stream = on_a.stub.Watch(session_pb2.WatchRequest(game_id=gid, player_id=2))
         assert (await stream.read()).type == "view"
         await on_b.act(gid, 1, {"unit_id": 1, "dx": 0, "dy": 1})
-        await on_b.act(gid, 1, {"unit_id": 2, "dx": 0, "dy": 1})
+        await on_b.act(gid, 1, {"unit_id": 4, "dx": 0, "dy": 1})
         await on_b.end_turn(gid, 1)
-        await on_b.act(gid, 2, {"unit_id": 3, "dx": -1, "dy": -1})  # mid-turn
+        await on_b.act(gid, 2, {"unit_id": 2, "dx": -1, "dy": -1})  # mid-turn
         stream.cancel()  # player 2 drops ...
         await asyncio.sleep(0.2)
         a.kill()  # ... and the instance that tracked the connection dies

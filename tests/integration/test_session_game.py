@@ -12,6 +12,7 @@ import pytest
 from cellwar.v1 import session_pb2
 from services.common.errors import error_from_rpc
 from tests.support.client import SessionClient, fold_from_scratch
+from tests.support.versions import versions
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(60)]
 
@@ -49,13 +50,18 @@ async def test_two_player_game_runs_to_the_end_and_its_log_folds_to_the_final_st
     assert any(e.type == "GenerationsTicked" for e in events)
     state = await fold_from_scratch(stack.engine_target, events)
     assert state.state_hash == events[-1].state_hash
-    assert final["seq"] == events[-1].seq and final["game_id"] == gid
+    # the spectator's view version: every event but the two blind placements
+    assert final["seq"] == versions(events)[0] == events[-1].seq - 2
+    assert final["game_id"] == gid
 
 
 async def test_replay_at_the_last_seq_equals_the_final_view(client):
     gid = await new_running_game(client)
-    final = await client.wait_finished(gid, [1, 2])
-    assert await client.replay(gid, final["seq"], 1) == await client.view(gid, 1)
+    await client.wait_finished(gid, [1, 2])
+    last = (await client.events(gid))[-1].seq  # finished: the log is public, game seqs
+    replayed, live = await client.replay(gid, last, 1), await client.view(gid, 1)
+    assert replayed["seq"] == last and live["seq"] == last - 1  # 2's placement: unseen
+    assert {**replayed, "seq": 0} == {**live, "seq": 0}
     # and an earlier seq, through a snapshot + fold
     placed = await client.replay(gid, 4, 1)
     assert placed["phase"] == "placement" and placed["seq"] == 4

@@ -23,6 +23,7 @@ from tests.support.client import SessionClient
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(60)]
 
+#: ids are drawn per owner (engine/cellwar/ids.py): p1 units 1, 3; p2 units 2, 4.
 UNITS = [
     {"owner": 1, "type": "infantry", "x": 0, "y": 0},
     {"owner": 1, "type": "infantry", "x": 1, "y": 0},
@@ -60,7 +61,7 @@ async def test_a_hidden_event_moves_neither_the_version_nor_the_stream(client, h
     first = await stream.read()
     assert first.seq == 3 and json.loads(first.view)["seq"] == 3
     moved = await client.act(gid, 1, {"unit_id": 1, "dx": 0, "dy": 1})
-    again = await client.act(gid, 1, {"unit_id": 2, "dx": 0, "dy": 1})
+    again = await client.act(gid, 1, {"unit_id": 3, "dx": 0, "dy": 1})
     assert (moved.seq, again.seq) == (4, 5)  # the actor observes its own actions
     assert (await client.view(gid, 2))["seq"] == 3  # player 2 observed nothing
     ended = await client.end_turn(gid, 1)  # a turn passing is public
@@ -68,7 +69,7 @@ async def test_a_hidden_event_moves_neither_the_version_nor_the_stream(client, h
     frame = await asyncio.wait_for(stream.read(), 10)
     assert frame.seq == 4 and json.loads(frame.view)["turn"] == 2  # no frame at the moves
     assert (await client.view(gid, 2))["seq"] == 4
-    mine = await client.act(gid, 2, {"unit_id": 3, "dx": 0, "dy": -1})
+    mine = await client.act(gid, 2, {"unit_id": 2, "dx": 0, "dy": -1})
     assert mine.seq == 5 and json.loads(mine.view)["seq"] == 5
     frame = await asyncio.wait_for(stream.read(), 10)
     assert frame.seq == 5
@@ -80,7 +81,7 @@ async def test_a_retried_command_answers_the_version_it_gave(client, hidden_acti
     await client.join(gid, "p1")
     await client.join(gid, "p2")
     first = await client.act(gid, 1, {"unit_id": 1, "dx": 0, "dy": 1}, command_id="move-1")
-    await client.act(gid, 1, {"unit_id": 2, "dx": 0, "dy": 1})
+    await client.act(gid, 1, {"unit_id": 3, "dx": 0, "dy": 1})
     again = await client.act(gid, 1, {"unit_id": 1, "dx": 0, "dy": 1}, command_id="move-1")
     assert first.seq == again.seq == 4
     assert json.loads(again.view)["seq"] == 5  # with the view of now
@@ -117,7 +118,7 @@ async def test_a_filtered_log_and_its_replays_count_in_the_players_own_sequence(
     await client.join(gid, "p1")
     await client.join(gid, "p2")
     await client.act(gid, 1, {"unit_id": 1, "dx": 0, "dy": 1})
-    await client.act(gid, 1, {"unit_id": 2, "dx": 0, "dy": 1})
+    await client.act(gid, 1, {"unit_id": 3, "dx": 0, "dy": 1})
     await client.end_turn(gid, 1)
     log = await client.events(gid, player_id=2)
     whole = await stack.session.store.read(gid)

@@ -16,7 +16,8 @@ from engine.envelope import Envelope
 from engine.errors import GameError
 from engine.policy import policy
 
-#: 10x10, 3 players, two infantry each (ids 1, 2 | 3, 4 | 5, 6).
+#: 10x10, 3 players, two infantry each; ids are drawn per owner (engine/cellwar/ids.py):
+#: p1 units 1, 4; p2 units 2, 5; p3 units 3, 6.
 UNITS = [
     {"owner": 1, "type": "infantry", "x": 0, "y": 0},
     {"owner": 1, "type": "infantry", "x": 1, "y": 0},
@@ -66,22 +67,23 @@ def cellwar_game() -> Game:
 
 def p1_turn(game: Game) -> None:
     game.run(CommandType.ACTION, 1, {"unit_id": 1, "dx": 0, "dy": 1})
-    game.run(CommandType.ACTION, 1, {"unit_id": 2, "dx": 0, "dy": 1})
+    game.run(CommandType.ACTION, 1, {"unit_id": 4, "dx": 0, "dy": 1})
     game.run(CommandType.END_TURN, 1, {})
 
 
-def test_versions_follow_every_event_under_the_default_observers():
+def test_versions_count_the_events_each_player_observes():
     game = cellwar_game()
     p1_turn(game)
     assert game.env.seq == len(game.log) == 7
-    # engine.api.observers' default: every seat and the spectator observe every event
-    assert game.env.versions == (7, 7, 7, 7)
+    # player 1's two moves are out of everyone else's sight: only it observes them
+    # (engine.api.observers); creation, joins and the turn passing are public
+    assert game.env.versions == (5, 7, 5, 5)
 
 
 def test_a_fold_gives_the_same_state_and_envelope_as_the_commands():
     game = cellwar_game()
     p1_turn(game)
-    game.run(CommandType.ACTION, 2, {"unit_id": 3, "dx": -1, "dy": -1})
+    game.run(CommandType.ACTION, 2, {"unit_id": 2, "dx": -1, "dy": -1})
     state, env = game.fold()
     assert engine.state_hash(state) == engine.state_hash(game.state)
     assert env == game.env
@@ -106,7 +108,9 @@ def test_life_tick_runs_fold_to_the_same_versions_as_tick_by_tick():
     assert ticks  # the blinkers run (and stabilise, opening redraw)
     state, env = game.fold()
     assert engine.state_hash(state) == engine.state_hash(game.state) == game.log[-1][4]
-    assert env == game.env and env.versions[0] == len(game.log)
+    assert env == game.env
+    # blind placement: each placement is observed by its drawer only; the rest by all
+    assert env.versions == (len(game.log) - 2, len(game.log) - 1, len(game.log) - 1)
     assert env.anchor is None  # Life keeps no turn anchor
 
 
@@ -114,7 +118,7 @@ def test_removal_in_own_turn_rolls_back_to_the_turn_start():
     game = cellwar_game()
     p1_turn(game)  # seq 5..7: player 2's turn begins after seq 7
     turn_start_hash = game.log[6][4]
-    game.run(CommandType.ACTION, 2, {"unit_id": 3, "dx": -1, "dy": -1})
+    game.run(CommandType.ACTION, 2, {"unit_id": 2, "dx": -1, "dy": -1})
     assert game.env.anchor.seq == 7 and game.env.anchor.state_hash == turn_start_hash
     drafts = game.run(CommandType.REMOVE_PLAYER, 0, {"player_id": 2, "reason": "disconnected"})
     assert [d.type for d in drafts] == [EventType.ROLLED_BACK, EventType.PLAYER_REMOVED]
@@ -135,7 +139,7 @@ def test_removal_outside_own_turn_or_before_acting_removes_at_once():
     game.run(CommandType.ACTION, 1, {"unit_id": 1, "dx": 0, "dy": 1})
     drafts = game.run(CommandType.REMOVE_PLAYER, 3, {"player_id": 3, "reason": "left"})
     assert [d.type for d in drafts] == [EventType.PLAYER_REMOVED]
-    game.run(CommandType.ACTION, 1, {"unit_id": 2, "dx": 0, "dy": 1})
+    game.run(CommandType.ACTION, 1, {"unit_id": 4, "dx": 0, "dy": 1})
     game.run(CommandType.END_TURN, 1, {})
     # player 2's turn, nothing done yet: no RolledBack
     drafts = game.run(CommandType.REMOVE_PLAYER, 2, {"player_id": 2, "reason": "left"})

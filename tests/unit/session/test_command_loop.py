@@ -18,6 +18,7 @@ from services.session.presence import disconnect_command_id
 from tests.support.fakes import InProcessEngine, MemoryBackend, MemoryEventLog, MemorySnapshots
 
 LIFE = {"width": 16, "height": 16, "players": 2, "budget": 10}
+#: ids are drawn per owner (engine/cellwar/ids.py): p1 units 1, 4; p2 2, 5; p3 3, 6.
 UNITS = [
     {"owner": 1, "type": "infantry", "x": 0, "y": 0},
     {"owner": 1, "type": "infantry", "x": 1, "y": 0},
@@ -73,7 +74,8 @@ async def test_a_command_is_decided_appended_and_cached(backend):
     assert game.seq == 4 and game.state.state_hash == log[-1].state_hash
     # Decide gave every view: the reply needs no Views call
     assert a.engine.calls.get("Views", 0) == 0 and budget(game, 1) == 8
-    assert game.version(1) == game.version(0) == 4  # default observers: every event
+    # blind placement: player 1 observes its drawing, the spectator and player 2 do not
+    assert (game.version(1), game.version(0), game.version(2)) == (4, 3, 3)
 
 
 async def test_a_lost_race_is_retried_after_catching_up(backend):
@@ -232,9 +234,9 @@ async def test_two_instances_removing_a_player_roll_back_exactly_once(backend):
     for name in ("p1", "p2", "p3"):
         await a.run(gid, CommandType.JOIN, 0, {"name": name})
     await a.run(gid, CommandType.ACTION, 1, {"unit_id": 1, "dx": 0, "dy": 1})
-    await a.run(gid, CommandType.ACTION, 1, {"unit_id": 2, "dx": 0, "dy": 1})
+    await a.run(gid, CommandType.ACTION, 1, {"unit_id": 4, "dx": 0, "dy": 1})
     await a.run(gid, CommandType.END_TURN, 1, {})
-    await a.run(gid, CommandType.ACTION, 2, {"unit_id": 3, "dx": -1, "dy": -1})
+    await a.run(gid, CommandType.ACTION, 2, {"unit_id": 2, "dx": -1, "dy": -1})
     await b.games.get(gid)
     removal = {"player_id": 2, "reason": "disconnected"}
     first = await a.run(gid, CommandType.REMOVE_PLAYER, 0, removal, disconnect_command_id(2))
