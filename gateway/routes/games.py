@@ -135,7 +135,7 @@ async def get_state(game_id: GameId, player: CurrentPlayer, session: SessionDep)
     summary="Act",
     description="Life: `place`, `erase`, `stamp`, `reset_turn`, `pause`, `resume`, `speed`, "
     "`propose_finish`, `resign`, `restart` (campaign); CellWar: `{unit_id, dx, dy}`. "
-    "Answers the sequence number of the recorded event and your view after it.",
+    "Answers your own view version after it (`seq`: the events you observed) and your view.",
 )
 async def act(
     game_id: GameId, action: Annotated[ActionBody, Body()], player: CurrentPlayer, session: SessionDep, cid: CommandId
