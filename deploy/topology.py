@@ -147,21 +147,6 @@ def single_node(
 # -- make run-cluster
 
 
-def session_reads_lists() -> bool:
-    """Whether this checkout's session splits comma-separated ``CELLWAR_NATS_URL`` and
-    ``CELLWAR_ENGINE_ADDR`` (the issue 9 session rework).
-
-    TRANSITIONAL: remove once the session rework is on main. Until then the cluster
-    hands today's session what it understands: the first NATS URL (nats-py learns the
-    other nodes from the server's INFO and fails over to them) and gRPC's own
-    ``ipv4:a,b`` target for the engines (pick_first: the next engine when one is down).
-    """
-    for path in (ROOT / "services" / "session").glob("*.py"):
-        if '.split(",")' in path.read_text(errors="replace"):
-            return True
-    return False
-
-
 def grpc_target(addrs: list[str], *, rotate: int = 0) -> str:
     """One gRPC target naming every address, for a client that passes it straight to
     ``grpc.insecure_channel`` (the gateway's session channel): gRPC's ``ipv4:a,b``
@@ -201,7 +186,6 @@ def cluster(
     data_dir: Path,
     *,
     nginx_bin: str,
-    lists: bool | None = None,
     nginx_workers: int | str = 1,
     sizes: Mapping[str, int] = CLUSTER_SIZE,
 ) -> list[ProcessSpec]:
@@ -213,13 +197,10 @@ def cluster(
         env: the environment every child starts from (``CELLWAR_*`` included).
         data_dir: the runner's data folder (absolute).
         nginx_bin: the nginx executable (:func:`deploy.nginx.nginx_binary`).
-        lists: pass comma-separated address lists to the sessions (None: ask
-            :func:`session_reads_lists`).
         nginx_workers: nginx ``worker_processes``.
         sizes: instances per role (default :data:`deploy.ports.CLUSTER_SIZE`: 3 NATS,
             2 of each service).
     """
-    lists = session_reads_lists() if lists is None else lists
     root = data_dir / "cluster"
     logs = root / "logs"
     base_env = dict(env)
@@ -263,16 +244,16 @@ def cluster(
         )
 
     def nats_url_for(role: str, k: int) -> str:
-        # Only the session splits a list (once reworked); any other client gets one node
-        # (instance k its own), and nats-py learns the others from the server's INFO.
-        if lists and role == "session":
+        # The session splits a list; any other client gets one node (instance k its
+        # own), and nats-py learns the others from the server's INFO.
+        if role == "session":
             return ",".join(nats_urls)
         return nats_urls[(k - 1) % len(nats_urls)]
 
     def addrs(role: str) -> list[str]:
         return [bases.grpc_addr(role, k) for k in range(1, sizes[role] + 1)]
 
-    engine_list = ",".join(addrs("engine")) if lists else grpc_target(addrs("engine"))
+    engine_list = ",".join(addrs("engine"))
     matchmaker = has_matchmaker()
     for service in services():
         for k in range(1, sizes[service.role] + 1):
