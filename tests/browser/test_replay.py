@@ -159,11 +159,8 @@ def test_finished_life_replay_shows_every_placement(page, live_url, problems) ->
     placed2 = next(
         e["seq"] for e in events if e["type"] == "ActionApplied" and e["actor"] == 2
     )
-    if replay_view(live_url, gid, placed1)["board"] in ("", "!"):
-        # Until the session's replay of a finished game reveals placements (the server
-        # change this depends on), the client has nothing to draw; the test then runs
-        # in full by itself.
-        pytest.xfail("GET /replay?seq=n of a finished Life game still answers the blind view")
+    # The server reveals a finished game's placements (issue 10 must-show 3).
+    assert replay_view(live_url, gid, placed1)["board"] not in ("", "!")
     page.goto(f"{live_url}/#replay={gid}")
     wait_shown(page, events[-1]["seq"])
     page.get_by_test_id(f"replay-event-{placed1}").click()
