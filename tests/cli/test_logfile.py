@@ -1,0 +1,100 @@
+"""Log files (client/logfile.py, DESIGN.md §12): JSON Lines of the REST event objects,
+the ``{"events": [...]}`` document accepted wherever a log is read, clear errors with
+line numbers, atomic writes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from client.logfile import (
+    EVENT_KEYS,
+    LogErrorCode,
+    LogFormatError,
+    parse_events,
+    read_events,
+    write_log,
+)
+from tests.cli.conftest import GOLDEN, LOGS, read
+
+LIFE = LOGS / "v2" / "life-2p-redraw.jsonl"
+
+
+def test_a_golden_log_reads_as_its_rest_objects_and_writes_back_byte_for_byte(tmp_path: Path):
+    for path in GOLDEN:
+        events = read_events(path)
+        assert events == read(path)
+        assert all(tuple(e) == EVENT_KEYS for e in events)
+        out = tmp_path / path.name
+        assert write_log(events, out) == len(events)
+        assert out.read_bytes() == path.read_bytes(), path.name
+
+
+def test_the_events_document_is_read_on_one_line_and_pretty_printed(tmp_path: Path):
+    events = read(LIFE)
+    one_line = tmp_path / "one.json"
+    one_line.write_text(json.dumps({"events": events}), "utf-8")
+    pretty = tmp_path / "pretty.json"
+    pretty.write_text(json.dumps({"events": events}, indent=2), "utf-8")
+    assert read_events(one_line) == events
+    assert read_events(pretty) == events
+    assert parse_events(json.dumps({"events": events[:3]})) == events[:3]
+
+
+def test_blank_lines_are_skipped():
+    events = read(LIFE)[:3]
+    text = "\n" + "\n\n".join(json.dumps(e) for e in events) + "\n\n"
+    assert parse_events(text) == events
+
+
+@pytest.mark.parametrize(
+    ("text", "code", "where", "words"),
+    [
+        ('{"seq": 1, "type": "GameCreated", "actor": 0, "payload": {}}\n{"seq": 2,\n', "NOT_JSON", "line 2", "not JSON"),
+        ('{"seq": 1, "type": "GameCreated", "actor": 0}\n', "MALFORMED", "line 1", "without payload"),
+        ('\n\n{"seq": 0, "type": "GameCreated", "actor": 0, "payload": {}}\n', "MALFORMED", "line 3", "seq must be"),
+        ('{"seq": 1, "type": "", "actor": 0, "payload": {}}\n', "MALFORMED", "line 1", "type must be"),
+        ('{"seq": 1, "type": "X", "actor": -1, "payload": {}}\n', "MALFORMED", "line 1", "actor must be"),
+        ('{"seq": 1, "type": "X", "actor": 0, "payload": []}\n', "MALFORMED", "line 1", "payload must be"),
+        ('{"seq": 1, "type": "X", "actor": 0, "payload": {}, "state_hash": "abc"}\n', "MALFORMED", "line 1", "64 hex"),
+        ('[1, 2]\n', "MALFORMED", "line 1", "must be a JSON object"),
+        ('{"events": [{"seq": 1, "type": "X", "actor": 0, "payload": {}}, 7]}', "MALFORMED", "event #2", "JSON object"),
+        ('{"events": 5}', "MALFORMED", "", '{"events": [...]}'),
+        ('{"events": []}\n{"seq": 1}\n', "MALFORMED", "line 2", "after the"),
+        ("", "EMPTY", "", "no event"),
+        ("\n  \n", "EMPTY", "", "no event"),
+    ],
+)
+def test_a_malformed_log_is_refused_naming_the_line(text: str, code: str, where: str, words: str):
+    with pytest.raises(LogFormatError) as err:
+        parse_events(text, source="game.jsonl")
+    assert err.value.code == code
+    assert err.value.where == where
+    assert words in err.value.message
+    assert str(err.value).startswith("game.jsonl")
+
+
+def test_a_missing_file_and_bad_utf8_are_unreadable(tmp_path: Path):
+    with pytest.raises(LogFormatError) as err:
+        read_events(tmp_path / "nope.jsonl")
+    assert err.value.code == LogErrorCode.UNREADABLE
+    bad = tmp_path / "bad.jsonl"
+    bad.write_bytes(b'{"seq": 1, "type": "\xff", "actor": 0, "payload": {}}\n')
+    with pytest.raises(LogFormatError) as err:
+        read_events(bad)
+    assert err.value.code == LogErrorCode.UNREADABLE and "UTF-8" in err.value.message
+
+
+def test_an_interrupted_write_leaves_no_file(tmp_path: Path):
+    events = read(LIFE)
+
+    def broken():
+        yield events[0]
+        raise ConnectionError("the server went away")
+
+    target = tmp_path / "out.jsonl"
+    with pytest.raises(ConnectionError):
+        write_log(broken(), target)
+    assert list(tmp_path.iterdir()) == []
