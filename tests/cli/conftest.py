@@ -51,3 +51,7 @@ def write(path: Path, events: list[dict[str, Any]]) -> Path:
         "".join(json.dumps(e, ensure_ascii=False, separators=(",", ":")) + "\n" for e in events), "utf-8"
     )
     return path
+
+
+# The integration tests reuse the API tests' real gateway (uvicorn on port 0 + the stack).
+from tests.api.conftest import api, gateway, gateway_settings  # noqa: E402, F401
