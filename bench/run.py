@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from bench import capacity, fanout, kernel, matchmaking, replay, rl, roundtrip
+from bench import capacity, fanout, kernel, matchmaking, replay, rl, roundtrip, verify
 
 BenchFn = Callable[[bool], dict[str, Any]]
 
@@ -34,6 +34,7 @@ BENCHMARKS: list[tuple[str, BenchFn]] = [
     ("capacity", lambda quick: capacity.run(quick=quick)),
     ("matchmaking", lambda quick: matchmaking.run(quick=quick)),
     ("rl", lambda quick: rl.run(quick=quick)),
+    ("verify", lambda quick: verify.run(quick=quick)),
 ]
 
 
