@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import multiprocessing
 import os
 import sys
 import time
@@ -169,19 +170,28 @@ def _verify_files(args: argparse.Namespace) -> int:
 
         return _report(one_by_one(), args, started)
     chunk = max(1, min(16, len(paths) // (args.workers * 8)))
-    # The pool starts before any progress bar (and its monitor thread) exists.
-    with ProcessPoolExecutor(max_workers=args.workers) as pool:
+    with _pool(args.workers) as pool:
+        results = pool.map(verify_file, paths, chunksize=chunk)  # every chunk submitted now
 
         def in_pool() -> Iterable[LogResult]:
             with _bar(args, total=len(paths), unit=" logs", desc="verify") as bar:
                 events = 0
-                for result in pool.map(verify_file, paths, chunksize=chunk):
+                for result in results:
                     events += result.events
                     bar.update(1)
                     bar.set_postfix(events=f"{events:,}", refresh=False)
                     yield result
 
         return _report(in_pool(), args, started)
+
+
+def _pool(workers: int) -> ProcessPoolExecutor:
+    """A process pool of ``workers`` started by a fork server that has imported the
+    verifier (and so the engine) once: safe however many threads this process has (tqdm,
+    gRPC in a test process), and each worker starts without importing numpy again."""
+    ctx = multiprocessing.get_context("forkserver")
+    ctx.set_forkserver_preload(["client.cli.verify"])
+    return ProcessPoolExecutor(max_workers=workers, mp_context=ctx)
 
 
 def _verify_log(item: tuple[str, list[dict[str, Any]]]) -> LogResult:
@@ -220,7 +230,7 @@ async def _nats_results(
         except NatsReadError as exc:
             return [], str(exc)
     if args.workers > 1:
-        with ProcessPoolExecutor(max_workers=args.workers) as pool:
+        with _pool(args.workers) as pool:
             results = list(pool.map(_verify_log, buffered.items()))
     else:
         results = [v.result() for v in verifiers.values()]
