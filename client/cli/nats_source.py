@@ -10,6 +10,7 @@ ephemeral, in memory and without acks: it changes nothing in the stream.
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import AsyncIterator, Callable
 from datetime import UTC
@@ -78,8 +79,17 @@ async def stream_messages(
     Raises:
         NatsReadError: no server, no stream, or the read stalls for ``NEXT_TIMEOUT_S``.
     """
+    dropped: list[str] = []
+
+    async def on_error(exc: Exception) -> None:
+        # A slow consumer's messages are dropped by the client: the read would have gaps.
+        if isinstance(exc, nats.errors.SlowConsumerError):
+            dropped.append(str(exc))
+
     try:
-        nc = await nats.connect(url, connect_timeout=5, max_reconnect_attempts=1, allow_reconnect=False)
+        nc = await nats.connect(
+            url, connect_timeout=5, max_reconnect_attempts=1, allow_reconnect=False, error_cb=on_error
+        )
     except (OSError, TimeoutError, nats.errors.Error) as exc:
         raise NatsReadError(f"cannot connect to NATS at {url}: {exc}") from None
     try:
@@ -98,6 +108,8 @@ async def stream_messages(
             return
         for subject in subjects:
             async for item in _read_subject(js, subject, last):
+                if dropped:
+                    raise NatsReadError(f"the client dropped messages ({dropped[0]}); run again")
                 yield item
     finally:
         await nc.drain()
@@ -119,7 +131,13 @@ async def _read_subject(js, subject: str, last: int) -> AsyncIterator[tuple[str,
         inactive_threshold=30.0,
     )
     try:
+        read = 0
         while True:
+            read += 1
+            if read % 256 == 0:
+                # Queued messages are taken without a pause; let the client read its
+                # socket (heartbeats, flow control) now and then.
+                await asyncio.sleep(0)
             try:
                 msg = await sub.next_msg(timeout=NEXT_TIMEOUT_S)
             except (TimeoutError, nats.errors.TimeoutError):
