@@ -272,7 +272,9 @@ def iter_events(path: str | os.PathLike[str]) -> Iterator[LogLine]:
     except OSError as exc:
         raise LogFormatError(LogErrorCode.UNREADABLE, exc.strerror or str(exc), "", name) from None
     finally:
-        if name != STDIO:
+        if name == STDIO:
+            stream.detach()  # leave standard input open for the process
+        else:
             stream.close()
 
 
