@@ -318,11 +318,15 @@ def cmd_show(args: argparse.Namespace) -> int:
     recorded = events[upto].get("state_hash")
     if recorded and engine.state_hash(state) != recorded:
         _err(f"warning: the state at seq {seq} does not match its recorded hash (run cellwar verify)")
+    seats = engine.summary(state).max_players
+    if args.player is not None and not 0 <= args.player <= seats:
+        _err(f"error: --player {args.player}: the game has seats 1..{seats} (0: a spectator)")
+        return ExitCode.USAGE
     try:
         if args.player is None:
             view = engine.get_visible_state(state, None, reveal=True)
-        else:
-            view = engine.get_visible_state(state, args.player)
+        else:  # 0: what a spectator was shown live
+            view = engine.get_visible_state(state, args.player or None)
     except engine.GameError as exc:
         _err(f"error: no view for player {args.player}: {exc.code}: {exc.message}")
         return ExitCode.USAGE
@@ -395,7 +399,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("file", metavar="FILE")
     p.add_argument("--seq", type=_positive, metavar="N", help="event seq (default: the last)")
-    p.add_argument("--player", type=int, metavar="P", help="as player P sees it (default: everything)")
+    p.add_argument("--player", type=int, metavar="P", help="as player P saw it; 0: a live spectator (default: everything)")
     p.add_argument("--png", metavar="OUT", help="write a PNG picture instead of text")
     p.add_argument("--scale", type=_positive, metavar="PX", help="PNG pixels per cell (default: fits 800 px)")
     p.add_argument(

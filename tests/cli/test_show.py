@@ -147,3 +147,10 @@ def test_show_refuses_a_seq_beyond_the_log_and_a_log_that_does_not_fold(cellwar,
     run = cellwar("show", bad, "--seq", 10)
     assert run.code == 1 and "does not fold to seq 10: OUT_OF_ZONE" in run.err
     assert cellwar("show", tmp_path / "missing.jsonl").code == 2
+    run = cellwar("show", LIFE, "--player", 3)
+    assert run.code == 2 and "the game has seats 1..2" in run.err
+
+
+def test_player_0_is_the_live_spectator_who_sees_nothing_during_blind_placement(cellwar):
+    rows = board(cellwar("show", LIFE, "--seq", 7, "--player", 0, "--color", "never").out, 20)
+    assert cells_of(rows, "A") == set()
