@@ -3,7 +3,7 @@
 - 1,000 sample logs (:mod:`bench.loggen`: half Life 32×32 games, half CellWar 8×8 bot
   games; 100 with ``--quick``) written to a temporary folder, then verified by the real
   command (``python -m client.cli verify --quiet``, a child process) with ``--workers 2``
-  and with ``--workers 1``; the figure is the events/s the tool prints on its total line
+  and with ``--workers 1``, alternated twice (best of each; once with ``--quick``); the figure is the events/s the tool prints on its total line
   (wall time from the first file opened to the last result, every hash checked).
 - One 10,000-event Life game (60×60, :func:`bench.replay.build_log`; 3,000 with
   ``--quick``) verified event by event in process, beside ``engine.fold`` of the same log,
@@ -86,8 +86,12 @@ def run(quick: bool = False) -> dict[str, Any]:
         t0 = time.perf_counter()
         paths = write_sample_logs(tmp, n_logs)
         generated_s = time.perf_counter() - t0
-        two = _cli_verify(paths, 2)
-        one = _cli_verify(paths, 1)
+        # Alternate the two (best of each): the machine's load drifts during a run.
+        two = one = None
+        for _ in range(1 if quick else 2):
+            runs = (_cli_verify(paths, 2), _cli_verify(paths, 1))
+            two = max(two or runs[0], runs[0], key=lambda r: r["events_per_s"])
+            one = max(one or runs[1], runs[1], key=lambda r: r["events_per_s"])
     long = _one_long_game(3_000 if quick else 10_000)
     rows = [
         row(
