@@ -10,12 +10,15 @@
   which sums runs of ``GenerationsTicked`` and checks only the last hash (DESIGN §8's
   replay figure): the price of checking every hash.
 
-No DESIGN §8 target covers verification, so the rows are informative.
+The machine is shared, so wall-clock rates move with its load; the CPU cost of the
+one-worker run (events per CPU second of the whole child process, start-up included)
+does not. No DESIGN §8 target covers verification, so the rows are informative.
 """
 
 from __future__ import annotations
 
 import re
+import resource
 import subprocess
 import sys
 import tempfile
@@ -33,7 +36,10 @@ _TOTAL = re.compile(r"total: (\d+) logs?, ([\d,]+) events, ([\d,]+) hashes check
 
 
 def _cli_verify(paths: list[Path], workers: int) -> dict[str, Any]:
-    """Run ``cellwar verify --quiet --workers N`` on ``paths``; its total line's figures."""
+    """Run ``cellwar verify --quiet --workers N`` on ``paths``; its total line's figures,
+    and the CPU seconds of the child (exact with one worker; a pool's workers belong to
+    its fork server and are not all counted)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     proc = subprocess.run(
         [sys.executable, "-m", "client.cli", "verify", "--quiet", "--no-progress", "--workers", str(workers),
          *map(str, paths)],
@@ -42,8 +48,11 @@ def _cli_verify(paths: list[Path], workers: int) -> dict[str, Any]:
     m = _TOTAL.search(proc.stdout)
     if proc.returncode != 0 or not m:
         raise RuntimeError(f"cellwar verify failed ({proc.returncode}): {proc.stdout[-2000:]} {proc.stderr[-2000:]}")
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu_s = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     logs, events, checked, seconds, rate = m.groups()
     return {
+        "cpu_s": cpu_s,
         "logs": int(logs),
         "events": int(events.replace(",", "")),
         "checked": int(checked.replace(",", "")),
@@ -103,6 +112,11 @@ def run(quick: bool = False) -> dict[str, Any]:
         row(
             f"cellwar verify --workers 1, {n_logs:,} logs", "events/s", one["events_per_s"], "info", None,
             seconds=one["seconds"], logs_per_s=n_logs / one["seconds"],
+        ),
+        row(
+            "cellwar verify, CPU cost (1 worker, whole process)", "events/CPU-s",
+            one["events"] / one["cpu_s"], "info (independent of the machine's load)", None,
+            cpu_s=one["cpu_s"],
         ),
         row(
             f"verify one {long['events']:,}-event Life game (vs engine.fold)", "events/s",
