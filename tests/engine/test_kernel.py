@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import engine.life
-from engine.life.kernel import PackedBoards, pack, step, step_many, unpack
+from engine.life.kernel import INTERLEAVED_FROM, PackedBoards, pack, step, step_many, unpack
 from engine.life.reference import step_reference
 
 SIDES = st.one_of(
@@ -103,6 +105,127 @@ def test_strips_and_tiny_boards(shape, torus):
             step(board, torus=torus, generations=7),
             step_reference(board, torus=torus, generations=7),
         )
+
+
+LAYOUTS = ["plain", "interleaved"]
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    n=st.integers(1, 4),
+    h=st.integers(1, 40),
+    w=st.sampled_from([1, 2, 7, 63, 64, 65, 100, 128, 129, 191, 200]),
+    colours=COLOUR_SETS,
+    torus=st.booleans(),
+    generations=st.integers(1, 9),
+    layout=st.sampled_from(LAYOUTS),
+    band_rows=st.one_of(st.none(), st.integers(1, 12)),
+)
+def test_both_layouts_and_any_bands_match_reference(
+    seed, n, h, w, colours, torus, generations, layout, band_rows
+):
+    boards = np.stack([random_board(seed + i, h, w, colours, 0.35) for i in range(n)])
+    got = step_many(
+        boards, torus=torus, generations=generations, layout=layout, band_rows=band_rows
+    )
+    for i in range(n):
+        np.testing.assert_array_equal(
+            got[i], step_reference(boards[i], torus=torus, generations=generations)
+        )
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("torus", [False, True])
+@pytest.mark.parametrize("h", [3, 4, 5, 6, 7, 9, 10, 11])
+def test_heights_around_the_band_size(layout, torus, h):
+    # 5-row bands over stacks of 3 boards: band edges fall on data rows, ghost rows and
+    # the seams between boards, and the torus wraps rows across bands
+    boards = np.stack([random_board(h * 10 + i, h, 70, (1, 2, 3, 4), 0.4) for i in range(3)])
+    got = step_many(boards, torus=torus, generations=6, layout=layout, band_rows=5)
+    for i in range(3):
+        np.testing.assert_array_equal(
+            got[i], step_reference(boards[i], torus=torus, generations=6)
+        )
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_glider_wraps_across_bands_on_a_torus(layout):
+    n = 16
+    board = np.zeros((n, n), dtype=np.uint8)
+    board[1:4, 1:4] = GLIDER
+    packed = PackedBoards(board[None], torus=True, layout=layout, band_rows=3)
+    packed.advance(4 * n)  # once around both axes, through every band edge
+    np.testing.assert_array_equal(packed.to_boards()[0], board)
+    packed.advance(4 * n - 6)
+    assert np.count_nonzero(packed.to_boards()) == 5
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_layouts_agree_over_many_advances(layout):
+    board = random_board(11, 50, 150, (1, 2), 0.35)
+    packed = PackedBoards(board[None], torus=True, layout=layout)
+    assert packed.layout == layout
+    for gens in (1, 2, 3, 1):  # odd and even counts: both directions of the double buffer
+        packed.advance(gens)
+    np.testing.assert_array_equal(
+        packed.to_boards()[0], step_reference(board, torus=True, generations=7)
+    )
+
+
+def test_step_chooses_the_layout_by_generations_and_both_agree():
+    board = random_board(5, 60, 90, (2, 3), 0.35)
+    for gens in (INTERLEAVED_FROM - 1, INTERLEAVED_FROM):
+        want = step_reference(board, generations=gens)
+        np.testing.assert_array_equal(step(board, generations=gens), want)
+        for layout in LAYOUTS:
+            got = step_many(board[None], generations=gens, layout=layout)[0]
+            np.testing.assert_array_equal(got, want)
+
+
+def test_cached_programs_never_mix_shapes_colours_or_edges():
+    # the same shape with other colours or edges, and other shapes, one after another:
+    # a cached program reused for a different board must not leak any state
+    cases = [
+        (random_board(1, 30, 70, (1, 2), 0.4), False),
+        (random_board(2, 30, 70, (1, 2), 0.4), True),
+        (random_board(3, 30, 70, (1,), 0.4), False),
+        (random_board(4, 30, 70, (1, 2, 3, 4), 0.4), False),
+        (random_board(5, 31, 70, (1, 2), 0.4), False),
+        (np.zeros((30, 70), dtype=np.uint8), False),
+    ]
+    for _ in range(2):
+        for board, torus in cases:
+            np.testing.assert_array_equal(
+                step(board, torus=torus, generations=3),
+                step_reference(board, torus=torus, generations=3),
+            )
+
+
+def test_concurrent_steps_of_one_shape_do_not_share_buffers():
+    boards = [random_board(100 + i, 40, 80, (1, 2), 0.4) for i in range(4)]
+    want = [step_reference(b, generations=5) for b in boards]
+    errors: list[str] = []
+
+    def worker(i: int) -> None:
+        for _ in range(25):
+            if not np.array_equal(step(boards[i], generations=5), want[i]):
+                errors.append(f"board {i}")
+
+    threads = [threading.Thread(target=worker, args=(i,)) for i in range(4)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    assert errors == []
+
+
+def test_unknown_layout_and_bad_band_rows_raise_value_error():
+    board = np.zeros((1, 4, 4), dtype=np.uint8)
+    with pytest.raises(ValueError, match="layout"):
+        PackedBoards(board, layout="diagonal")
+    with pytest.raises(ValueError, match="band_rows"):
+        PackedBoards(board, band_rows=0)
 
 
 def test_packed_boards_advance_in_pieces_equals_one_call():
