@@ -12,8 +12,9 @@ records an event). Measured for a fixed time after a warm-up, against:
 
 Every server is a child process (nats-server, ``python -m services.engine``,
 ``python -m services.session``, ``python -m gateway`` / the bare app under uvicorn); the
-load generator (httpx) runs in the bench process. Targets: actions/s >= 40 % of the bare
-endpoint's, p99 <= 50 ms (fsync on).
+load generator (httpx) runs in the bench process. Targets: actions/s >= 60 % of the bare
+endpoint's, p99 <= 50 ms (fsync on). Every latency sample is kept in the JSON
+(``latency_ms``) for the CDF plot of report.md.
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ from bench._stack import (
 )
 
 GAMES = 10
-MIN_RATIO = 0.40
+MIN_RATIO = 0.60  # DESIGN §8 (raised from 40 % by issue 11)
 P99_TARGET_MS = 50.0
 
 
@@ -104,6 +105,7 @@ async def _measure(
     cpu = {n: (cpu1[n] - cpu0[n]) / seconds for n in pids}
     cpu["bench-client"] = (own1.user + own1.system - own0.user - own0.system) / seconds
     return {
+        "latencies": latencies,
         "actions_per_s": len(latencies) / seconds,
         "actions": len(latencies),
         "p50_ms": percentile(latencies, 50),
@@ -164,6 +166,11 @@ def run(quick: bool = False) -> dict[str, Any]:
     _note("fsync on", on)
     off = run_async(_platform_run(False, warmup, seconds))
     _note("fsync off", off)
+    latency_ms = {
+        "bare FastAPI anchor": bare.pop("latencies"),
+        "platform, fsync on": on.pop("latencies"),
+        "platform, fsync off": off.pop("latencies"),
+    }
 
     def ratio(r: dict[str, Any]) -> float | None:
         return r["actions_per_s"] / bare["actions_per_s"] if bare["actions_per_s"] else None
@@ -225,6 +232,8 @@ def run(quick: bool = False) -> dict[str, Any]:
     return {
         "rows": rows,
         "quick": quick,
+        "latency_ms": {k: sorted(round(x, 3) for x in v) for k, v in latency_ms.items()},
+        "p99_target_ms": P99_TARGET_MS,
         "games": GAMES,
         "warmup_s": warmup,
         "seconds": seconds,

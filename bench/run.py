@@ -1,11 +1,13 @@
 """Benchmark CLI: ``python -m bench.run [--quick] [--only NAME ...] [--strict]``.
 
-Runs each registered benchmark, prints a table and writes ``.bench/<name>.json``.
+Runs each registered benchmark, prints a table and writes ``.bench/<name>.json``, then
+``.bench/report.md`` with every row of the run and two plots (:mod:`bench.report`).
 Add a benchmark by appending ``(name, function)`` to :data:`BENCHMARKS`; the function
 takes ``quick: bool`` and returns ``{"rows": [row, ...], ...}`` where a row has at least
 ``name``, ``unit``, ``kernel`` (the measured figure), ``reference`` (or None), ``ratio``
 (or None), ``target_text`` and ``pass``; a row with ``"info": True`` has no target (shown
-as ``info``, never fails the run).
+as ``info``, never fails the run). A benchmark that raises gets one FAIL row saying so,
+and the run goes on.
 """
 
 from __future__ import annotations
@@ -22,13 +24,25 @@ from typing import Any
 
 import numpy as np
 
-from bench import capacity, fanout, kernel, matchmaking, replay, rl, roundtrip, verify
+from bench import (
+    append,
+    capacity,
+    fanout,
+    kernel,
+    matchmaking,
+    replay,
+    report,
+    rl,
+    roundtrip,
+    verify,
+)
 
 BenchFn = Callable[[bool], dict[str, Any]]
 
 BENCHMARKS: list[tuple[str, BenchFn]] = [
     ("kernel", lambda quick: kernel.run(quick=quick)),
     ("roundtrip", lambda quick: roundtrip.run(quick=quick)),
+    ("append", lambda quick: append.run(quick=quick)),
     ("replay", lambda quick: replay.run(quick=quick)),
     ("fanout", lambda quick: fanout.run(quick=quick)),
     ("capacity", lambda quick: capacity.run(quick=quick)),
@@ -70,6 +84,44 @@ def print_table(name: str, rows: list[dict[str, Any]]) -> None:
     print()
 
 
+def machine_info() -> dict[str, Any]:
+    """Cores, CPU model, platform, Python and numpy versions, load averages now."""
+    model = "?"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return {
+        "python": platform.python_version(),
+        "numpy": np.__version__,
+        "platform": platform.platform(),
+        "cpus": os.cpu_count(),
+        "cpu_model": model,
+        "load": list(os.getloadavg()) if hasattr(os, "getloadavg") else None,
+    }
+
+
+def crashed_result(exc: BaseException) -> dict[str, Any]:
+    """The result of a benchmark that raised: one FAIL row naming the error."""
+    return {
+        "rows": [
+            {
+                "name": f"benchmark raised {type(exc).__name__}: {str(exc)[:160]}",
+                "unit": "-",
+                "kernel": None,
+                "reference": None,
+                "ratio": None,
+                "target_text": "runs to the end",
+                "pass": False,
+            }
+        ],
+        "error": repr(exc),
+    }
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.run", description=__doc__)
     parser.add_argument("--quick", action="store_true", help="short smoke run")
@@ -88,21 +140,29 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"unknown benchmark in {args.only}")
     out_dir = Path(args.out)
     out_dir.mkdir(parents=True, exist_ok=True)
+    machine = machine_info()
+    machine["load_start"] = machine.pop("load")
+    machine["started"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
+    machine["quick"] = args.quick
     failed = False
+    results: dict[str, dict[str, Any]] = {}
     for name, fn in chosen:
-        result = fn(args.quick)
-        result["machine"] = {
-            "python": platform.python_version(),
-            "numpy": np.__version__,
-            "platform": platform.platform(),
-            "cpus": os.cpu_count(),
-        }
+        try:
+            result = fn(args.quick)
+        except Exception as exc:  # noqa: BLE001 - reported as a FAIL row, the run goes on
+            print(f"benchmark {name} raised {exc!r}", file=sys.stderr)
+            result = crashed_result(exc)
+        result["machine"] = machine_info()
         result["time"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
         print_table(name, result["rows"])
         path = out_dir / f"{name}.json"
         path.write_text(json.dumps(result, indent=2) + "\n")
         print(f"wrote {path}")
+        results[name] = result
         failed = failed or not all(r["pass"] for r in result["rows"])
+    machine["load_end"] = machine_info()["load"]
+    machine["finished"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
+    print(f"wrote {report.write_report(results, out_dir, machine)}")
     return 1 if (failed and args.strict) else 0
 
 

@@ -30,7 +30,7 @@ __all__ = ["BAND_WORDS", "Program"]
 #: take well under 1 MiB, within a core's L2. On a single 1024 x 1024 board one band
 #: (~18,500 words) measured as fast; bands matter for many stacked boards
 #: (``step_many``), whose buffers would otherwise stream from memory on every call.
-BAND_WORDS = 8192
+BAND_WORDS = 32768
 
 _U64 = np.uint64
 _ALL = np.array(0xFFFF_FFFF_FFFF_FFFF, dtype=_U64)
@@ -144,32 +144,35 @@ class Program:
         a, b, c = s0[up], s0[down], m0[mid]  # weight 1
         d, e, f = s1[up], s1[down], m1[mid]  # weight 2
         k, p, q = (v[:m] for v in self._v[:3])
-        return ops + [
-            # row sums M = L + R (m0, m1) and S = L + X + R (s0, s1)
-            (_XOR, left, right, m0),
-            (_AND, left, right, m1),
-            (_AND, m0, centre, s1),
-            (_OR, s1, m1, s1),
-            (_XOR, m0, centre, s0),
-            # weight 1: a + b + c -> n0 (in c) and carry k = a ^ ((a ^ b) & (a ^ c))
-            (_XOR, c, a, c),
-            (_XOR, a, b, k),
-            (_AND, k, c, k),
-            (_XOR, k, a, k),
-            (_XOR, c, b, c),
-            # weight 2: exactly one of d, e, f, k
-            (_XOR, d, e, p),
-            (_XOR, p, f, p),
-            (_AND, f, k, f),
-            (_XOR, p, k, p),  # parity of the four
-            (_AND, d, e, q),
-            (_OR, q, f, q),  # some pair of them is set
-            (_AND, q, p, q),
-            (_XOR, p, q, p),  # odd and no pair: exactly one
-            # next = (n0 | X) & (n is 2 or 3)
-            (_OR, c, x[vb : vb + m], c),
-            (_AND, c, p, y[vb : vb + m]),
-        ]
+        return (
+            ops
+            + [
+                # row sums M = L + R (m0, m1) and S = L + X + R (s0, s1)
+                (_XOR, left, right, m0),
+                (_AND, left, right, m1),
+                (_AND, m0, centre, s1),
+                (_OR, s1, m1, s1),
+                (_XOR, m0, centre, s0),
+                # weight 1: a + b + c -> n0 (in c) and carry k = a ^ ((a ^ b) & (a ^ c))
+                (_XOR, c, a, c),
+                (_XOR, a, b, k),
+                (_AND, k, c, k),
+                (_XOR, k, a, k),
+                (_XOR, c, b, c),
+                # weight 2: exactly one of d, e, f, k
+                (_XOR, d, e, p),
+                (_XOR, p, f, p),
+                (_AND, f, k, f),
+                (_XOR, p, k, p),  # parity of the four
+                (_AND, d, e, q),
+                (_OR, q, f, q),  # some pair of them is set
+                (_AND, q, p, q),
+                (_XOR, p, q, p),  # odd and no pair: exactly one
+                # next = (n0 | X) & (n is 2 or 3)
+                (_OR, c, x[vb : vb + m], c),
+                (_AND, c, p, y[vb : vb + m]),
+            ]
+        )
 
     def _colour_count(
         self, plane: np.ndarray, r0: int, r1: int, g: np.ndarray, par: np.ndarray | None
@@ -211,12 +214,12 @@ class Program:
         colour, a newborn is ``b`` when ``b`` has >= 2 of its parents:
         ``next_b = next_alive & (X ? b : count_b >= 2)``."""
         _, _, vb, m = self._windows(r0, r1)
-        g, t = self._v[0][:m], self._v[3][:m]
+        g = self._v[0][:m]
         ops = self._colour_count(src[1], r0, r1, g, None)
         xm, alive_next = src[0][vb : vb + m], dst[0][vb : vb + m]
         ops += [
-            (_AND, g, xm, t),
-            (_XOR, g, t, g),  # g & ~X
+            (_OR, g, xm, g),
+            (_XOR, g, xm, g),  # g & ~X
             (_OR, g, src[1][vb : vb + m], g),  # X ? b : g (the b plane lies within X)
             (_AND, g, alive_next, dst[1][vb : vb + m]),
         ]

@@ -187,7 +187,14 @@ class PackedBoards:
 def _colours(arr: np.ndarray) -> tuple[int, ...]:
     """The colours a packing of (N, H, W) boards keeps planes for: ``(c,)`` for one
     colour (or none), ``(a, b)`` for two, ``(1, 2, 3, 4)`` for three or four."""
-    flags = int(np.bitwise_or.reduce(np.left_shift(np.uint8(1), arr), axis=None))
+    one_hot = np.left_shift(np.uint8(1), arr).reshape(-1)  # bit v set for a cell of value v
+    whole = one_hot.size - one_hot.size % 8
+    flags = int(np.bitwise_or.reduce(one_hot[whole:], initial=0))
+    if whole:  # OR-reduce 8 cells per uint64 (a uint8 reduction is ~5x slower)
+        acc = int(np.bitwise_or.reduce(one_hot[:whole].view(np.uint64)))
+        for shift in (32, 16, 8):
+            acc |= acc >> shift
+        flags |= acc & 0xFF
     present = [c for c in range(1, _MAX_COLOUR + 1) if flags >> c & 1]
     if len(present) <= 1:
         return (present[0] if present else 1,)
@@ -217,9 +224,9 @@ def _new_program(
 
 #: From this many generations per call ``step``/``step_many`` use the interleaved
 #: layout: below it, packing and unpacking (byte transposes) cost more than the shifts
-#: it saves. Measured crossover here: ~10 generations (50 boards of 300 x 300) to ~30
+#: it saves. Measured crossover here: ~13 generations (one 300 x 300 board) to ~30
 #: (one 1024 x 1024 board of one colour).
-INTERLEAVED_FROM = 16
+INTERLEAVED_FROM = 20
 
 
 class _ProgramCache:

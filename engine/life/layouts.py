@@ -125,7 +125,10 @@ class Layout:
         h = self.h
         if self.torus:
             return [(_OR, b[:, h, :], _ZERO, b[:, 0, :]), (_OR, b[:, 1, :], _ZERO, b[:, h + 1, :])]
-        return [(_AND, b[:, 0, :], _ZERO, b[:, 0, :]), (_AND, b[:, h + 1, :], _ZERO, b[:, h + 1, :])]
+        return [
+            (_AND, b[:, 0, :], _ZERO, b[:, 0, :]),
+            (_AND, b[:, h + 1, :], _ZERO, b[:, h + 1, :]),
+        ]
 
     def refresh_ops(self, plane: np.ndarray, tmp: np.ndarray) -> list[Op]:
         """Calls that set every ghost of a plane from its data words (after
