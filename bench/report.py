@@ -52,7 +52,7 @@ def _fmt(value: Any) -> str:
         return str(value)
     if isinstance(value, int | float):
         v = float(value)
-        if v != 0 and (abs(v) >= 1e5 or abs(v) < 1e-2):
+        if v != 0 and (abs(v) >= 1e5 or abs(v) < 10):
             return f"{v:.3g}"
         return f"{v:,.1f}" if abs(v) < 1e3 else f"{v:,.0f}"
     return str(value)
@@ -105,7 +105,7 @@ def _plot_capacity(result: dict[str, Any], path: Path) -> str:
             "-",
             color="grey",
             lw=0.8,
-            label="kernel alone (step_many, one core)",
+            label="kernel alone: what one core's step_many could run",
         )
     if all(p.get("ceiling_gps") for p in sweep):
         ax.plot(
@@ -128,6 +128,8 @@ def _plot_capacity(result: dict[str, Any], path: Path) -> str:
         )
     ax.set_xscale("log")
     ax.set_yscale("log")
+    ax.set_xticks(games, [str(g) for g in games])
+    ax.minorticks_off()
     ax.set_xlabel("hosted 300x300 games (log scale)")
     ax.set_ylabel("generations / s, all games (log scale)")
     ax.set_title("Hosted capacity (one engine process)")
@@ -165,6 +167,7 @@ def _plot_latency(result: dict[str, Any], path: Path) -> str:
             fontsize=8,
         )
     ax.set_xscale("log")
+    ax.set_ylim(0.0, 1.005)
     ax.set_xlabel("latency of POST /game/{id}/action (ms, log scale)")
     ax.set_ylabel("share of actions <= x")
     ax.set_title("REST action round trip against the bare FastAPI anchor")
