@@ -53,9 +53,7 @@ def matching_step(tickets: int = STEP_TICKETS, seed: int = 14) -> dict[str, Any]
             config["width"] = rng.choice([40, 60, 80])
         if rng.random() < 0.1:
             config["torus"] = rng.random() < 0.5
-        candidates.append(
-            Candidate(f"t{i}", now - rng.uniform(0, 70), rng.gauss(1500, 300), config)
-        )
+        candidates.append(Candidate(f"t{i}", now - rng.uniform(0, 70), rng.gauss(1500, 300), config))
     best = float("inf")
     matches = []
     for _ in range(3):
@@ -66,9 +64,7 @@ def matching_step(tickets: int = STEP_TICKETS, seed: int = 14) -> dict[str, Any]
 
 
 def _ws_url(base: str, ticket_id: str, token: str) -> str:
-    return (
-        base.replace("http://", "ws://") + f"/matchmaking/tickets/{ticket_id}/stream?token={token}"
-    )
+    return base.replace("http://", "ws://") + f"/matchmaking/tickets/{ticket_id}/stream?token={token}"
 
 
 async def _one_ticket(
@@ -76,16 +72,12 @@ async def _one_ticket(
 ) -> dict[str, Any]:
     """POST a ticket, wait on its WebSocket until it ends; the times seen (seconds)."""
     t0 = time.perf_counter()
-    r = await client.post(
-        "/matchmaking/tickets", json={"kind": kind, "players": players, "name": name}
-    )
+    r = await client.post("/matchmaking/tickets", json={"kind": kind, "players": players, "name": name})
     r.raise_for_status()
     created = r.json()
     out: dict[str, Any] = {"status": "searching", "client_s": None, "wait_s": None, "game_id": None}
     try:
-        async with websockets.connect(
-            _ws_url(base, created["ticket_id"], created["ticket_token"])
-        ) as ws:
+        async with websockets.connect(_ws_url(base, created["ticket_id"], created["ticket_token"])) as ws:
             async with asyncio.timeout(deadline_s):
                 async for raw in ws:
                     msg = json.loads(raw)
@@ -118,9 +110,7 @@ async def _pairs(base: str, pairs: int) -> list[float]:
 
 
 async def _end_to_end(base: str, quick: bool) -> dict[str, Any]:
-    plan = [
-        (k, n) for (k, n), count in E2E_QUEUES.items() for _ in range(count // (5 if quick else 1))
-    ]
+    plan = [(k, n) for (k, n), count in E2E_QUEUES.items() for _ in range(count // (5 if quick else 1))]
     random.Random(7).shuffle(plan)
     results: list[dict[str, Any]] = []
     queue: asyncio.Queue[tuple[int, str, int]] = asyncio.Queue()
@@ -132,9 +122,7 @@ async def _end_to_end(base: str, quick: bool) -> dict[str, Any]:
         async def worker() -> None:
             while not queue.empty():
                 i, kind, players = queue.get_nowait()
-                results.append(
-                    await _one_ticket(client, base, kind, players, f"p{i}", E2E_DEADLINE_S)
-                )
+                results.append(await _one_ticket(client, base, kind, players, f"p{i}", E2E_DEADLINE_S))
 
         # Each client waits for its ticket before posting its next one, so the queues never
         # hold more than E2E_CLIENTS tickets: the 4-player queues fill as tickets arrive.
@@ -189,30 +177,17 @@ def run(quick: bool = False) -> dict[str, Any]:
             "s",
             pair_p99,
             f"<= {PAIR_TARGET_S:.0f} s",
-            pair_p99 is not None
-            and pair_p99 <= PAIR_TARGET_S
-            and len(pairs) == services["pairs_tried"],
+            pair_p99 is not None and pair_p99 <= PAIR_TARGET_S and len(pairs) == services["pairs_tried"],
             samples=len(pairs),
             p50=percentile(pairs, 50),
         ),
-        row(
-            f"{e2e['tickets']:,} tickets end to end: matched",
-            "%",
-            100.0 * rate,
-            "reported",
-            None,
-            errors=e2e["errors"],
-        ),
+        row(f"{e2e['tickets']:,} tickets end to end: matched", "%", 100.0 * rate, "reported", None,
+            errors=e2e["errors"]),
         row("  time-to-match p50 (client)", "s", percentile(e2e["client_s"], 50), "reported", None),
         row("  time-to-match p99 (client)", "s", percentile(e2e["client_s"], 99), "reported", None),
         row("  wait_s p99 (matchmaker)", "s", percentile(e2e["wait_s"], 99), "reported", None),
-        row(
-            "  tickets/s through REST",
-            "1/s",
-            e2e["tickets"] / e2e["elapsed_s"] if e2e["elapsed_s"] else None,
-            "reported",
-            None,
-        ),
+        row("  tickets/s through REST", "1/s", e2e["tickets"] / e2e["elapsed_s"] if e2e["elapsed_s"] else None,
+            "reported", None),
     ]
     return {"rows": rows, "cpu_s": services["cpu_s"]}
 

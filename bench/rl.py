@@ -82,9 +82,7 @@ def _win_row(name: str, opponent: str, games: int, target: float) -> dict[str, A
     seconds = time.perf_counter() - t0
     rate = result.win_rate
     # these rows take minutes (the search bot ~1 s of CPU a game): show progress
-    sys.stderr.write(
-        f"rl: {name} vs {opponent}: {result.wins}/{result.games} won in {seconds:.0f} s\n"
-    )
+    sys.stderr.write(f"rl: {name} vs {opponent}: {result.wins}/{result.games} won in {seconds:.0f} s\n")
     return {
         "name": f"{name} vs {opponent}, 8x8, {games} games",
         "unit": "win rate",
