@@ -340,9 +340,13 @@ def write_report(
             f"{'yes' if present else 'no (not run, or no such benchmark yet)'} |"
         )
     lines.append("")
-    times = {n: res.get("time") for n, res in results.items() if res.get("time")}
+    times = [
+        f"`{n}` {res['time']}" + (f" ({res['seconds']:g} s)" if res.get("seconds") else "")
+        for n, res in results.items()
+        if res.get("time")
+    ]
     if times:
-        lines.append("Benchmark times: " + ", ".join(f"`{n}` {t}" for n, t in times.items()) + ".")
+        lines.append("Benchmarks finished at (duration): " + ", ".join(times) + ".")
         lines.append("")
     for note in notes:
         lines.append(f"_{note}_")

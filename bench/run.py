@@ -147,6 +147,7 @@ def main(argv: list[str] | None = None) -> int:
     failed = False
     results: dict[str, dict[str, Any]] = {}
     for name, fn in chosen:
+        t0 = time.monotonic()
         try:
             result = fn(args.quick)
         except Exception as exc:  # noqa: BLE001 - reported as a FAIL row, the run goes on
@@ -154,6 +155,7 @@ def main(argv: list[str] | None = None) -> int:
             result = crashed_result(exc)
         result["machine"] = machine_info()
         result["time"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
+        result["seconds"] = round(time.monotonic() - t0, 1)
         print_table(name, result["rows"])
         path = out_dir / f"{name}.json"
         path.write_text(json.dumps(result, indent=2) + "\n")
