@@ -209,7 +209,7 @@ def run(quick: bool = False) -> dict[str, Any]:
     path = EngineTickPath()
     points = run_async(sweep(path, counts, 2 if quick else 3, 1.0 if quick else 3.0))
     for p in points:
-        p["kernel_gps"] = p["games"] * GPS / _kernel_seconds(p["games"], 1)
+        p["kernel_gps"] = p["games"] * GPS / _kernel_seconds(p["games"], 2 if quick else 3)
 
     states = [running_state(i) for i in range(DISTINCT)]
 
