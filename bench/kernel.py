@@ -144,16 +144,15 @@ def run(quick: bool = False) -> dict[str, Any]:
     """Measure the kernel rows; returns ``{"rows": [...], ...}`` (rates per second).
 
     Args:
-        quick: fewer generations, games and repeats (a smoke run, figures are noisier).
+        quick: fewer reference generations, games and repeats (a smoke run, figures are
+            noisier).
     """
-    gens = 50 if quick else 200
+    gens = 200  # a fraction of a second of CPU: the same in a quick run
     ref_gens = 3 if quick else 20
-    repeats = 1 if quick else 5
+    repeats = 3 if quick else 5
     rows = [
         _cell_rate_row(
-            "two colours, 1024x1024 torus 30%, 200 generations"
-            if not quick
-            else "two colours, 1024x1024 torus 30%, 50 generations",
+            "two colours, 1024x1024 torus 30%, 200 generations",
             2,
             gens,
             ref_gens,
