@@ -103,6 +103,9 @@ class StackConfig:
         health_interval_s: seconds between two Docker health checks while waiting.
         start_timeout_s: longest wait for one service to become healthy (seconds).
         log_level: the services' ``CELLWAR_LOG_LEVEL``.
+        publish_nats: also publish NATS' client port on 127.0.0.1 (a free port;
+            ``ContainerStack.nats_url``), for tests that read the event stream.
+        extra_env: more environment per service, e.g. ``{"session": {...}}``.
     """
 
     name: str = "cellwar"
@@ -113,6 +116,7 @@ class StackConfig:
     health_interval_s: float = 2.0
     start_timeout_s: float = 120.0
     log_level: str = "info"
+    publish_nats: bool = False
     extra_env: dict[str, dict[str, str]] = field(default_factory=dict)
 
 
@@ -219,6 +223,13 @@ class ContainerStack:
             raise StackError("the stack is not started")
         return f"http://127.0.0.1:{self.port}"
 
+    @property
+    def nats_url(self) -> str:
+        """``nats://127.0.0.1:<port>`` (only with ``config.publish_nats``)."""
+        if not self.config.publish_nats or "nats" not in self.containers:
+            raise StackError("NATS is not published (StackConfig.publish_nats)")
+        return f"nats://127.0.0.1:{self.containers['nats'].get_exposed_port(NATS_PORT)}"
+
     # -- chaos
 
     def kill(self, service: str) -> None:
@@ -280,9 +291,11 @@ class ContainerStack:
         )
         if service == "nats" and self.config.nats_volume:
             container.with_volume_mapping(self.config.nats_volume, "/data", "rw")
+        # Published on 127.0.0.1 only (docker-py: (host ip, host port); None = any free).
         if service == "nginx":
-            # Published on 127.0.0.1 only (docker-py: (host ip, host port); None = any free).
             container.ports[f"{NGINX_PORT}/tcp"] = ("127.0.0.1", self.config.port or None)
+        if service == "nats" and self.config.publish_nats:
+            container.ports[f"{NATS_PORT}/tcp"] = ("127.0.0.1", None)
         return container
 
     def _wait_ready(self, service: str) -> None:

@@ -28,3 +28,11 @@ async def stack(nats_url: str) -> AsyncIterator[Stack]:
         yield s
     finally:
         await s.stop()
+
+
+def pytest_terminal_summary(terminalreporter) -> None:
+    """Say which NATS the suite used (container, subprocess or CELLWAR_TEST_NATS_URL)."""
+    from tests.support.nats import USED
+
+    for line in USED:
+        terminalreporter.write_line(line)
