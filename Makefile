@@ -4,7 +4,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: run run-cluster chaos test-cluster test test-unit test-integration test-browser bench proto lint install clean screenshots
+.PHONY: run run-cluster chaos test-cluster test test-unit test-integration test-browser test-containers images base-image bench proto lint install clean screenshots
 
 $(PY):
 	$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "CellWar needs Python 3.11+"'
@@ -49,6 +49,18 @@ screenshots: $(STAMP)
 test-cluster: $(STAMP)
 	$(PY) -m pytest -q tests/deploy tests/cluster
 
+## test-containers: the whole stack as containers (needs a Docker engine; builds the images)
+test-containers: $(STAMP)
+	$(PY) -m pytest -q tests/containers
+
+## images: cellwar/nats, cellwar/platform, cellwar/nginx with no registry pull (deploy/images.py)
+images: $(STAMP)
+	$(PY) -m deploy.images all
+
+## base-image: the local Debian base (debootstrap + docker import), needs root
+base-image: $(STAMP)
+	$(PY) -m deploy.images base
+
 ## bench: performance figures (table on stdout, JSON under .bench/)
 bench: $(STAMP)
 	$(PY) -m bench.run
@@ -61,4 +73,4 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache .bench test-artifacts
+	rm -rf $(VENV) .pytest_cache .ruff_cache .bench .build test-artifacts

@@ -389,6 +389,7 @@ def up(port: int, name: str, *, build: bool = True) -> int:
               file=sys.stderr)
         return 1
     try:
+        import docker
         import testcontainers  # noqa: F401
     except ImportError:
         print("testcontainers is missing: pip install -e '.[dev]' (make install)", file=sys.stderr)
@@ -405,7 +406,7 @@ def up(port: int, name: str, *, build: bool = True) -> int:
         print(f"[containers] starting {', '.join(SERVICES)} on network {name}-net", flush=True)
         stack = ContainerStack(StackConfig(name=name, port=port, nats_volume=volume))
         stack.start()
-    except (BuildError, StackError) as exc:
+    except (BuildError, StackError, docker.errors.DockerException) as exc:
         print(f"[containers] error: {exc}", file=sys.stderr)
         return 1
     print(f"[containers] up in {time.monotonic() - started:.0f} s: {stack.url.replace('127.0.0.1', 'localhost')}")

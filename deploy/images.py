@@ -372,11 +372,11 @@ def build_wheels(*, force: bool = False) -> Path:
     requirements.write_text("\n".join(runtime_requirements()) + "\n")
     if sys.version_info[:2] == BASE_PYTHON:
         say(f"wheels: pip wheel of {len(runtime_requirements())} requirements into {WHEEL_DIR}")
-        cmd = [sys.executable, "-m", "pip", "wheel", "--quiet", "--wheel-dir", str(WHEEL_DIR),
+        cmd = [sys.executable, "-m", "pip", "wheel", "--progress-bar", "off", "--wheel-dir", str(WHEEL_DIR),
                "-r", str(requirements)]
     else:  # another host Python: fetch binary wheels made for the image's Python 3.11
         say(f"wheels: pip download (binary wheels for CPython 3.11) into {WHEEL_DIR}")
-        cmd = [sys.executable, "-m", "pip", "download", "--quiet", "--dest", str(WHEEL_DIR),
+        cmd = [sys.executable, "-m", "pip", "download", "--progress-bar", "off", "--dest", str(WHEEL_DIR),
                "--only-binary=:all:", "--python-version", "3.11", "--implementation", "cp",
                "--platform", f"manylinux_2_36_{platform.machine()}", "-r", str(requirements)]
     _run(cmd, what="pip wheel")
@@ -410,6 +410,7 @@ def _docker_build(tag: str, dockerfile: str, inputs: str, *, force: bool,
         say(f"{tag}: up to date")
         return tag
     say(f"{tag}: docker build -f {dockerfile}")
+    previous = image_inspect(tag)
     started = time.monotonic()
     cmd = ["docker", "build", "--file", str(ROOT / dockerfile), "--tag", tag,
            "--label", f"{INPUTS_LABEL}={inputs}"]
@@ -420,6 +421,9 @@ def _docker_build(tag: str, dockerfile: str, inputs: str, *, force: bool,
     env.setdefault("DOCKER_BUILDKIT", "0")  # the classic builder: no buildx plugin needed
     _run(cmd, what=f"docker build {tag}", env=env)
     say(f"{tag}: built in {time.monotonic() - started:.0f} s")
+    if previous is not None and previous["Id"] != _image_id(tag):
+        # The image this tag named before: drop it unless a container still uses it.
+        subprocess.run(["docker", "image", "rm", previous["Id"]], capture_output=True, check=False)
     return tag
 
 
