@@ -11,14 +11,15 @@ stack through :class:`ContainerStack`.
 Containers are ``<name>-nats``, ``<name>-engine``, ``<name>-session``, ``<name>-gateway``,
 ``<name>-nginx`` on the network ``<name>-net``, all labelled ``org.cellwar.stack=<name>``
 (``down`` removes by label). Inside the network they reach each other by those short
-names (``nats:4222``, ``engine:50051``, ``session:50052``, ``gateway:8000``). Each waits
-for the one before it to be healthy (Docker health checks of the images, polled every
-:attr:`StackConfig.health_interval_s`; NATS: its "Server is ready" log line).
+names (``nats:4222``, ``engine:50051``, ``session:50052``, ``gateway:8000``). Each
+service waits for the one before it to be ready (:data:`START_ORDER`; nginx, started
+before the gateway, is waited for last): Docker health checks of the images, polled
+every :attr:`StackConfig.health_interval_s`; for NATS its "Server is ready" log line.
 
 The token signing secret is ``CELLWAR_SECRET`` when set, else a random one made for
-this ``up`` (never a known default). The gateway trusts ``X-Forwarded-For`` only from the
-stack's own network (``CELLWAR_TRUSTED_PROXIES`` = the network's subnet, where only
-nginx sends requests to it).
+this ``up`` (never a known default). The gateway trusts ``X-Forwarded-For`` only from
+nginx (``CELLWAR_TRUSTED_PROXIES`` = the nginx container's address: nginx starts first and
+waits for the gateway's name to resolve).
 
 Testcontainers' reaper container (Ryuk) is pulled from a registry, so it is turned off
 here (``TESTCONTAINERS_RYUK_DISABLED``); :meth:`ContainerStack.stop` and ``down`` remove
@@ -50,7 +51,7 @@ SESSION_PORT = 50052
 GATEWAY_PORT = 8000
 NGINX_PORT = 8080
 
-#: The services in start order: name → command of the platform image (None: own image).
+#: The services: name → command of the platform image (None: the service's own image).
 SERVICES: dict[str, list[str] | None] = {
     "nats": None,
     "engine": ["python", "-m", "services.engine"],
@@ -58,6 +59,10 @@ SERVICES: dict[str, list[str] | None] = {
     "gateway": ["python", "-m", "gateway"],
     "nginx": None,
 }
+#: Start order. nginx starts before the gateway (it waits for the name ``gateway`` to
+#: resolve) so that its address is known when the gateway starts: the gateway trusts
+#: ``X-Forwarded-For`` from that one address only.
+START_ORDER = ("nats", "engine", "session", "nginx", "gateway")
 
 
 def service_env(config: StackConfig, secret: str, trusted_proxies: str) -> dict[str, dict[str, str]]:
@@ -177,18 +182,23 @@ class ContainerStack:
             self.network = Network(docker_network_kw={"labels": labels})
             self.network.name = f"{cfg.name}-net"
             self.network.create()
-            self.trusted_proxies = self._subnet()
             secret = cfg.secret or os.environ.get("CELLWAR_SECRET") or secrets.token_urlsafe(48)
-            envs = service_env(cfg, secret, self.trusted_proxies)
-            for service, command in SERVICES.items():
+            for service in START_ORDER:
+                if service == "gateway":
+                    self.trusted_proxies = self._address("nginx")
+                envs = service_env(cfg, secret, self.trusted_proxies)
                 image = {"nats": self.names.nats, "nginx": self.names.nginx}.get(
                     service, self.names.platform
                 )
                 env = {**envs[service], **cfg.extra_env.get(service, {})}
-                container = self._container(service, image, command, env, labels, images[image])
+                container = self._container(
+                    service, image, SERVICES[service], env, labels, images[image]
+                )
                 self.containers[service] = container
                 container.start()
-                self._wait_ready(service)
+                if service != "nginx":  # nginx is healthy once a gateway answers
+                    self._wait_ready(service)
+            self._wait_ready("nginx")
             self.port = int(self.containers["nginx"].get_exposed_port(NGINX_PORT))
         except BaseException:
             self.stop()
@@ -271,11 +281,15 @@ class ContainerStack:
             client.close()
         return infos
 
-    def _subnet(self) -> str:
-        self.network._network.reload()
-        configs = (self.network._network.attrs.get("IPAM") or {}).get("Config") or []
-        subnets = [c["Subnet"] for c in configs if c.get("Subnet")]
-        return ",".join(subnets)
+    def _address(self, service: str) -> str:
+        """The service container's IPv4 address on the stack's network."""
+        wrapped = self.containers[service].get_wrapped_container()
+        wrapped.reload()
+        networks = wrapped.attrs["NetworkSettings"]["Networks"]
+        address = (networks.get(self.network.name) or {}).get("IPAddress")
+        if not address:
+            raise StackError(f"{service} has no address on {self.network.name}")
+        return str(address)
 
     def _container(self, service: str, image: str, command: list[str] | None,
                    env: dict[str, str], labels: dict[str, str], info: dict[str, Any]) -> Any:

@@ -71,11 +71,12 @@ def test_compose_health_checks_are_the_images_own(compose: dict):
     assert services["nginx"]["healthcheck"]["test"] == ["CMD", *nginx]
 
 
-def test_compose_keeps_nats_data_on_a_volume_and_needs_a_secret(compose: dict):
+def test_compose_keeps_nats_data_on_a_volume_needs_a_secret_and_trusts_only_nginx(compose: dict):
     assert "nats-data:/data" in compose["services"]["nats"]["volumes"]
     assert "nats-data" in compose["volumes"]
     secret = compose["services"]["gateway"]["environment"]["CELLWAR_SECRET"]
     assert secret.startswith("${CELLWAR_SECRET:?"), "the secret must have no default"
     assert all(p.startswith("127.0.0.1:") for p in compose["services"]["nginx"]["ports"])
-    subnet = compose["networks"]["cellwar"]["ipam"]["config"][0]["subnet"]
-    assert compose["services"]["gateway"]["environment"]["CELLWAR_TRUSTED_PROXIES"] == subnet
+    nginx_address = compose["services"]["nginx"]["networks"]["cellwar"]["ipv4_address"]
+    assert compose["services"]["gateway"]["environment"]["CELLWAR_TRUSTED_PROXIES"] == nginx_address
+    assert compose["networks"]["cellwar"]["ipam"]["config"][0]["subnet"].startswith("${CELLWAR_SUBNET:-172.30.57.")

@@ -10,7 +10,7 @@ import pytest
 
 from deploy.healthcheck import PROBES, probe_http, running_module
 from deploy.images import APP_PATHS, NATS_PATHS, NGINX_PATHS, ROOT, apt_mirror, inputs_hash
-from deploy.nginx_start import gateways_from_env
+from deploy.nginx_start import gateways_from_env, wait_until_resolved
 
 
 def test_dockerignore_lets_in_exactly_what_the_images_copy():
@@ -53,6 +53,13 @@ def test_nginx_gateways_come_from_a_comma_list():
         gateways_from_env(" , ")
     with pytest.raises(ValueError, match="not host:port"):
         gateways_from_env("gateway")
+
+
+def test_nginx_start_waits_for_gateway_names_to_resolve():
+    assert wait_until_resolved(["localhost:8000", "127.0.0.1:8001"], timeout_s=5) == []
+    assert wait_until_resolved(["localhost:8000", "no-such-gateway.invalid:8000"], timeout_s=0) == [
+        "no-such-gateway.invalid"
+    ]
 
 
 def test_debian_mirror_is_read_from_apt_sources(tmp_path: Path):

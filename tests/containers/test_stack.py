@@ -116,6 +116,14 @@ def test_nginx_serves_the_client_and_proxies_the_api(stack: ContainerStack):
         assert "error" in missing.json()
 
 
+def test_gateway_trusts_forwarded_addresses_from_nginx_only(stack: ContainerStack):
+    nginx = stack.containers["nginx"].get_wrapped_container()
+    nginx.reload()
+    address = nginx.attrs["NetworkSettings"]["Networks"][stack.network.name]["IPAddress"]
+    env = stack.containers["gateway"].exec(["printenv", "CELLWAR_TRUSTED_PROXIES"])
+    assert env.output.decode().strip() == address
+
+
 def test_images_run_as_a_non_root_user(stack: ContainerStack):
     for service in ("engine", "session", "gateway", "nginx"):
         result = stack.containers[service].exec(["id", "-u"])
