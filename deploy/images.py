@@ -475,8 +475,9 @@ def build_all(*, force: bool = False, base_image: str | None = None) -> ImageNam
     names = image_names()
     started = time.monotonic()
     base = base_image or build_base(force=force)
-    build_wheels(force=force)
     build_nats(names, force=force)
+    if force:
+        build_wheels(force=True)
     build_platform(names, base=base, force=force)
     build_nginx(names, base=base, force=force)
     say(f"all images ready in {time.monotonic() - started:.0f} s: "
