@@ -1,17 +1,18 @@
 """The whole CellWar platform as containers on one Docker network (testcontainers).
 
 ``python -m deploy.containers up [--port 8000]`` builds the images when needed
-(:mod:`deploy.images`, no registry pull), then starts NATS, engine, session, gateway and
-nginx; the platform answers on ``http://localhost:<port>`` (nginx, published on
+(:mod:`deploy.images`, no registry pull), then starts NATS, engine, session, matchmaker,
+gateway and nginx; the platform answers on ``http://localhost:<port>`` (nginx, published on
 127.0.0.1 only). ``python -m deploy.containers down`` removes the containers and the
 network (``--volumes`` also the NATS data volume, kept otherwise so games survive an
 ``up``/``down`` cycle). The integration tests in ``tests/containers`` start the same
 stack through :class:`ContainerStack`.
 
-Containers are ``<name>-nats``, ``<name>-engine``, ``<name>-session``, ``<name>-gateway``,
-``<name>-nginx`` on the network ``<name>-net``, all labelled ``org.cellwar.stack=<name>``
+Containers are ``<name>-nats``, ``<name>-engine``, ``<name>-session``,
+``<name>-matchmaker``, ``<name>-gateway``, ``<name>-nginx`` on the network ``<name>-net``, all labelled ``org.cellwar.stack=<name>``
 (``down`` removes by label). Inside the network they reach each other by those short
-names (``nats:4222``, ``engine:50051``, ``session:50052``, ``gateway:8000``). Each
+names (``nats:4222``, ``engine:50051``, ``session:50052``, ``matchmaker:50053``,
+``gateway:8000``). Each
 service waits for the one before it to be ready (:data:`START_ORDER`; nginx, started
 before the gateway, is waited for last): Docker health checks of the images, polled
 every :attr:`StackConfig.health_interval_s`; for NATS its "Server is ready" log line.
@@ -48,6 +49,7 @@ STACK_LABEL = "org.cellwar.stack"
 NATS_PORT = 4222
 ENGINE_PORT = 50051
 SESSION_PORT = 50052
+MATCHMAKER_PORT = 50053
 GATEWAY_PORT = 8000
 NGINX_PORT = 8080
 
@@ -56,13 +58,14 @@ SERVICES: dict[str, list[str] | None] = {
     "nats": None,
     "engine": ["python", "-m", "services.engine"],
     "session": ["python", "-m", "services.session"],
+    "matchmaker": ["python", "-m", "services.matchmaker"],
     "gateway": ["python", "-m", "gateway"],
     "nginx": None,
 }
 #: Start order. nginx starts before the gateway (it waits for the name ``gateway`` to
 #: resolve) so that its address is known when the gateway starts: the gateway trusts
 #: ``X-Forwarded-For`` from that one address only.
-START_ORDER = ("nats", "engine", "session", "nginx", "gateway")
+START_ORDER = ("nats", "engine", "session", "matchmaker", "nginx", "gateway")
 
 
 def service_env(config: StackConfig, secret: str, trusted_proxies: str) -> dict[str, dict[str, str]]:
@@ -79,9 +82,16 @@ def service_env(config: StackConfig, secret: str, trusted_proxies: str) -> dict[
             "CELLWAR_INSTANCE_ID": "session-1",
             "CELLWAR_GENERATIONS_PER_SECOND": str(config.generations_per_second),
         },
+        "matchmaker": {
+            **common,
+            "CELLWAR_NATS_URL": f"nats://nats:{NATS_PORT}",
+            "CELLWAR_SESSION_ADDR": f"session:{SESSION_PORT}",
+            "CELLWAR_MATCHMAKER_ADDR": f"0.0.0.0:{MATCHMAKER_PORT}",
+        },
         "gateway": {
             **common,
             "CELLWAR_SESSION_ADDR": f"session:{SESSION_PORT}",
+            "CELLWAR_MATCHMAKER_ADDR": f"matchmaker:{MATCHMAKER_PORT}",
             "CELLWAR_HTTP_HOST": "0.0.0.0",
             "CELLWAR_HTTP_PORT": str(GATEWAY_PORT),
             "CELLWAR_SECRET": secret,
@@ -146,7 +156,7 @@ def _healthcheck_override(image_info: dict[str, Any], interval_s: float) -> dict
 
 
 class ContainerStack:
-    """NATS, engine, session, gateway and nginx as containers (see the module docstring).
+    """NATS, engine, session, matchmaker, gateway and nginx as containers (see the module docstring).
 
     Use ``with ContainerStack(config) as stack:`` or :meth:`start` / :meth:`stop`.
     ``stack.url`` is ``http://127.0.0.1:<port>`` (nginx). :meth:`kill` and

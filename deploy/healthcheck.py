@@ -6,6 +6,7 @@
 ==========================  ====================================================
 ``services.engine``         gRPC health ``Check`` on the port of ``CELLWAR_ENGINE_ADDR``
 ``services.session``        gRPC health ``Check`` on the port of ``CELLWAR_SESSION_ADDR``
+``services.matchmaker``     gRPC health ``Check`` on the port of ``CELLWAR_MATCHMAKER_ADDR``
 ``gateway``                 ``GET /healthz`` on ``CELLWAR_HTTP_PORT``
 ==========================  ====================================================
 
@@ -69,6 +70,9 @@ PROBES: dict[str, Callable[[float], str | None]] = {
     ),
     "services.session": lambda t: probe_grpc(
         f"127.0.0.1:{_port('CELLWAR_SESSION_ADDR', '127.0.0.1:50052')}", t
+    ),
+    "services.matchmaker": lambda t: probe_grpc(
+        f"127.0.0.1:{_port('CELLWAR_MATCHMAKER_ADDR', '127.0.0.1:50053')}", t
     ),
     "gateway": lambda t: probe_http(
         f"http://127.0.0.1:{os.environ.get('CELLWAR_HTTP_PORT', '8000')}/healthz", t

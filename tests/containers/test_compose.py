@@ -66,7 +66,7 @@ def test_compose_health_checks_are_the_images_own(compose: dict):
     services = compose["services"]
     platform = dockerfile_healthcheck(ROOT / "deploy" / "Dockerfile")
     nginx = dockerfile_healthcheck(ROOT / "deploy" / "Dockerfile.nginx")
-    for name in ("engine", "session", "gateway"):
+    for name in ("engine", "session", "matchmaker", "gateway"):
         assert services[name]["healthcheck"]["test"] == ["CMD", *platform]
     assert services["nginx"]["healthcheck"]["test"] == ["CMD", *nginx]
 

@@ -1,11 +1,12 @@
-"""The whole platform as containers (NATS, engine, session, gateway, nginx on one Docker
-network): nginx serves the client and proxies the API; a bot game plays to the end
+"""The whole platform as containers (NATS, engine, session, matchmaker, gateway, nginx on
+one Docker network): nginx serves the client and proxies the API, two tickets are matched; a bot game plays to the end
 through nginx while the session container is killed and started again; the log stays
 contiguous, every hash equals the in-process fold, and no command is applied twice."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import re
 import time
 import uuid
@@ -18,7 +19,7 @@ import pytest
 import engine
 from cellwar.v1 import events_pb2
 from client.bots import LifeBot
-from client.sdk import AsyncCellWarClient
+from client.sdk import ApiError, AsyncCellWarClient
 from deploy.containers import ContainerStack
 
 pytestmark = pytest.mark.integration
@@ -116,6 +117,25 @@ def test_nginx_serves_the_client_and_proxies_the_api(stack: ContainerStack):
         assert "error" in missing.json()
 
 
+async def test_two_tickets_are_matched_through_nginx(stack: ContainerStack):
+    async with AsyncCellWarClient(stack.url) as api:
+        tickets = [
+            await api.create_ticket("life", 2, name, {"width": 32, "height": 32}) for name in ("ann", "bob")
+        ]
+        deadline = time.monotonic() + 60
+        while True:
+            states = [await api.ticket(t["ticket_id"], t["ticket_token"]) for t in tickets]
+            if all(s["status"] == "matched" for s in states):
+                break
+            assert time.monotonic() < deadline, [s["status"] for s in states]
+            await asyncio.sleep(0.2)
+        matches = [s["match"] for s in states]
+        assert matches[0]["game_id"] == matches[1]["game_id"]
+        assert sorted(m["player_id"] for m in matches) == [1, 2]
+        view = await api.state(matches[0]["game_id"], matches[0]["player_token"])
+        assert view["kind"] == "life" and view["width"] == 32
+
+
 def test_gateway_trusts_forwarded_addresses_from_nginx_only(stack: ContainerStack):
     nginx = stack.containers["nginx"].get_wrapped_container()
     nginx.reload()
@@ -125,7 +145,7 @@ def test_gateway_trusts_forwarded_addresses_from_nginx_only(stack: ContainerStac
 
 
 def test_images_run_as_a_non_root_user(stack: ContainerStack):
-    for service in ("engine", "session", "gateway", "nginx"):
+    for service in ("engine", "session", "matchmaker", "gateway", "nginx"):
         result = stack.containers[service].exec(["id", "-u"])
         assert result.exit_code == 0
         assert result.output.decode().strip() == "10001", service
@@ -156,14 +176,16 @@ async def test_bot_game_survives_a_killed_session(stack: ContainerStack):
         assert down.status_code in (502, 503, 504), down.text
         # ... and a command sent now is retried until the session is back, then applied once.
         key = f"speed-{uuid.uuid4()}"
-        during = asyncio.create_task(api.speed(game_id, red.seat.token, 8, idempotency_key=key))
+        during = asyncio.create_task(api.speed(game_id, red.seat.token, 4, idempotency_key=key))
         await asyncio.sleep(1.0)
         assert not during.done()
 
         await asyncio.to_thread(stack.start_again, "session")
         applied = await asyncio.wait_for(during, timeout=120)
-        again = await api.speed(game_id, red.seat.token, 8, idempotency_key=key)
+        again = await api.speed(game_id, red.seat.token, 4, idempotency_key=key)
         assert again["seq"] == applied["seq"]
+        with contextlib.suppress(ApiError):  # back to the bots' pace (unless it just ended)
+            await api.speed(game_id, red.seat.token, 8)
 
         finals = await asyncio.wait_for(game, timeout=300)
         events = await api.events(game_id, red.seat.token)
