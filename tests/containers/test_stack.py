@@ -197,7 +197,6 @@ async def test_bot_game_survives_a_killed_session(stack: ContainerStack):
     # A contiguous log from GameCreated to GameFinished; the game went on after the kill.
     assert [e["seq"] for e in events] == list(range(1, len(events) + 1))
     assert events[0]["type"] == "GameCreated" and events[-1]["type"] == "GameFinished"
-    assert any(e["type"] == "GenerationsTicked" and e["seq"] > applied["seq"] for e in events)
 
     # Every recorded hash equals the state of the in-process fold after that event.
     state = None
@@ -217,4 +216,7 @@ async def test_bot_game_survives_a_killed_session(stack: ContainerStack):
     assert runs and set(runs) <= transport.keys
     for key_sent, seqs in runs.items():
         assert seqs == list(range(seqs[0], seqs[0] + len(seqs))), f"{key_sent} applied twice: {seqs}"
-    assert runs[key] == [applied["seq"]]
+    # The command sent during the outage is one event (its answer's seq is the player's own
+    # numbering, engine version 2), and the game ticked on after it.
+    assert len(runs[key]) == 1
+    assert any(e["type"] == "GenerationsTicked" and e["seq"] > runs[key][0] for e in events)
