@@ -119,6 +119,20 @@ def stream_url(base_url: str, game_id: str, token: str | None) -> str:
     return urlunsplit((scheme, parts.netloc, path, query, ""))
 
 
+#: Games asked per lobby page (the most ``GET /games`` gives).
+LOBBY_PAGE = 200
+
+#: The stream's subprotocol; the token rides beside it as ``bearer.<token>`` so it never
+#: appears in a URL (gateway/routes/stream.py).
+STREAM_SUBPROTOCOL = "cellwar.v1"
+
+
+def stream_subprotocols(token: str | None) -> list[str]:
+    """The subprotocols to offer on a game's stream: ``cellwar.v1`` and, with a token,
+    ``bearer.<token>``."""
+    return [STREAM_SUBPROTOCOL, f"bearer.{token}"] if token else [STREAM_SUBPROTOCOL]
+
+
 def _closed_error(exc: ConnectionClosed, last_error: dict[str, Any] | None) -> ApiError | None:
     """The ApiError of a stream closed with a 4xxx code, else None (a clean close)."""
     rcvd = exc.rcvd
@@ -281,8 +295,16 @@ class AsyncCellWarClient:
         return Seat(game_id, int(data["player_id"]), str(data["player_token"]))
 
     async def games(self) -> list[dict[str, Any]]:
-        """The lobby: open and running games (``game_id, kind, phase, players_joined, ...``)."""
-        return (await self._call("GET", "/games"))["games"]
+        """The lobby: open and running games (``game_id, kind, phase, players_joined, ...``),
+        every page of ``GET /games`` (oldest first)."""
+        games: list[dict[str, Any]] = []
+        params: dict[str, Any] = {"limit": LOBBY_PAGE}
+        while True:
+            page = await self._call("GET", "/games", params=params)
+            games.extend(page["games"])
+            if not page.get("next_cursor"):
+                return games
+            params = {"limit": LOBBY_PAGE, "cursor": page["next_cursor"]}
 
     # -- reading
 
@@ -592,8 +614,15 @@ class CellWarClient:
         return Seat(game_id, int(data["player_id"]), str(data["player_token"]))
 
     def games(self) -> list[dict[str, Any]]:
-        """The lobby."""
-        return self._call("GET", "/games")["games"]
+        """The lobby: every page of ``GET /games``."""
+        games: list[dict[str, Any]] = []
+        params: dict[str, Any] = {"limit": LOBBY_PAGE}
+        while True:
+            page = self._call("GET", "/games", params=params)
+            games.extend(page["games"])
+            if not page.get("next_cursor"):
+                return games
+            params = {"limit": LOBBY_PAGE, "cursor": page["next_cursor"]}
 
     def state(self, game_id: str, token: str) -> dict[str, Any]:
         """The player's view."""

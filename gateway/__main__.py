@@ -2,31 +2,42 @@
 
 Logs go through structlog (JSON by default, ``CELLWAR_LOG_FORMAT=console`` for people);
 uvicorn's own loggers are routed through the same processors and its access log is
-replaced by the gateway's structlog access log (gateway/observability.py).
+replaced by the gateway's structlog access log (gateway/observability.py). Tokens are
+redacted from every log line (gateway/redact.py). A known default ``CELLWAR_SECRET``
+stops the start with exit code 2 and a log line saying why.
 """
 
 from __future__ import annotations
 
 import sys
 
+import structlog
 import uvicorn
 
 from gateway.app import create_app
 from services.common.logging import configure_logging
 from services.common.settings import get_settings
+from services.common.signing_key import SecretError
 
 
 def main() -> int:
     """Run the gateway until SIGINT/SIGTERM. Returns the exit code."""
     settings = get_settings()
     configure_logging(settings.log_format, settings.log_level, service="gateway")
-    app = create_app(settings)
+    try:
+        app = create_app(settings)
+    except SecretError as exc:
+        structlog.get_logger("gateway").error("gateway_refused_secret", error=str(exc))
+        return 2
     uvicorn.run(
         app,
         host=settings.http_host,
         port=settings.http_port,
         log_config=None,
         access_log=False,
+        # Forwarded headers are the app's business (CELLWAR_TRUSTED_PROXIES); uvicorn's
+        # default would trust X-Forwarded-For from 127.0.0.1.
+        proxy_headers=False,
         ws="websockets-sansio",
         timeout_graceful_shutdown=5,
     )

@@ -13,17 +13,21 @@ from fastapi import FastAPI
 from fastapi.openapi.docs import get_swagger_ui_html
 from fastapi.responses import HTMLResponse
 from fastapi.staticfiles import StaticFiles
+from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
 from cellwar.v1 import matchmaker_pb2_grpc, session_pb2_grpc
 from gateway.errors import install_error_handlers
 from gateway.fanout import FanoutHub
 from gateway.limits import BodySizeLimit, RateLimit
 from gateway.observability import AccessLogMiddleware, Metrics
+from gateway.redact import install_log_redaction
 from gateway.routes import campaign, games, health, matchmaking, patterns, stream
 from gateway.ticket_tokens import TicketSigner
 from gateway.tokens import ProfileSigner, TokenSigner
+from gateway.web import WebFiles
 from services.common.grpcutil import GRPC_OPTIONS
 from services.common.settings import Settings
+from services.common.signing_key import resolve_secret
 
 log = structlog.get_logger("gateway")
 
@@ -68,7 +72,9 @@ def create_app(
 
     Args:
         settings: ``session_addr`` (used when no channel is given), ``secret`` (token
-            signing key), ``web_dir`` (browser client folder; empty = ``client/web``).
+            signing key; unset: the one kept in ``data_dir``), ``token_max_age_s``,
+            ``trusted_proxies``, the limits, ``web_dir`` (browser client folder; empty =
+            ``client/web``).
         session_channel: a grpc.aio channel to the session service; when None the
             lifespan opens one to ``settings.session_addr`` and closes it at shutdown.
         matchmaker_channel: the same for the matchmaker (``settings.matchmaker_addr``).
@@ -76,7 +82,14 @@ def create_app(
     Returns:
         The FastAPI app: API routes, ``/docs`` (Swagger UI served from ``/_docs``, no
         CDN; no ReDoc), then the browser client mounted at ``/``. Middlewares, outermost
-        first: access log, rate limit, body size limit.
+        first: forwarded headers of trusted proxies (only when ``trusted_proxies`` is
+        set; serve the app with uvicorn's own ``proxy_headers`` off), access log, rate
+        limits, body size limit. Log records of uvicorn and websockets are redacted
+        (gateway/redact.py).
+
+    Raises:
+        services.common.signing_key.SecretError: the secret is a known default, or the
+            data folder's secret file is unusable.
     """
 
     @asynccontextmanager
@@ -131,10 +144,12 @@ def create_app(
             {"name": "operations", "description": "Liveness, readiness, Prometheus metrics."},
         ],
     )
+    secret = resolve_secret(settings.secret, settings.data_dir)
+    install_log_redaction()
     app.state.settings = settings
-    app.state.signer = TokenSigner(settings.secret)
-    app.state.profile_signer = ProfileSigner(settings.secret)
-    app.state.ticket_signer = TicketSigner(settings.secret)
+    app.state.signer = TokenSigner(secret, max_age_s=settings.token_max_age_s)
+    app.state.profile_signer = ProfileSigner(secret)
+    app.state.ticket_signer = TicketSigner(secret)
     app.state.metrics = Metrics()
     install_error_handlers(app)
     # add_middleware wraps: the last added runs first.
@@ -144,8 +159,17 @@ def create_app(
         rate=settings.rate_limit_per_s,
         burst=settings.rate_limit_burst,
         signer=app.state.signer,
+        create_per_min=settings.create_limit_per_min,
+        join_per_min=settings.join_limit_per_min,
+        read_rate=settings.read_limit_per_s,
+        read_burst=settings.read_limit_burst,
+        read_concurrency=settings.read_concurrency,
     )
     app.add_middleware(AccessLogMiddleware, metrics=app.state.metrics)
+    if settings.trusted_proxies.strip():
+        # uvicorn's middleware: with the peer in the list, the client becomes the rightmost
+        # X-Forwarded-For entry that is not a trusted proxy (tests/api/test_limits.py).
+        app.add_middleware(ProxyHeadersMiddleware, trusted_hosts=settings.trusted_proxies)
     app.mount(DOCS_ASSETS, StaticFiles(directory=SWAGGER_UI_DIR), name="docs-assets")
 
     @app.get("/docs", include_in_schema=False)
@@ -168,5 +192,9 @@ def create_app(
     web = _web_dir(settings)
     if web is not None:
         # Mounted last: every API route above wins over a file of the same path.
-        app.mount("/", StaticFiles(directory=web, html=True), name="web")
+        app.mount(
+            "/",
+            WebFiles(directory=web, html=True, api_routes=lambda: app.router.routes),
+            name="web",
+        )
     return app

@@ -8,7 +8,7 @@ this module only picks the HTTP status (table in docs/ARCHITECTURE.md "Errors"):
 =====================  ====
 gRPC status            HTTP
 =====================  ====
-INVALID_ARGUMENT       422
+INVALID_ARGUMENT       422  (only IDEMPOTENCY_KEY_REUSED; other codes 409: see below)
 FAILED_PRECONDITION    409
 NOT_FOUND              404
 UNAUTHENTICATED        401
@@ -19,6 +19,12 @@ UNAVAILABLE            503  (also an unreachable session, a deadline that ran ou
 anything else          500
 =====================  ====
 
+The request is checked against the OpenAPI schema before any service is called (422
+``MALFORMED``), so an INVALID_ARGUMENT from a service is about a request that fits the
+schema and is refused by the rules (cross-field config checks, an action of another
+game kind, a replay beyond the last event): it is answered 409 with its code kept, and
+422 means exactly "does not fit the published schema" (issue 10 §3, schemathesis).
+
 :func:`install_error_handlers` registers the handlers on an app: :class:`ApiError`,
 gRPC errors, FastAPI's request validation errors (422 ``MALFORMED``) and Starlette's
 ``HTTPException`` (unknown route, wrong method, 413 from gateway/limits.py; its 400 for
@@ -27,6 +33,7 @@ a body that does not parse becomes 422 ``MALFORMED``).
 
 from __future__ import annotations
 
+from enum import StrEnum
 from typing import Any
 
 import grpc
@@ -39,6 +46,23 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from services.common.errors import error_from_rpc
 
 log = structlog.get_logger("gateway.errors")
+
+class Code(StrEnum):
+    """Machine codes the gateway itself answers (the others come from the services)."""
+
+    UNAUTHORIZED = "UNAUTHORIZED"
+    TOKEN_EXPIRED = "TOKEN_EXPIRED"
+    FORBIDDEN = "FORBIDDEN"
+    NOT_FOUND = "NOT_FOUND"
+    METHOD_NOT_ALLOWED = "METHOD_NOT_ALLOWED"
+    MALFORMED = "MALFORMED"
+    PAYLOAD_TOO_LARGE = "PAYLOAD_TOO_LARGE"
+    RATE_LIMITED = "RATE_LIMITED"
+    BUSY = "BUSY"
+    SEQ_OUT_OF_RANGE = "SEQ_OUT_OF_RANGE"
+    UNAVAILABLE = "UNAVAILABLE"
+    INTERNAL = "INTERNAL"
+
 
 #: HTTP status of each gRPC status code (docs/ARCHITECTURE.md "Errors").
 HTTP_STATUS_BY_GRPC: dict[grpc.StatusCode, int] = {
@@ -66,6 +90,10 @@ _CODE_BY_HTTP_STATUS: dict[int, str] = {
     429: "RATE_LIMITED",
     503: "UNAVAILABLE",
 }
+
+#: Codes of INVALID_ARGUMENT that stay 422: an Idempotency-Key sent again with another
+#: body (as the IETF Idempotency-Key draft answers it).
+SCHEMA_STATUS_CODES = frozenset({"IDEMPOTENCY_KEY_REUSED"})
 
 #: WebSocket close code of an error: 4000 + the HTTP status (4401, 4403, 4404, 4503, ...).
 WS_CLOSE_BASE = 4000
@@ -113,6 +141,11 @@ def from_rpc_error(exc: grpc.RpcError) -> ApiError:
     else:  # a sync-API RpcError: same information through the Call interface
         code, message = "INTERNAL", str(exc)
     http = HTTP_STATUS_BY_GRPC.get(status_code, 500)
+    if status_code == grpc.StatusCode.INVALID_ARGUMENT and code not in SCHEMA_STATUS_CODES:
+        # The gateway checked the request against its OpenAPI schema before the call, so
+        # what a service refuses now fits the schema: the rules refuse it (409), e.g. a
+        # CellWar unit off this board (INVALID_CONFIG). The code is kept.
+        http = 409
     if http == 503 and code not in ("UNAVAILABLE", "RATE_LIMITED"):
         code = "UNAVAILABLE"
     if http == 503:

@@ -1,31 +1,54 @@
-"""Request limits of the gateway, as ASGI middlewares: body size and rate.
+"""Request limits of the gateway, as ASGI middlewares: body size, rates, costly reads.
 
 :class:`BodySizeLimit` answers 413 ``PAYLOAD_TOO_LARGE`` for a body above
 ``max_body_bytes`` without reading it: a ``Content-Length`` above the limit is refused
 before the app runs; a body without one (chunked) is counted while the app reads it and
 the read fails with the 413 as soon as the count passes the limit.
 
-:class:`RateLimit` is a token bucket per client on ``POST`` requests: ``rate`` requests/s
-refill a bucket of ``burst``; an empty bucket answers 429 ``RATE_LIMITED`` with
-``Retry-After`` (whole seconds). The client is the player of a valid bearer token
-(``player:<game>:<id>``), else the client IP (``ip:<addr>``: behind a proxy run uvicorn
-with ``--proxy-headers`` so this is the real client). Buckets live in the process: each
-gateway replica counts on its own. A small in-process bucket rather than the ``limits``
-library: ``limits`` offers fixed and moving windows, not a refilling bucket with a burst,
-and slowapi wants a decorator and a ``Request`` parameter on every route.
+:class:`RateLimit` sorts each request into one class (:func:`request_class`):
+
+=========  ==========================================  =====================================
+class      requests                                    limit (per gateway process)
+=========  ==========================================  =====================================
+create     ``POST /game/create``, ``POST /profiles``   ``create_limit_per_min`` per client
+                                                       address in any 60 s (moving window)
+join       ``POST /game/{id}/join``                    ``join_limit_per_min`` per address
+command    every other ``POST``                        token bucket per player token, else
+                                                       per address
+read       ``GET /game/{id}/replay``, ``/events``      token bucket per address, and at most
+                                                       ``read_concurrency`` running at once
+=========  ==========================================  =====================================
+
+Creates and joins also take a token from the address's command bucket. A create or a
+join is keyed by the client address even when it carries a valid player token: a token
+of one's own game never buys more creates. The client address is the socket peer, or,
+when the peer is a trusted proxy (``CELLWAR_TRUSTED_PROXIES``, applied before this
+middleware by uvicorn's ``ProxyHeadersMiddleware``), the rightmost address of
+``X-Forwarded-For`` that is not a trusted proxy; an IPv6 client counts by its /64.
+
+A refused request is answered 429 ``RATE_LIMITED`` with ``Retry-After`` (whole seconds,
+from the client's own window or bucket only), or, when the costly reads are all busy,
+503 ``BUSY`` with ``Retry-After: 1`` (a constant: it says nothing about who else reads).
+A small in-process limiter rather than the ``limits`` library: ``limits`` has no
+refilling bucket with a burst, and slowapi wants a decorator and a ``Request`` parameter
+on every route.
 """
 
 from __future__ import annotations
 
+import asyncio
+import ipaddress
 import math
+import re
 import time
+from collections import deque
 from collections.abc import Callable
 
 from starlette.exceptions import HTTPException
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from gateway.errors import error_body
+from gateway.errors import Code, error_body
 from gateway.tokens import TokenSigner
 
 
@@ -57,7 +80,7 @@ class BodySizeLimit:
         declared = _header(scope, b"content-length")
         if declared is not None and declared.strip().isdigit() and int(declared) > self.max_bytes:
             response = JSONResponse(
-                error_body("PAYLOAD_TOO_LARGE", PayloadTooLarge(self.max_bytes).detail),
+                error_body(Code.PAYLOAD_TOO_LARGE, PayloadTooLarge(self.max_bytes).detail),
                 status_code=413,
                 headers={"Connection": "close"},
             )
@@ -123,48 +146,247 @@ class TokenBuckets:
             del self._buckets[k]
 
 
+class MovingWindow:
+    """At most ``limit`` hits per key in any ``window_s`` seconds (a sliding log).
+
+    Args:
+        limit: hits allowed per window (>= 1).
+        window_s: window length (seconds).
+        clock: monotonic seconds (tests pass a fake one).
+        max_keys: above this many keys, keys whose hits have all left the window are
+            forgotten, so memory stays bounded (at most ``limit`` floats per key).
+    """
+
+    def __init__(
+        self,
+        limit: int,
+        window_s: float = 60.0,
+        clock: Callable[[], float] = time.monotonic,
+        max_keys: int = 100_000,
+    ) -> None:
+        self.limit = limit
+        self.window_s = window_s
+        self.clock = clock
+        self.max_keys = max_keys
+        self._hits: dict[str, deque[float]] = {}
+
+    def wait(self, key: str) -> float:
+        """0.0 when ``key`` may hit now, else the seconds until its oldest hit leaves the
+        window. Records nothing."""
+        hits = self._hits.get(key)
+        if hits is None:
+            return 0.0
+        now = self.clock()
+        while hits and hits[0] <= now - self.window_s:
+            hits.popleft()
+        if len(hits) < self.limit:
+            return 0.0
+        return hits[0] + self.window_s - now
+
+    def hit(self, key: str) -> None:
+        """Record a hit of ``key`` now (after :meth:`wait` said 0)."""
+        self._hits.setdefault(key, deque()).append(self.clock())
+        if len(self._hits) > self.max_keys:
+            horizon = self.clock() - self.window_s
+            for stale in [k for k, h in self._hits.items() if not h or h[-1] <= horizon]:
+                del self._hits[stale]
+
+
+class ConcurrencyLimit:
+    """At most ``limit`` holders at once; up to ``max_waiting`` more wait at most
+    ``max_wait_s`` for a slot, anyone beyond is refused at once (never an unbounded
+    queue).
+
+    Args:
+        limit: slots (>= 1).
+        max_waiting: requests allowed to wait for a slot.
+        max_wait_s: longest wait for a slot (seconds).
+    """
+
+    def __init__(self, limit: int, max_waiting: int, max_wait_s: float) -> None:
+        self.limit = limit
+        self.max_waiting = max_waiting
+        self.max_wait_s = max_wait_s
+        self._slots = asyncio.Semaphore(limit)
+        self.waiting = 0
+
+    async def acquire(self) -> bool:
+        """Take a slot: True when taken (call :meth:`release` later), False when refused."""
+        if not self._slots.locked():
+            await self._slots.acquire()
+            return True
+        if self.waiting >= self.max_waiting:
+            return False
+        self.waiting += 1
+        try:
+            await asyncio.wait_for(self._slots.acquire(), self.max_wait_s)
+        except TimeoutError:
+            return False
+        finally:
+            self.waiting -= 1
+        return True
+
+    def release(self) -> None:
+        """Give a slot back."""
+        self._slots.release()
+
+
+#: Request classes of :func:`request_class`.
+CREATE, JOIN, COMMAND, READ = "create", "join", "command", "read"
+_JOIN_PATH = re.compile(r"^/game/[^/]+/join/?$")
+_READ_PATH = re.compile(r"^/game/[^/]+/(?:replay|events)/?$")
+
+
+def request_class(method: str, path: str) -> str | None:
+    """The limit class of a request (see the module table); None when not limited."""
+    if method == "POST":
+        if path in ("/game/create", "/profiles"):
+            return CREATE
+        if _JOIN_PATH.match(path):
+            return JOIN
+        return COMMAND
+    if method in ("GET", "HEAD") and _READ_PATH.match(path):
+        return READ
+    return None
+
+
+def client_address(scope: Scope) -> str:
+    """The client's address as limits count it: IPv4 as is, IPv6 as its /64 network
+    (one host holds a whole /64), anything else (a unix socket) as given."""
+    client = scope.get("client")
+    host = str(client[0]) if client else "unknown"
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return host
+    if isinstance(address, ipaddress.IPv6Address):
+        if address.ipv4_mapped is not None:
+            return str(address.ipv4_mapped)
+        return str(ipaddress.IPv6Network((address, 64), strict=False))
+    return host
+
+
+#: Retry-After of a 503 BUSY (seconds): a constant, so it tells nothing of other readers.
+BUSY_RETRY_AFTER_S = 1
+
+
 class RateLimit:
-    """ASGI middleware: 429 ``RATE_LIMITED`` (+ ``Retry-After``) when a client's bucket
-    is empty; only ``POST`` requests take tokens.
+    """ASGI middleware: 429 ``RATE_LIMITED`` (+ ``Retry-After``) when a client's window or
+    bucket is empty, 503 ``BUSY`` when the costly reads are all taken (module table).
 
     Args:
         app: the wrapped ASGI app.
-        rate: requests per second refilled; 0 disables the limit.
-        burst: bucket size; 0 disables the limit.
-        signer: verifies bearer tokens to key the bucket by player.
+        rate / burst: the command bucket (requests/s, size); 0 in either disables it.
+        signer: verifies bearer tokens to key command buckets by player.
+        create_per_min / join_per_min: creates / joins per address per minute (0 = off).
+        read_rate / read_burst: the costly-read bucket per address (0 = off).
+        read_concurrency: costly reads at once (0 = no bound); as many again may wait up
+            to :data:`READ_MAX_WAIT_S` for a slot.
     """
 
-    def __init__(self, app: ASGIApp, rate: float, burst: int, signer: TokenSigner) -> None:
+    #: Longest wait of a costly read for a slot (seconds).
+    READ_MAX_WAIT_S = 2.0
+
+    def __init__(
+        self,
+        app: ASGIApp,
+        rate: float,
+        burst: int,
+        signer: TokenSigner,
+        create_per_min: int = 0,
+        join_per_min: int = 0,
+        read_rate: float = 0.0,
+        read_burst: int = 0,
+        read_concurrency: int = 0,
+    ) -> None:
         self.app = app
         self.signer = signer
         self.buckets = TokenBuckets(rate, burst) if rate > 0 and burst > 0 else None
+        self.windows = {
+            CREATE: MovingWindow(create_per_min) if create_per_min > 0 else None,
+            JOIN: MovingWindow(join_per_min) if join_per_min > 0 else None,
+        }
+        self.read_buckets = (
+            TokenBuckets(read_rate, read_burst) if read_rate > 0 and read_burst > 0 else None
+        )
+        self.reads = (
+            ConcurrencyLimit(read_concurrency, read_concurrency, self.READ_MAX_WAIT_S)
+            if read_concurrency > 0
+            else None
+        )
 
     def client_key(self, scope: Scope) -> str:
-        """``player:<game>:<id>`` for a valid bearer token, else ``ip:<client address>``."""
+        """``player:<game>:<id>`` for a valid bearer token, else ``ip:<client address>``
+        (the key of a command's bucket)."""
         auth = _header(scope, b"authorization")
         if auth is not None:
             scheme, _, token = auth.partition(" ")
             player = self.signer.player_of(token.strip()) if scheme.lower() == "bearer" else None
             if player is not None:
                 return f"player:{player.game_id}:{player.player_id}"
-        client = scope.get("client")
-        return f"ip:{client[0] if client else 'unknown'}"
+        return f"ip:{client_address(scope)}"
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        """Take a token for a POST; answer 429 when none is left."""
-        if self.buckets is None or scope["type"] != "http" or scope.get("method") != "POST":
+        """Check the request's class limits, then pass it on (or answer 429/503)."""
+        if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        wait = self.buckets.take(self.client_key(scope))
-        if wait > 0:
+        kind = request_class(scope.get("method", ""), scope.get("path", ""))
+        if kind is None:
+            await self.app(scope, receive, send)
+            return
+        if kind == READ:
+            await self._read(scope, receive, send)
+            return
+        address_key = f"ip:{client_address(scope)}"
+        window = self.windows.get(kind)
+        window_key = f"{kind}:{scope.get('path') if kind == CREATE else ''}:{address_key}"
+        if window is not None:
+            wait = window.wait(window_key)
+            if wait > 0:
+                await _refuse(scope, receive, send, wait, f"too many {kind}s from this address")
+                return
+        if self.buckets is not None:
+            key = address_key if kind in (CREATE, JOIN) else self.client_key(scope)
+            wait = self.buckets.take(key)
+            if wait > 0:
+                await _refuse(scope, receive, send, wait, "too many requests")
+                return
+        if window is not None:
+            window.hit(window_key)
+        await self.app(scope, receive, send)
+
+    async def _read(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if self.read_buckets is not None:
+            wait = self.read_buckets.take(f"ip:{client_address(scope)}")
+            if wait > 0:
+                await _refuse(scope, receive, send, wait, "too many replay/event reads")
+                return
+        if self.reads is None:
+            await self.app(scope, receive, send)
+            return
+        if not await self.reads.acquire():
             response = JSONResponse(
-                error_body("RATE_LIMITED", f"too many requests; retry in {wait:.2f} s"),
-                status_code=429,
-                headers={"Retry-After": str(max(1, math.ceil(wait)))},
+                error_body(Code.BUSY, "too many replay/event reads in progress; retry shortly"),
+                status_code=503,
+                headers={"Retry-After": str(BUSY_RETRY_AFTER_S)},
             )
             await response(scope, receive, send)
             return
-        await self.app(scope, receive, send)
+        try:
+            await self.app(scope, receive, send)
+        finally:
+            self.reads.release()
+
+
+async def _refuse(scope: Scope, receive: Receive, send: Send, wait: float, what: str) -> None:
+    """Answer 429 ``RATE_LIMITED`` with ``Retry-After`` = ``wait`` rounded up (>= 1 s)."""
+    response = JSONResponse(
+        error_body(Code.RATE_LIMITED, f"{what}; retry in {wait:.2f} s"),
+        status_code=429,
+        headers={"Retry-After": str(max(1, math.ceil(wait)))},
+    )
+    await response(scope, receive, send)
 
 
 def _header(scope: Scope, name: bytes) -> str | None:

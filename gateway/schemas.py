@@ -366,9 +366,12 @@ class GameSummaryOut(BaseModel):
 
 
 class GamesOut(BaseModel):
-    """Answer of GET /games."""
+    """Answer of GET /games: one page of the lobby."""
 
     games: list[GameSummaryOut]
+    next_cursor: str | None = Field(
+        default=None, description="Pass as `cursor` for the next page; null on the last page"
+    )
 
 
 class ValidActionsOut(BaseModel):

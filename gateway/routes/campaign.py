@@ -22,18 +22,11 @@ from pydantic import BaseModel, ConfigDict, Field
 from cellwar.v1 import engine_pb2, session_pb2
 from gateway.deps import RPC_TIMEOUT_S, SessionDep
 from gateway.profile_deps import CurrentProfile, OptionalProfile, ProfileSignerDep
+from gateway.responses import errors
 from gateway.routes.matchmaking import RatingOut, profile_ratings
-from gateway.schemas import DisplayName, ErrorOut
+from gateway.schemas import DisplayName
 
 router = APIRouter(tags=["campaign"])
-
-_ERRORS: dict[int | str, dict[str, Any]] = {
-    401: {"model": ErrorOut, "description": "Missing, garbled or forged profile token (UNAUTHORIZED)"},
-    404: {"model": ErrorOut, "description": "The token's profile no longer exists (PROFILE_NOT_FOUND)"},
-    422: {"model": ErrorOut, "description": "The body does not fit the schema (MALFORMED)"},
-    503: {"model": ErrorOut, "description": "A backend is down (UNAVAILABLE)"},
-}
-
 
 class Localised(BaseModel):
     """A text in English and Russian."""
@@ -116,7 +109,9 @@ async def _profile(session: SessionDep, profile_id: str) -> dict[str, Any]:
 @router.get(
     "/campaign/levels",
     response_model=LevelsOut,
-    responses=_ERRORS,
+    responses=errors(401, 404, 503),
+    # The profile token is optional: without it the levels come without progress.
+    openapi_extra={"security": [{}]},
     summary="Campaign levels",
     description="Every level without its enemy cells. With a profile token (`Authorization: "
     "Bearer <profile token>`) each level also carries `unlocked` and `best`.",
@@ -141,7 +136,7 @@ async def levels(session: SessionDep, profile_id: OptionalProfile) -> JSONRespon
     "/profiles",
     status_code=status.HTTP_201_CREATED,
     response_model=ProfileCreated,
-    responses=_ERRORS,
+    responses=errors(413, 422, 429, 503),
     summary="Create a campaign profile",
     description="A new profile with level 1 unlocked. Keep `profile_token`: it is the profile.",
 )
@@ -161,7 +156,7 @@ async def create_profile(
 @router.get(
     "/profile",
     response_model=ProfileOut,
-    responses=_ERRORS,
+    responses=errors(401, 404, 503),
     summary="Your campaign progress",
     description="The profile of the bearer token: `unlocked` (highest level you may start) "
     "and `best` (your best finish of each level played).",

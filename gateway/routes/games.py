@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from typing import Annotated, Any
 
+import grpc
 from fastapi import APIRouter, Body, Path, Query, Request, status
 from fastapi.responses import Response
 
@@ -22,14 +23,16 @@ from gateway.deps import (
     SignerDep,
     player_id_of,
 )
+from gateway.errors import ApiError, Code
+from gateway.lobby import CURSOR_PATTERN, LOBBY_DEFAULT_LIMIT, LOBBY_MAX_LIMIT, page_of
 from gateway.profile_deps import ProfileHeader
+from gateway.responses import errors
 from gateway.schemas import (
     MAX_INT64,
     MAX_UNIT_ID,
     ActionBody,
     CommandResult,
     CreateGameBody,
-    ErrorOut,
     EventsOut,
     GameCreated,
     GamesOut,
@@ -45,14 +48,10 @@ router = APIRouter(tags=["games"])
 
 GameId = Annotated[str, Path(min_length=1, max_length=64, description="Game id from /game/create")]
 
-_ERRORS: dict[int | str, dict[str, Any]] = {
-    401: {"model": ErrorOut, "description": "Missing, garbled or forged player token (UNAUTHORIZED)"},
-    403: {"model": ErrorOut, "description": "A token of another game (FORBIDDEN)"},
-    404: {"model": ErrorOut, "description": "Unknown game (GAME_NOT_FOUND)"},
-    409: {"model": ErrorOut, "description": "A rule refuses: NOT_YOUR_TURN, OUT_OF_ZONE, ..."},
-    422: {"model": ErrorOut, "description": "The body does not fit the schema (MALFORMED)"},
-    503: {"model": ErrorOut, "description": "A backend is down (UNAVAILABLE)"},
-}
+#: Statuses of a command on a game (a POST with a player token).
+_COMMAND_ERRORS = errors(401, 403, 404, 409, 413, 422, 429, 503)
+#: A player's token is optional here (a spectator reads a finished game without one).
+_OPTIONAL_TOKEN = {"security": [{}]}
 
 _VIEW_DOC = (
     "The view: `game_id, kind, seq, phase, turn, you, players, width, height, winner, "
@@ -69,12 +68,15 @@ def _dumps(obj: Any) -> bytes:
     "/game/create",
     status_code=status.HTTP_201_CREATED,
     response_model=GameCreated,
-    responses=_ERRORS,
+    responses=errors(401, 404, 409, 413, 422, 429, 503),
     summary="Create a game",
     description="Create a Life, campaign or CellWar game. Omitted config fields take "
     "the defaults (Life: 60×60, 2 players, budget 100, hard edges, 5000 generations). "
     "Campaign: send `X-Profile-Token` (from POST /profiles) so the level counts for your "
-    "profile; a level above the profile's `unlocked` is refused with 409 `LEVEL_LOCKED`.",
+    "profile; a level above the profile's `unlocked` is refused with 409 `LEVEL_LOCKED`. "
+    "A config that fits the schema but not the rules (CellWar: a unit off the board, two "
+    "units on one cell, a player without units) is 409 `INVALID_CONFIG`. Limited to "
+    "`CELLWAR_CREATE_LIMIT_PER_MIN` (30) creates a minute per client address (429).",
 )
 async def create_game(
     body: Annotated[CreateGameBody, Body()], session: SessionDep, cid: CommandId, profile_id: ProfileHeader
@@ -96,10 +98,12 @@ async def create_game(
 @router.post(
     "/game/{game_id}/join",
     response_model=Joined,
-    responses=_ERRORS,
+    responses=errors(404, 409, 413, 422, 429, 503),
     summary="Take a seat",
     description="Join the next free seat (ids from 1). Keep `player_token`: send it as "
-    "`Authorization: Bearer <token>` on every call of this game.",
+    "`Authorization: Bearer <token>` on every call of this game. It expires after "
+    "`CELLWAR_TOKEN_MAX_AGE_S` (7 days; renew with POST /game/{id}/token). Limited to "
+    "`CELLWAR_JOIN_LIMIT_PER_MIN` (60) joins a minute per client address (429).",
 )
 async def join_game(
     request: Request, game_id: GameId, body: JoinBody, session: SessionDep, signer: SignerDep, cid: CommandId
@@ -116,7 +120,7 @@ async def join_game(
 @router.get(
     "/game/{game_id}/state",
     response_model=dict[str, Any],
-    responses=_ERRORS,
+    responses=errors(401, 403, 404, 422, 503),
     summary="Your view of the game",
     description=_VIEW_DOC,
 )
@@ -131,7 +135,7 @@ async def get_state(game_id: GameId, player: CurrentPlayer, session: SessionDep)
 @router.post(
     "/game/{game_id}/action",
     response_model=CommandResult,
-    responses=_ERRORS,
+    responses=_COMMAND_ERRORS,
     summary="Act",
     description="Life: `place`, `erase`, `stamp`, `reset_turn`, `pause`, `resume`, `speed`, "
     "`propose_finish`, `resign`, `restart` (campaign); CellWar: `{unit_id, dx, dy}`. "
@@ -153,7 +157,7 @@ async def act(
 @router.post(
     "/game/{game_id}/end_turn",
     response_model=CommandResult,
-    responses=_ERRORS,
+    responses=_COMMAND_ERRORS,
     summary="End your turn (Life redraw: ready)",
 )
 async def end_turn(game_id: GameId, player: CurrentPlayer, session: SessionDep, cid: CommandId) -> Response:
@@ -168,7 +172,7 @@ async def end_turn(game_id: GameId, player: CurrentPlayer, session: SessionDep, 
 @router.post(
     "/game/{game_id}/leave",
     response_model=CommandResult,
-    responses=_ERRORS,
+    responses=_COMMAND_ERRORS,
     summary="Leave the game",
     description="You and everything you own leave the game (PlayerRemoved).",
 )
@@ -184,11 +188,14 @@ async def leave(game_id: GameId, player: CurrentPlayer, session: SessionDep, cid
 @router.get(
     "/game/{game_id}/events",
     response_model=EventsOut,
-    responses=_ERRORS,
+    responses=errors(401, 403, 404, 422, 429, 503),
+    openapi_extra=_OPTIONAL_TOKEN,
     summary="The event log",
     description="Events from `from_seq` on, in order. A player gets the log filtered to "
     "what it may see (CellWar while it runs: its fog, no `state_hash`); without a token "
-    "(spectator) the log of a finished game (403 FORBIDDEN while a CellWar game runs or a Life game is in placement).",
+    "(spectator) the log of a finished game (403 FORBIDDEN while a CellWar game runs or a "
+    "Life game is in placement). The token is optional. Costly: limited per client "
+    "address (429) and in how many run at once (503 `BUSY`).",
 )
 async def list_events(
     game_id: GameId,
@@ -209,9 +216,12 @@ async def list_events(
 @router.get(
     "/game/{game_id}/replay",
     response_model=CommandResult,
-    responses=_ERRORS,
+    responses=errors(401, 403, 404, 409, 422, 429, 503),
+    openapi_extra=_OPTIONAL_TOKEN,
     summary="The game as it was at event `seq`",
-    description="Same visibility rule as the event log. " + _VIEW_DOC,
+    description="Same visibility rule as the event log (the token is optional). A `seq` "
+    "beyond the game's last event is 409 `SEQ_OUT_OF_RANGE`. Costly: limited like the "
+    "event log. " + _VIEW_DOC,
 )
 async def replay(
     game_id: GameId,
@@ -220,17 +230,23 @@ async def replay(
     seq: Annotated[int, Query(ge=1, le=MAX_INT64, description="Sequence number of the event")],
 ) -> Response:
     """GET /game/{id}/replay?seq=n → ``{"seq", "view"}``."""
-    reply = await session.Replay(
-        session_pb2.ReplayRequest(game_id=game_id, player_id=player_id_of(player), seq=seq),
-        timeout=RPC_TIMEOUT_S,
-    )
+    try:
+        reply = await session.Replay(
+            session_pb2.ReplayRequest(game_id=game_id, player_id=player_id_of(player), seq=seq),
+            timeout=RPC_TIMEOUT_S,
+        )
+    except grpc.aio.AioRpcError as exc:
+        if exc.code() == grpc.StatusCode.INVALID_ARGUMENT:
+            # The only argument the schema cannot bound is seq against the game's last event.
+            raise ApiError(409, Code.SEQ_OUT_OF_RANGE, exc.details() or "seq is beyond the last event") from exc
+        raise
     return seq_view_response(reply.seq, reply.view)
 
 
 @router.get(
     "/game/{game_id}/valid_actions",
     response_model=ValidActionsOut,
-    responses=_ERRORS,
+    responses=errors(401, 403, 404, 409, 422, 503),
     summary="CellWar: legal moves",
     description="The legal `{dx, dy}` of a unit now (all your units without `unit_id`), "
     "each with what it would do (`move`, `attack`, `fortify`, `produce`, ...).",
@@ -251,11 +267,35 @@ async def valid_actions(
     return raw_json_response(b'{"actions":' + (reply.actions or b"[]") + b"}")
 
 
-@router.get("/games", response_model=GamesOut, summary="Lobby: open and running games")
-async def list_games(session: SessionDep) -> GamesOut:
-    """GET /games → ``{"games": [{"game_id", "kind", "phase", "players_joined",
-    "max_players", "config"}]}``."""
+@router.get(
+    "/games",
+    response_model=GamesOut,
+    responses=errors(422, 503),
+    summary="Lobby: open and running games",
+    description="Open and running games, oldest first, one page at a time: at most `limit` "
+    f"(default {LOBBY_DEFAULT_LIMIT}, at most {LOBBY_MAX_LIMIT}); pass the answer's "
+    "`next_cursor` as `cursor` for the next page (`null`: the last page). The lobby "
+    "changes between pages: a game that started or finished meanwhile may be skipped or "
+    "shown twice.",
+)
+async def list_games(
+    session: SessionDep,
+    limit: Annotated[
+        int, Query(ge=1, le=LOBBY_MAX_LIMIT, description="Games per page")
+    ] = LOBBY_DEFAULT_LIMIT,
+    cursor: Annotated[
+        str | None,
+        Query(
+            pattern=CURSOR_PATTERN,
+            max_length=80,
+            description="`next_cursor` of the previous page (opaque); omit for the first",
+        ),
+    ] = None,
+) -> GamesOut:
+    """GET /games?limit=50&cursor=... → ``{"games": [{"game_id", "kind", "phase",
+    "players_joined", "max_players", "config"}], "next_cursor": str | null}``."""
     reply = await session.ListGames(session_pb2.ListGamesRequest(), timeout=RPC_TIMEOUT_S)
+    games, next_cursor = page_of(list(reply.games), limit, cursor)
     return GamesOut.model_validate(
         {
             "games": [
@@ -267,7 +307,25 @@ async def list_games(session: SessionDep) -> GamesOut:
                     "max_players": g.max_players,
                     "config": json.loads(g.config) if g.config else {},
                 }
-                for g in reply.games
-            ]
+                for g in games
+            ],
+            "next_cursor": next_cursor,
         }
     )
+
+
+@router.post(
+    "/game/{game_id}/token",
+    response_model=Joined,
+    responses=errors(401, 403, 413, 422, 429),
+    summary="Renew your player token",
+    description="A fresh token of the same seat (issued now) for a token that has not "
+    "expired yet; the old one stays valid until its own expiry. Player tokens expire "
+    "`CELLWAR_TOKEN_MAX_AGE_S` (7 days) after they were issued (401 `TOKEN_EXPIRED`).",
+)
+async def renew_token(
+    request: Request, game_id: GameId, player: CurrentPlayer, signer: SignerDep
+) -> Joined:
+    """POST /game/{id}/token → ``{"player_id", "player_token"}``."""
+    request.state.player_id = player.player_id
+    return Joined(player_id=player.player_id, player_token=signer.issue(game_id, player.player_id))

@@ -12,7 +12,7 @@ from pydantic import BaseModel, Field
 
 from cellwar.v1 import engine_pb2
 from gateway.deps import RPC_TIMEOUT_S, SessionDep
-from gateway.schemas import ErrorOut
+from gateway.responses import errors
 from gateway.wire import raw_json_response
 
 router = APIRouter(tags=["library"])
@@ -43,7 +43,7 @@ class PatternsOut(BaseModel):
 @router.get(
     "/patterns",
     response_model=PatternsOut,
-    responses={503: {"model": ErrorOut, "description": "A backend is down (UNAVAILABLE)"}},
+    responses=errors(503),
     summary="The stamp library",
     description="The 29 classic Life patterns a `stamp` action may name, by category. "
     "A stamp puts the pattern's top-left at (x, y) after `rotation` quarter turns clockwise.",

@@ -2,7 +2,13 @@
 
 Messages (JSON text frames): ``{"type": "view", "seq", "view"}`` after every change and
 every generation batch, then ``{"type": "finished", "seq", "view"}``, after which the
-server closes with 1000. ``?token=`` is optional: without it the viewer is a spectator.
+server closes with 1000. The player token is optional (without one the viewer is a
+spectator) and travels, preferably, as a WebSocket subprotocol: offer
+``Sec-WebSocket-Protocol: cellwar.v1, bearer.<token>`` (JavaScript: ``new WebSocket(url,
+["cellwar.v1", "bearer." + token])``); the server selects ``cellwar.v1``. A URL never
+carries it then, so no proxy or server log can. ``?token=<token>`` still works for old
+clients (the gateway redacts it from its logs, gateway/redact.py; a proxy in front logs
+its own request lines). With both, the subprotocol's token counts.
 
 Errors are sent as one ``{"type": "error", "error": {"code", "message"}}`` frame, then
 the socket closes with 4000 + the HTTP status: 4401 bad token, 4403 token of another
@@ -31,6 +37,20 @@ from gateway.observability import Metrics
 
 router = APIRouter(tags=["stream"])
 log = structlog.get_logger("gateway.stream")
+
+
+#: The subprotocol a client offers and the server selects.
+SUBPROTOCOL = "cellwar.v1"
+#: Prefix of the subprotocol that carries the player token.
+BEARER_PREFIX = "bearer."
+
+
+def offered_token(websocket: WebSocket) -> str | None:
+    """The token of a ``bearer.<token>`` subprotocol the client offered, else None."""
+    for protocol in websocket.scope.get("subprotocols") or ():
+        if protocol.startswith(BEARER_PREFIX) and len(protocol) > len(BEARER_PREFIX):
+            return protocol[len(BEARER_PREFIX):]
+    return None
 
 
 async def _close_with_error(websocket: WebSocket, err: ApiError) -> None:
@@ -66,8 +86,10 @@ async def stream(websocket: WebSocket, game_id: str, token: str | None = None) -
     """Bridge ``Session.Watch(game_id, player_id)`` to this WebSocket until the game ends
     or the client goes."""
     app = websocket.app
-    await websocket.accept()
+    offered = websocket.scope.get("subprotocols") or ()
+    await websocket.accept(subprotocol=SUBPROTOCOL if SUBPROTOCOL in offered else None)
     structlog.contextvars.bind_contextvars(game_id=game_id)
+    token = offered_token(websocket) or token
     try:
         player_id = app.state.signer.verify(token, game_id).player_id if token else 0
     except ApiError as err:

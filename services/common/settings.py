@@ -18,7 +18,10 @@ class Settings(BaseSettings):
             comma separated, and spreads its calls over them (replicas).
         session_addr: host:port of the session gRPC service.
         http_host / http_port: where the gateway listens.
-        secret: HMAC key that signs player tokens; set it in production.
+        secret: HMAC key that signs player tokens. Unset (``None``): a random one is
+            generated once in ``<data_dir>/secret`` (mode 0600) and shared by every
+            gateway on that folder; a known public default is refused at start
+            (services/common/signing_key.py).
         log_format: ``json`` (services) or ``console`` (people).
         log_level: ``debug``, ``info``, ``warning``, ``error``.
         generations_per_second: base Life tick rate (DESIGN §3: 8), times the speed multiplier.
@@ -52,6 +55,18 @@ class Settings(BaseSettings):
             session's cache (seconds).
         nats_connect_timeout_s: how long a starting session keeps retrying NATS (a cluster
             still forming) before it gives up (seconds).
+        token_max_age_s: player tokens older than this (seconds since issue) are refused
+            with 401 ``TOKEN_EXPIRED`` (default 7 days; ``POST /game/{id}/token`` renews).
+        trusted_proxies: comma list of addresses/CIDRs whose ``X-Forwarded-For`` /
+            ``X-Forwarded-Proto`` the gateway believes (the rightmost address not in the
+            list is the client); empty = none, the socket peer is the client.
+        create_limit_per_min: game and profile creates per client address per minute
+            (a moving 60 s window; 0 = no limit).
+        join_limit_per_min: joins per client address per minute (0 = no limit).
+        read_limit_per_s / read_limit_burst: the token bucket per client address of the
+            expensive reads (``/replay``, ``/events``): refill rate and size (0 = off).
+        read_concurrency: expensive reads running at once in one gateway process; one
+            more is answered 503 ``BUSY`` with ``Retry-After`` (0 = no bound).
     """
 
     model_config = SettingsConfigDict(env_prefix="CELLWAR_", env_file=".env", extra="ignore")
@@ -61,7 +76,7 @@ class Settings(BaseSettings):
     session_addr: str = "127.0.0.1:50052"
     http_host: str = "127.0.0.1"
     http_port: int = 8000
-    secret: str = "dev-secret-change-me"
+    secret: str | None = None
     log_format: str = "json"
     log_level: str = "info"
     generations_per_second: float = Field(8.0, gt=0)
@@ -87,6 +102,13 @@ class Settings(BaseSettings):
     waiting_game_ttl_s: float = Field(3600.0, gt=0)
     game_idle_s: float = Field(600.0, gt=0)
     nats_connect_timeout_s: float = Field(120.0, gt=0)
+    token_max_age_s: float = Field(7 * 24 * 3600.0, gt=0)
+    trusted_proxies: str = ""
+    create_limit_per_min: int = Field(30, ge=0)
+    join_limit_per_min: int = Field(60, ge=0)
+    read_limit_per_s: float = Field(5.0, ge=0)
+    read_limit_burst: int = Field(20, ge=0)
+    read_concurrency: int = Field(4, ge=0)
 
 
 @lru_cache(maxsize=1)

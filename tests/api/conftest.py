@@ -29,6 +29,9 @@ async def serve(app: FastAPI) -> AsyncIterator[str]:
         port=0,
         log_config=None,
         access_log=False,
+        # The app reads forwarded headers itself (CELLWAR_TRUSTED_PROXIES), as
+        # `python -m gateway` runs it.
+        proxy_headers=False,
         lifespan="on",
         ws="websockets-sansio",
     )
