@@ -13,6 +13,7 @@ from fastapi import FastAPI
 from fastapi.openapi.docs import get_swagger_ui_html
 from fastapi.responses import HTMLResponse
 from fastapi.staticfiles import StaticFiles
+from starlette.routing import BaseRoute
 from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
 from cellwar.v1 import matchmaker_pb2_grpc, session_pb2_grpc
@@ -183,18 +184,22 @@ def create_app(
             swagger_favicon_url=f"{DOCS_ASSETS}/favicon-32x32.png",
         )
 
-    app.include_router(health.router)
-    app.include_router(games.router)
-    app.include_router(stream.router)
-    app.include_router(patterns.router)
-    app.include_router(campaign.router)
-    app.include_router(matchmaking.router)
+    routers = (
+        health.router,
+        games.router,
+        stream.router,
+        patterns.router,
+        campaign.router,
+        matchmaking.router,
+    )
+    for router in routers:
+        app.include_router(router)
     web = _web_dir(settings)
     if web is not None:
-        # Mounted last: every API route above wins over a file of the same path.
-        app.mount(
-            "/",
-            WebFiles(directory=web, html=True, api_routes=lambda: app.router.routes),
-            name="web",
-        )
+        # Mounted last: every API route above wins over a file of the same path, and a
+        # path of an API route with another method is that route's 405 (gateway/web.py).
+        def api_routes() -> list[BaseRoute]:
+            return [*app.router.routes, *(route for r in routers for route in r.routes)]
+
+        app.mount("/", WebFiles(directory=web, html=True, api_routes=api_routes), name="web")
     return app

@@ -8,6 +8,8 @@ Every request model forbids unknown fields, as the engine does for configs.
 
 from __future__ import annotations
 
+import functools
+import sys
 import unicodedata
 from typing import Annotated, Any, Literal
 
@@ -40,10 +42,35 @@ MAX_INT64 = 2**63 - 1
 MAX_UNIT_ID = 2**32 - 1
 #: Longest display name (player or profile), in characters.
 MAX_NAME_CHARS = 40
+#: Largest budget / max_generations of a Life game (the engine's int32 bound).
+MAX_INT32 = 2**31 - 1
+#: Largest CellWar board side (engine/cellwar/config.py).
+MAX_CELLWAR_SIDE = 64
+
+
+def whole_numbers(value: Any) -> Any:
+    """``value`` with every number that has no fractional part as an ``int`` (in nested
+    objects and arrays too): ``3.0`` → ``3``; ``true``, ``"3"`` and ``3.5`` stay, so the
+    strict ``int`` checks after this refuse them.
+
+    Source: JSON Schema 2020-12 validation §6.1.1 ("integer": any number with a zero
+    fractional part), which the OpenAPI document promises for every integer field.
+    """
+    if isinstance(value, float):
+        return int(value) if value.is_integer() and abs(value) <= 2**63 else value
+    if isinstance(value, dict):
+        return {k: whole_numbers(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [whole_numbers(v) for v in value]
+    return value
+
 #: Unicode categories a name may not contain: controls (NUL, tab, newline...), format
-#: characters (RTL override U+202E, zero-width joiner, ...), surrogates, private use,
-#: line and paragraph separators.
-_NAME_FORBIDDEN_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Co", "Zl", "Zp"})
+#: characters (RTL override U+202E, zero-width joiner, ...), surrogates, line and
+#: paragraph separators. Private-use characters (Co) are allowed: they show as a glyph or
+#: a box, never as nothing or as a reordering; refusing them would put 137,000 code
+#: points into the published pattern (:func:`name_pattern`), which schemathesis' generator
+#: walks one by one.
+_NAME_FORBIDDEN_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Zl", "Zp"})
 
 
 def check_display_name(value: str) -> str:
@@ -63,12 +90,65 @@ def check_display_name(value: str) -> str:
     return value
 
 
+@functools.cache
+def _forbidden_name_class() -> str:
+    """A regex character class body (no brackets) of every code point whose category is
+    in :data:`_NAME_FORBIDDEN_CATEGORIES`: ``\\uXXXX`` escapes in the BMP, the characters
+    themselves above it (read alike by ECMA-262 in Unicode mode, Rust's regex and Python's
+    ``re``); surrogates left out (no UTF-8 text holds one)."""
+    ranges: list[tuple[int, int]] = []
+    for code in range(sys.maxunicode + 1):
+        if 0xD800 <= code <= 0xDFFF:
+            continue
+        if unicodedata.category(chr(code)) in _NAME_FORBIDDEN_CATEGORIES:
+            if ranges and ranges[-1][1] == code - 1:
+                ranges[-1] = (ranges[-1][0], code)
+            else:
+                ranges.append((code, code))
+
+    def esc(code: int) -> str:
+        return f"\\u{code:04x}" if code <= 0xFFFF else chr(code)
+
+    return "".join(esc(a) if a == b else f"{esc(a)}-{esc(b)}" for a, b in ranges)
+
+
+@functools.cache
+def name_pattern() -> str:
+    """What :func:`check_display_name` accepts, as a regex for the OpenAPI document (the
+    check enforces it): empty, or characters none of which is forbidden, at least one of
+    them not whitespace (``str.isspace``, spelled out: ``\\s`` differs between regex
+    engines). Computed once, when the document is first built."""
+    forbidden = _forbidden_name_class()
+    space = "".join(
+        f"\\u{code:04x}"
+        for code in range(0x10000)
+        if chr(code).isspace() and unicodedata.category(chr(code)) not in _NAME_FORBIDDEN_CATEGORIES
+    )
+    return f"^(?:[^{forbidden}]*[^{forbidden}{space}][^{forbidden}]*)?$"
+
+
+def _name_schema(schema: dict[str, Any]) -> None:
+    schema["pattern"] = name_pattern()
+
+
 #: A display name: 0..40 characters checked by :func:`check_display_name`.
-DisplayName = Annotated[str, Field(max_length=MAX_NAME_CHARS), AfterValidator(check_display_name)]
+DisplayName = Annotated[
+    str,
+    Field(max_length=MAX_NAME_CHARS, json_schema_extra=_name_schema),
+    AfterValidator(check_display_name),
+]
 
 
 class _Strict(BaseModel):
+    """A request body: unknown fields refused, integers as JSON Schema counts them
+    (:func:`whole_numbers`), otherwise strict types."""
+
     model_config = ConfigDict(extra="forbid")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _whole_numbers(cls, data: Any) -> Any:
+        return whole_numbers(data)
 
 
 # --------------------------------------------------------------------------- create
@@ -80,10 +160,13 @@ class LifeConfigBody(_Strict):
     width: Annotated[StrictInt, Field(ge=8, le=1024, description="Board width in cells")] = 60
     height: Annotated[StrictInt, Field(ge=8, le=1024, description="Board height in cells")] = 60
     players: Annotated[Literal[2, 4], Field(description="Seats: 2 (halves) or 4 (quadrants)")] = 2
-    budget: Annotated[StrictInt, Field(ge=0, description="Cells each player may place over the game")] = 100
+    budget: Annotated[
+        StrictInt, Field(ge=0, le=MAX_INT32, description="Cells each player may place over the game")
+    ] = 100
     torus: Annotated[StrictBool, Field(description="Wrap both axes (otherwise hard edges)")] = False
     max_generations: Annotated[
-        StrictInt, Field(ge=1, description="The game ends by score after this many generations")
+        StrictInt,
+        Field(ge=1, le=MAX_INT32, description="The game ends by score after this many generations"),
     ] = 5000
 
 
@@ -98,8 +181,12 @@ class CellWarUnitBody(_Strict):
 
     owner: Annotated[StrictInt, Field(ge=1, le=8, description="Player id owning the unit")]
     type: Literal["infantry", "fortification", "factory"]
-    x: Annotated[StrictInt, Field(ge=0, le=MAX_COORD, description="Column")]
-    y: Annotated[StrictInt, Field(ge=0, le=MAX_COORD, description="Row")]
+    x: Annotated[
+        StrictInt, Field(ge=0, le=MAX_CELLWAR_SIDE - 1, description="Column (< the board's width)")
+    ]
+    y: Annotated[
+        StrictInt, Field(ge=0, le=MAX_CELLWAR_SIDE - 1, description="Row (< the board's height)")
+    ]
     standing: Annotated[
         StrictInt | None,
         Field(ge=1, le=3, description="Fortifications only: standing counter 1..3 (3 = a factory)"),
@@ -114,7 +201,13 @@ class CellWarConfigBody(_Strict):
     players: Annotated[StrictInt, Field(ge=2, le=8, description="Seats, 2..8")] = 2
     units: Annotated[
         list[CellWarUnitBody] | None,
-        Field(max_length=10_000, description="Replaces the default start (2 infantry each)"),
+        Field(
+            min_length=1,
+            max_length=MAX_CELLWAR_SIDE * MAX_CELLWAR_SIDE,
+            description="Replaces the default start (2 infantry each). The rules also "
+            "want every unit on the board, one unit per cell, owners 1..players and a "
+            "unit for every player (else 409 INVALID_CONFIG).",
+        ),
     ] = None
     disconnect_timeout_s: Annotated[
         float | None, Field(gt=0, le=86_400, description="Seconds a lost player is waited for")
@@ -191,9 +284,23 @@ class EraseAction(_Strict):
     cells: Cells
 
 
+def _stamp_schema(schema: dict[str, Any]) -> None:
+    """The OpenAPI shape of a stamp: ``pattern`` and ``rle`` are strings (never null) and
+    exactly one of them is given."""
+    props = schema.get("properties", {})
+    for key in ("pattern", "rle"):
+        if key in props:
+            nullable = props[key].pop("anyOf", [])
+            props[key].update(next((s for s in nullable if s.get("type") == "string"), {}))
+            props[key].pop("default", None)
+    schema["oneOf"] = [{"required": ["pattern"]}, {"required": ["rle"]}]
+
+
 class StampAction(_Strict):
     """Stamp a library pattern (``pattern``) or your own RLE (``rle``); top-left at (x, y)
     after ``rotation`` quarter turns clockwise. Cells outside your zone are skipped."""
+
+    model_config = ConfigDict(extra="forbid", json_schema_extra=_stamp_schema)
 
     type: Literal["stamp"]
     pattern: Annotated[str | None, Field(min_length=1, max_length=64, description="e.g. glider")] = None
@@ -201,6 +308,15 @@ class StampAction(_Strict):
     x: Annotated[Coord, Field(description="Column of the top-left live cell, -1024..1023")]
     y: Annotated[Coord, Field(description="Row of the top-left live cell, -1024..1023")]
     rotation: Annotated[StrictInt, Field(ge=0, le=3, description="Quarter turns clockwise")] = 0
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_null_source(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            for key in ("pattern", "rle"):
+                if key in data and data[key] is None:
+                    raise ValueError(f"'{key}' must be a string when given (not null)")
+        return data
 
     @model_validator(mode="after")
     def _one_source(self) -> StampAction:
