@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator
+from typing import Any
 
 import pytest
 import uvicorn
@@ -21,20 +22,20 @@ TEST_SECRET = "test-secret-for-player-tokens"
 
 
 @contextlib.asynccontextmanager
-async def serve(app: FastAPI) -> AsyncIterator[str]:
-    """Serve ``app`` with uvicorn on 127.0.0.1:<free port>; yields the base URL."""
-    config = uvicorn.Config(
-        app,
-        host="127.0.0.1",
-        port=0,
-        log_config=None,
-        access_log=False,
+async def serve(app: FastAPI, **uvicorn_options: Any) -> AsyncIterator[str]:
+    """Serve ``app`` with uvicorn on 127.0.0.1:<free port>; yields the base URL.
+    ``uvicorn_options`` override the ``uvicorn.Config`` arguments (e.g. ``access_log``)."""
+    options: dict[str, Any] = {
+        "log_config": None,
+        "access_log": False,
         # The app reads forwarded headers itself (CELLWAR_TRUSTED_PROXIES), as
         # `python -m gateway` runs it.
-        proxy_headers=False,
-        lifespan="on",
-        ws="websockets-sansio",
-    )
+        "proxy_headers": False,
+        "lifespan": "on",
+        "ws": "websockets-sansio",
+        **uvicorn_options,
+    }
+    config = uvicorn.Config(app, host="127.0.0.1", port=0, **options)
     server = uvicorn.Server(config)
     task = asyncio.create_task(server.serve())
     try:
