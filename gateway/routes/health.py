@@ -9,7 +9,8 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from gateway.errors import error_body
-from gateway.schemas import ErrorOut, Status
+from gateway.responses import errors
+from gateway.schemas import Status
 
 router = APIRouter(tags=["operations"])
 
@@ -26,7 +27,7 @@ async def healthz() -> Status:
 @router.get(
     "/readyz",
     response_model=Status,
-    responses={503: {"model": ErrorOut, "description": "The session service is not serving"}},
+    responses=errors(503),
     summary="Readiness: the session service answers SERVING",
 )
 async def readyz(request: Request) -> Response:
