@@ -25,6 +25,7 @@ from gateway.schemas import ActionBody, action_json
 from gateway.tokens import TokenSigner
 from gateway.wire import seq_view_response
 from services.common.settings import Settings
+from services.common.signing_key import resolve_secret
 
 
 def _view() -> bytes:
@@ -83,7 +84,7 @@ def main() -> int:
     """Serve on 127.0.0.1:PORT until SIGINT/SIGTERM."""
     port = int(sys.argv[1])
     uvicorn.run(
-        create_app(Settings().secret),
+        create_app(resolve_secret(Settings().secret, Settings().data_dir)),
         host="127.0.0.1",
         port=port,
         log_config=None,

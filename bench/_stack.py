@@ -291,7 +291,11 @@ class Services:
         if self.matchmaker_target:
             settings.setdefault("matchmaker_addr", self.matchmaker_target)
         env = self._env(
-            session_addr=self.session_target, http_host="127.0.0.1", http_port=port, secret=SECRET,
+            session_addr=self.session_target,
+            http_host="127.0.0.1",
+            http_port=port,
+            secret=SECRET,
+            data_dir=self.tmp,
             **settings,
         )
         child = self._spawn("gateway", [sys.executable, "-m", "gateway"], env)

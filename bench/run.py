@@ -31,6 +31,7 @@ from bench import (
     kernel,
     matchmaking,
     replay,
+    replay_load,
     report,
     rl,
     roundtrip,
@@ -49,6 +50,7 @@ BENCHMARKS: list[tuple[str, BenchFn]] = [
     ("matchmaking", lambda quick: matchmaking.run(quick=quick)),
     ("rl", lambda quick: rl.run(quick=quick)),
     ("verify", lambda quick: verify.run(quick=quick)),
+    ("replay_load", lambda quick: replay_load.run(quick=quick)),
 ]
 
 

@@ -366,6 +366,7 @@ class RateLimit:
             await self.app(scope, receive, send)
             return
         if not await self.reads.acquire():
+            _mark_limited(scope)
             response = JSONResponse(
                 error_body(Code.BUSY, "too many replay/event reads in progress; retry shortly"),
                 status_code=503,
@@ -379,8 +380,14 @@ class RateLimit:
             self.reads.release()
 
 
+def _mark_limited(scope: Scope) -> None:
+    """Tell the access log (gateway/observability.py) this answer is a limit's refusal."""
+    scope.setdefault("state", {})["limited"] = True
+
+
 async def _refuse(scope: Scope, receive: Receive, send: Send, wait: float, what: str) -> None:
     """Answer 429 ``RATE_LIMITED`` with ``Retry-After`` = ``wait`` rounded up (>= 1 s)."""
+    _mark_limited(scope)
     response = JSONResponse(
         error_body(Code.RATE_LIMITED, f"{what}; retry in {wait:.2f} s"),
         status_code=429,

@@ -124,6 +124,10 @@ class AccessLogMiddleware:
                 fields["game_id"] = game_id
             if state.get("player_id"):
                 fields["player_id"] = state["player_id"]
-            if route not in ("/healthz", "/readyz", "/metrics"):
+            if state.get("limited"):
+                # Refused by gateway/limits.py: a refused flood must not become a log
+                # flood (counted in the metrics, logged at debug).
+                log.debug("http_request", **fields)
+            elif route not in ("/healthz", "/readyz", "/metrics"):
                 log.info("http_request", **fields)
             structlog.contextvars.unbind_contextvars("request_id", "game_id", "player_id")
