@@ -36,6 +36,7 @@ REQUEST_LOGGERS = (
     "uvicorn",
     "uvicorn.error",
     "uvicorn.access",
+    "uvicorn.asgi",
     "websockets",
     "websockets.server",
     "websockets.client",

@@ -23,7 +23,7 @@ from tests.api.conftest import TEST_SECRET, serve
 pytestmark = pytest.mark.integration
 
 #: Loggers whose level is lowered for the test (everything they write is captured).
-LOUD = ("", "uvicorn", "uvicorn.error", "uvicorn.access", "websockets", "websockets.server")
+LOUD = ("", "uvicorn", "uvicorn.error", "uvicorn.access", "uvicorn.asgi", "websockets", "websockets.server")
 
 
 class Capture(logging.Handler):
@@ -56,7 +56,10 @@ async def test_no_token_reaches_any_log_line(stack, capfd):
     capture = Capture()
     root = logging.getLogger()
     levels = {name: logging.getLogger(name).level for name in LOUD}
+    access = logging.getLogger("uvicorn.access")
+    propagate = access.propagate  # a server started with access_log=False turned it off
     root.addHandler(capture)  # before create_app, as `python -m gateway` configures logging first
+    access.propagate = True
     for name in LOUD:
         logging.getLogger(name).setLevel(1)
     tokens: list[str] = []
@@ -85,6 +88,7 @@ async def test_no_token_reaches_any_log_line(stack, capfd):
                 assert json.loads(await refused.recv())["error"]["code"] == "UNAUTHORIZED"
     finally:
         root.removeHandler(capture)
+        access.propagate = propagate
         for name, level in levels.items():
             logging.getLogger(name).setLevel(level)
     out, err = capfd.readouterr()
@@ -95,4 +99,6 @@ async def test_no_token_reaches_any_log_line(stack, capfd):
     # The lines that used to carry them are there, redacted: the test saw real log output.
     assert f"/stream?token={REDACTED}" in everything
     assert f"/state?token={REDACTED}" in everything
-    assert '"WebSocket /game/' in everything and f"POST /game/{game_id}/token" in everything
+    assert '"WebSocket /game/' in everything
+    assert f"POST /game/{game_id}/token" in everything
+    assert "ASGI [" in everything  # uvicorn's trace of every ASGI message, headers included
