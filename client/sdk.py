@@ -191,12 +191,14 @@ class _Requests:
 FINAL_TICKET_STATUSES = frozenset({"matched", "cancelled", "expired"})
 
 
-def ticket_stream_url(base_url: str, ticket_id: str, token: str) -> str:
-    """The WebSocket URL of a matchmaking ticket's stream (``ws://`` or ``wss://``)."""
+def ticket_stream_url(base_url: str, ticket_id: str, token: str | None) -> str:
+    """The WebSocket URL of a matchmaking ticket's stream (``ws://`` or ``wss://``); with
+    ``token`` it is in the query (old style; the SDK itself offers it as a subprotocol)."""
     parts = urlsplit(base_url)
     scheme = "wss" if parts.scheme == "https" else "ws"
     path = parts.path.rstrip("/") + f"/matchmaking/tickets/{quote(ticket_id, safe='')}/stream"
-    return urlunsplit((scheme, parts.netloc, path, f"token={quote(token, safe='')}", ""))
+    query = f"token={quote(token, safe='')}" if token else ""
+    return urlunsplit((scheme, parts.netloc, path, query, ""))
 
 
 def _seat_of(ticket: dict[str, Any]) -> Seat:
@@ -424,9 +426,11 @@ class AsyncCellWarClient:
     async def watch_ticket(self, ticket_id: str, ticket_token: str) -> AsyncIterator[dict[str, Any]]:
         """The ticket now and at each status change (``{"type": "ticket", ...}``); ends
         after a final status. Raises ApiError for a stream closed with an error."""
-        url = ticket_stream_url(self.base_url, ticket_id, ticket_token)
+        url = ticket_stream_url(self.base_url, ticket_id, None)
         last_error: dict[str, Any] | None = None
-        async with websockets.connect(url, open_timeout=30) as ws:
+        async with websockets.connect(
+            url, open_timeout=30, subprotocols=stream_subprotocols(ticket_token)
+        ) as ws:
             try:
                 async for raw in ws:
                     message = json.loads(raw)

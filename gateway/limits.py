@@ -10,8 +10,9 @@ the read fails with the 413 as soon as the count passes the limit.
 =========  ==========================================  =====================================
 class      requests                                    limit (per gateway process)
 =========  ==========================================  =====================================
-create     ``POST /game/create``, ``POST /profiles``   ``create_limit_per_min`` per client
-                                                       address in any 60 s (moving window)
+create     ``POST /game/create``, ``/profiles``,       ``create_limit_per_min`` per client
+           ``/matchmaking/tickets``                    address and path in any 60 s
+                                                       (moving window)
 join       ``POST /game/{id}/join``                    ``join_limit_per_min`` per address
 command    every other ``POST``                        token bucket per player token, else
                                                        per address
@@ -231,6 +232,8 @@ class ConcurrencyLimit:
         self._slots.release()
 
 
+#: POSTs that create something that lasts (a game, a profile, a ticket that makes a game).
+CREATE_PATHS = frozenset({"/game/create", "/profiles", "/matchmaking/tickets"})
 #: Request classes of :func:`request_class`.
 CREATE, JOIN, COMMAND, READ = "create", "join", "command", "read"
 _JOIN_PATH = re.compile(r"^/game/[^/]+/join/?$")
@@ -240,7 +243,7 @@ _READ_PATH = re.compile(r"^/game/[^/]+/(?:replay|events)/?$")
 def request_class(method: str, path: str) -> str | None:
     """The limit class of a request (see the module table); None when not limited."""
     if method == "POST":
-        if path in ("/game/create", "/profiles"):
+        if path in CREATE_PATHS:
             return CREATE
         if _JOIN_PATH.match(path):
             return JOIN

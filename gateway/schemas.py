@@ -151,6 +151,10 @@ class _Strict(BaseModel):
         return whole_numbers(data)
 
 
+#: The base of every request body (other modules' bodies too): see :class:`_Strict`.
+RequestBody = _Strict
+
+
 # --------------------------------------------------------------------------- create
 
 
@@ -209,6 +213,34 @@ class CellWarConfigBody(_Strict):
             "unit for every player (else 409 INVALID_CONFIG).",
         ),
     ] = None
+    disconnect_timeout_s: Annotated[
+        float | None, Field(gt=0, le=86_400, description="Seconds a lost player is waited for")
+    ] = None
+
+
+class LifeTicketConfig(_Strict):
+    """A matchmaking ticket's partial Life config: any of these fields (bounds as
+    :class:`LifeConfigBody`); the queue fixes ``players``."""
+
+    width: Annotated[StrictInt, Field(ge=8, le=1024, description="Board width in cells")] = 60
+    height: Annotated[StrictInt, Field(ge=8, le=1024, description="Board height in cells")] = 60
+    budget: Annotated[
+        StrictInt, Field(ge=0, le=MAX_INT32, description="Cells each player may place over the game")
+    ] = 100
+    torus: Annotated[StrictBool, Field(description="Wrap both axes (otherwise hard edges)")] = False
+    max_generations: Annotated[
+        StrictInt,
+        Field(ge=1, le=MAX_INT32, description="The game ends by score after this many generations"),
+    ] = 5000
+
+
+class CellWarTicketConfig(_Strict):
+    """A matchmaking ticket's partial CellWar config (the default start; the queue fixes
+    ``players``). A board too small for the default start of the queue's players is
+    refused by the rules (409 ``INVALID_CONFIG``)."""
+
+    width: Annotated[StrictInt, Field(ge=4, le=64, description="Board width in cells")] = 16
+    height: Annotated[StrictInt, Field(ge=4, le=64, description="Board height in cells")] = 16
     disconnect_timeout_s: Annotated[
         float | None, Field(gt=0, le=86_400, description="Seconds a lost player is waited for")
     ] = None

@@ -29,28 +29,21 @@ import grpc
 import structlog
 from fastapi import APIRouter, Body, Depends, Path, Query, Request, WebSocket, status
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
-from pydantic import BaseModel, ConfigDict, Field, StrictInt, ValidationError, model_validator
+from pydantic import BaseModel, Field, StrictInt
 
 from cellwar.v1 import matchmaker_pb2, matchmaker_pb2_grpc
 from gateway.deps import RPC_TIMEOUT_S, CommandId, SignerDep
 from gateway.errors import ApiError, from_rpc_error
 from gateway.profile_deps import ProfileHeader
-from gateway.schemas import CellWarConfigBody, DisplayName, ErrorOut, LifeConfigBody
+from gateway.responses import errors
+from gateway.schemas import CellWarTicketConfig, DisplayName, LifeTicketConfig, RequestBody
 from gateway.ticket_tokens import TicketSigner
+from gateway.ws_auth import offered_token, selected_subprotocol
 
 router = APIRouter(tags=["matchmaking"])
 log = structlog.get_logger("gateway.matchmaking")
 
 TicketId = Annotated[str, Path(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_-]+$")]
-
-_ERRORS: dict[int | str, dict[str, Any]] = {
-    401: {"model": ErrorOut, "description": "Missing, garbled or forged token (UNAUTHORIZED)"},
-    403: {"model": ErrorOut, "description": "A token of another ticket (FORBIDDEN)"},
-    404: {"model": ErrorOut, "description": "Unknown ticket (TICKET_NOT_FOUND)"},
-    409: {"model": ErrorOut, "description": "ALREADY_QUEUED, ALREADY_MATCHED"},
-    422: {"model": ErrorOut, "description": "The body does not fit (MALFORMED, INVALID_CONFIG)"},
-    503: {"model": ErrorOut, "description": "The matchmaker is down (UNAVAILABLE)"},
-}
 
 _ticket_bearer = HTTPBearer(
     auto_error=False,
@@ -58,47 +51,45 @@ _ticket_bearer = HTTPBearer(
     description="The `ticket_token` returned by POST /matchmaking/tickets.",
 )
 
-#: Config models by kind: the ticket's config is checked against the game's own schema.
-_CONFIG_MODELS: dict[str, type[BaseModel]] = {"life": LifeConfigBody, "cellwar": CellWarConfigBody}
-#: Player counts of each kind's queues (DESIGN §11: Life 2 or 4, CellWar 2..8).
-_QUEUE_PLAYERS = {"life": (2, 4), "cellwar": tuple(range(2, 9))}
-
-
 # --------------------------------------------------------------------------- schemas
 
 
-class TicketBody(BaseModel):
-    """Ask for a match."""
+class _TicketBase(RequestBody):
 
-    model_config = ConfigDict(extra="forbid")
-
-    kind: Literal["life", "cellwar"]
-    players: Annotated[StrictInt, Field(ge=2, le=8, description="Life: 2 or 4; CellWar: 2..8")] = 2
-    config: Annotated[
-        dict[str, Any],
-        Field(
-            description="Partial game config (Life: width, height, budget, torus, "
-            "max_generations; CellWar: width, height, disconnect_timeout_s). A field set by "
-            "two tickets must agree to be matched; unset fields take the defaults."
-        ),
-    ] = Field(default_factory=dict)
     name: Annotated[DisplayName, Field(min_length=1, description="Your name in the game")]
 
-    @model_validator(mode="after")
-    def _fits_the_kind(self) -> TicketBody:
-        if self.players not in _QUEUE_PLAYERS[self.kind]:
-            raise ValueError(f"{self.kind} is played by {list(_QUEUE_PLAYERS[self.kind])} players")
-        for key in ("players", "units"):
-            if key in self.config:
-                raise ValueError(f"config.{key} cannot be asked for in matchmaking")
-        try:
-            model = _CONFIG_MODELS[self.kind].model_validate(self.config)
-        except ValidationError as exc:
-            first = exc.errors()[0]
-            loc = ".".join(str(p) for p in first.get("loc", ()))
-            raise ValueError(f"config.{loc}: {first.get('msg')}") from None
-        self.config = model.model_dump(exclude_unset=True, exclude_none=True)
-        return self
+    def config_json(self) -> dict[str, Any]:
+        """The partial config as sent (only the fields the ticket sets)."""
+        config: BaseModel = self.config  # type: ignore[attr-defined]
+        return config.model_dump(exclude_unset=True, exclude_none=True)
+
+
+class LifeTicket(_TicketBase):
+    """Ask for a Life match (2 or 4 players)."""
+
+    kind: Literal["life"]
+    players: Annotated[Literal[2, 4], Field(description="Life: 2 or 4")] = 2
+    config: Annotated[
+        LifeTicketConfig,
+        Field(description="Partial config: a field set by two tickets must agree to be "
+              "matched; unset fields take the defaults."),
+    ] = Field(default_factory=LifeTicketConfig)
+
+
+class CellWarTicket(_TicketBase):
+    """Ask for a CellWar match (2..8 players)."""
+
+    kind: Literal["cellwar"]
+    players: Annotated[StrictInt, Field(ge=2, le=8, description="CellWar: 2..8")] = 2
+    config: Annotated[
+        CellWarTicketConfig,
+        Field(description="Partial config, matched as for Life (no `units`: the default start)."),
+    ] = Field(default_factory=CellWarTicketConfig)
+
+
+#: The body of POST /matchmaking/tickets: the schema says exactly which player counts and
+#: config fields each kind takes (issue 10 §3: what fits the schema is not refused as 422).
+TicketBody = Annotated[LifeTicket | CellWarTicket, Field(discriminator="kind")]
 
 
 class TicketCreated(BaseModel):
@@ -276,7 +267,7 @@ async def profile_ratings(request: Request, profile_id: str) -> list[dict[str, A
     "/matchmaking/tickets",
     status_code=status.HTTP_201_CREATED,
     response_model=TicketCreated,
-    responses=_ERRORS,
+    responses=errors(401, 409, 413, 422, 429, 503),
     summary="Ask for a match",
     description="Queue a ticket for a game of `kind` with `players` seats. With "
     "`X-Profile-Token` the match is rated for that profile (one searching ticket per "
@@ -297,7 +288,7 @@ async def create_ticket(
             matchmaker_pb2.CreateTicketRequest(
                 kind=body.kind,
                 players=body.players,
-                config=json.dumps(body.config).encode(),
+                config=json.dumps(body.config_json()).encode(),
                 name=body.name,
                 profile_id=profile_id or "",
                 command_id=cid,
@@ -311,7 +302,7 @@ async def create_ticket(
 @router.get(
     "/matchmaking/tickets/{ticket_id}",
     response_model=TicketOut,
-    responses=_ERRORS,
+    responses=errors(401, 403, 404, 422, 503),
     summary="Your ticket",
     description="`status`: searching, matched (then `match` has your seat and its player "
     "token), cancelled or expired.",
@@ -329,7 +320,7 @@ async def get_ticket(
 @router.delete(
     "/matchmaking/tickets/{ticket_id}",
     response_model=TicketOut,
-    responses=_ERRORS,
+    responses=errors(401, 403, 404, 409, 422, 503),
     summary="Cancel your ticket",
     description="A cancelled ticket is never matched. Too late once it is being matched "
     "(409 ALREADY_MATCHED); cancelling a cancelled or expired ticket answers it unchanged.",
@@ -349,7 +340,7 @@ async def cancel_ticket(
 @router.get(
     "/matchmaking/queues",
     response_model=QueuesOut,
-    responses={503: _ERRORS[503]},
+    responses=errors(503),
     summary="Queue statistics",
 )
 async def queues(matchmaker: MatchmakerDep) -> dict[str, Any]:
@@ -375,7 +366,7 @@ async def queues(matchmaker: MatchmakerDep) -> dict[str, Any]:
 @router.get(
     "/leaderboard",
     response_model=LeaderboardOut,
-    responses={422: _ERRORS[422], 503: _ERRORS[503]},
+    responses=errors(409, 422, 503),
     summary="Leaderboard",
     description="The top 100 rated profiles of one queue, best first.",
 )
@@ -414,8 +405,10 @@ async def _close_with_error(websocket: WebSocket, err: ApiError) -> None:
 async def ticket_stream(websocket: WebSocket, ticket_id: str, token: str | None = None) -> None:
     """``{"type": "ticket", ...}`` now and at each status change, until a final status."""
     app = websocket.app
-    await websocket.accept()
+    await websocket.accept(subprotocol=selected_subprotocol(websocket.scope))
     structlog.contextvars.bind_contextvars(ticket_id=ticket_id)
+    # The token as the subprotocol `bearer.<token>` (kept out of URLs and logs) or ?token=.
+    token = offered_token(websocket.scope) or token
     try:
         app.state.ticket_signer.verify(token, ticket_id)
     except ApiError as err:

@@ -34,23 +34,10 @@ from starlette.websockets import WebSocketState
 from gateway.errors import ApiError
 from gateway.fanout import Subscription
 from gateway.observability import Metrics
+from gateway.ws_auth import offered_token, selected_subprotocol
 
 router = APIRouter(tags=["stream"])
 log = structlog.get_logger("gateway.stream")
-
-
-#: The subprotocol a client offers and the server selects.
-SUBPROTOCOL = "cellwar.v1"
-#: Prefix of the subprotocol that carries the player token.
-BEARER_PREFIX = "bearer."
-
-
-def offered_token(websocket: WebSocket) -> str | None:
-    """The token of a ``bearer.<token>`` subprotocol the client offered, else None."""
-    for protocol in websocket.scope.get("subprotocols") or ():
-        if protocol.startswith(BEARER_PREFIX) and len(protocol) > len(BEARER_PREFIX):
-            return protocol[len(BEARER_PREFIX):]
-    return None
 
 
 async def _close_with_error(websocket: WebSocket, err: ApiError) -> None:
@@ -86,10 +73,9 @@ async def stream(websocket: WebSocket, game_id: str, token: str | None = None) -
     """Bridge ``Session.Watch(game_id, player_id)`` to this WebSocket until the game ends
     or the client goes."""
     app = websocket.app
-    offered = websocket.scope.get("subprotocols") or ()
-    await websocket.accept(subprotocol=SUBPROTOCOL if SUBPROTOCOL in offered else None)
+    await websocket.accept(subprotocol=selected_subprotocol(websocket.scope))
     structlog.contextvars.bind_contextvars(game_id=game_id)
-    token = offered_token(websocket) or token
+    token = offered_token(websocket.scope) or token
     try:
         player_id = app.state.signer.verify(token, game_id).player_id if token else 0
     except ApiError as err:

@@ -29,8 +29,9 @@ from hypothesis import HealthCheck, settings
 from gateway.app import create_app
 from gateway.tokens import TokenSigner
 from services.common.settings import Settings
+from services.matchmaker.server import create_server as create_matchmaker_server
 from tests.api.conftest import TEST_SECRET, serve
-from tests.support.stack import start_stack
+from tests.support.stack import make_settings, start_stack
 
 pytestmark = pytest.mark.integration
 
@@ -42,8 +43,8 @@ STATEFUL_STEPS = 6
 
 
 class LiveGateway:
-    """Engine + session (in-process) and the gateway under uvicorn, on one event loop in
-    a daemon thread; ``url`` once started."""
+    """Engine + session + matchmaker (in-process) and the gateway under uvicorn, on one
+    event loop in a daemon thread; ``url`` once started."""
 
     def __init__(self, nats_url: str) -> None:
         self.nats_url = nats_url
@@ -79,9 +80,18 @@ class LiveGateway:
         self._loop = asyncio.get_running_loop()
         self._stop = asyncio.Event()
         stack = await start_stack(self.nats_url, generations_per_second=400.0)
+        matchmaker = None
         try:
+            mm_settings = make_settings(
+                self.nats_url, session_addr=stack.session_target, matchmaker_interval_s=0.05
+            )
+            _, _, matchmaker = await create_matchmaker_server(
+                "127.0.0.1:0", nats_url=self.nats_url, session_target=stack.session_target,
+                settings=mm_settings,
+            )
             gateway_settings = stack.settings.model_copy(
                 update={
+                    "matchmaker_addr": f"127.0.0.1:{matchmaker.port}",
                     "secret": TEST_SECRET,
                     "rate_limit_per_s": 0,
                     "create_limit_per_min": 0,
@@ -96,6 +106,8 @@ class LiveGateway:
                 self._ready.set()
                 await self._stop.wait()
         finally:
+            if matchmaker is not None:
+                await matchmaker.stop(grace=0.2)
             await stack.stop()
 
 
