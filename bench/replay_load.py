@@ -5,8 +5,8 @@ The platform runs as child processes (nats-server with fsync, engine, session, g
 trusting 127.0.0.1 as its proxy, so a load client can speak for many addresses through
 ``X-Forwarded-For``). A finished 2-player Life game (both players drew, the simulation
 ran, one resigned) is the replayed game. Another Life game in placement is the measured
-player: one ``POST /game/{id}/action`` at a time, alternating place and erase of one
-cell (as the roundtrip benchmark does).
+player: ``POST /game/{id}/action`` 20 times a second, one at a time, alternating place
+and erase of one cell (as the roundtrip benchmark does).
 
 Phases, each ``seconds`` long: idle (the player alone), then two storms while the
 player plays: 500 concurrent replay requests of random ``seq``s, sent again as soon as
@@ -16,7 +16,8 @@ process (its load does not starve the measuring client's event loop) and speaks 
 HTTP/1.1 on keep-alive connections, so the load generator costs the shared 2 cores
 little. Rows: the player's p99 in each phase (target: a storm's
 p99 <= 2x the idle p99) and, as info, what the replays were answered (200/429/503) and
-the CPU each process used.
+the CPU each process used; in a full run (not ``--quick``) also the same 500-address
+storm through a gateway with the read limits off (what issue 10 measured), as info.
 """
 
 from __future__ import annotations
@@ -35,6 +36,9 @@ from bench._stack import Services, cpu_seconds, percentile, row, run_async, star
 STORM = 500
 #: The storm's p99 may be at most this many times the idle p99.
 MAX_RATIO = 2.0
+#: The measured player's pace (actions/s): a brisk player, well inside the command
+#: rate limit (50/s per player).
+ACTIONS_PER_S = 20.0
 #: Seconds of play before the measured window (the storm reaches its steady state).
 WARMUP_S = 2.0
 
@@ -162,7 +166,10 @@ async def _phase(
         t_end = t_measure + seconds
         cpu0: dict[str, float] = {}
         k = 0
+        next_at = loop.time()
         while loop.time() < t_end:
+            next_at += 1.0 / ACTIONS_PER_S
+            await asyncio.sleep(max(0.0, next_at - loop.time()))
             if not cpu0 and loop.time() >= t_measure:
                 cpu0 = {n: cpu_seconds(p) for n, p in pids.items()}
                 if storm is not None:
@@ -196,7 +203,7 @@ async def _phase(
     }
 
 
-async def _run(seconds: float) -> dict[str, Any]:
+async def _run(seconds: float, unlimited: bool) -> dict[str, Any]:
     svc: Services = await start_platform(gateway=False)
     try:
         await svc.start_gateway(trusted_proxies="127.0.0.1")
@@ -205,10 +212,19 @@ async def _run(seconds: float) -> dict[str, Any]:
         async with httpx.AsyncClient(timeout=60.0) as client:
             replay = await _finished_game(client, url)
             seat = await _player_seat(client, url)
-        idle = await _phase(url, seat, None, 1, seconds, pids)
-        one = await _phase(url, seat, replay, 1, seconds, pids)
-        many = await _phase(url, seat, replay, STORM, seconds, pids)
-        return {"replayed_events": replay[1], "idle": idle, "one_address": one, "many_addresses": many}
+        result = {"replayed_events": replay[1]}
+        result["idle"] = await _phase(url, seat, None, 1, seconds, pids)
+        result["one_address"] = await _phase(url, seat, replay, 1, seconds, pids)
+        result["many_addresses"] = await _phase(url, seat, replay, STORM, seconds, pids)
+        if unlimited:
+            # The same storm through a gateway without the read limits (as before issue 10).
+            open_url = await svc.start_gateway(
+                trusted_proxies="127.0.0.1", read_limit_per_s=0, read_concurrency=0,
+                read_global_per_s=0,
+            )
+            pids["gateway"] = svc.children[-1].pid
+            result["no_limits"] = await _phase(open_url, seat, replay, STORM, seconds, pids)
+        return result
     finally:
         svc.close()
 
@@ -227,7 +243,7 @@ def _note(label: str, r: dict[str, Any]) -> None:
 def run(quick: bool = False) -> dict[str, Any]:
     """Idle, then 500 concurrent replays from one address and from 500 addresses."""
     seconds = 4.0 if quick else 12.0
-    result = run_async(_run(seconds))
+    result = run_async(_run(seconds, unlimited=not quick))
     idle = result["idle"]
     _note("idle", idle)
     rows = [
@@ -266,6 +282,21 @@ def run(quick: bool = False) -> dict[str, Any]:
                 float(answered.get("200", 0)),
                 f"{answered.get('429', 0)} x 429, {answered.get('503', 0)} x 503 (info)",
                 None,
+            )
+        )
+    if "no_limits" in result:
+        before = result["no_limits"]
+        _note("no read limits", before)
+        rows.append(
+            row(
+                f"action p99 during {STORM} replays, read limits off (before issue 10)",
+                "ms",
+                before["p99_ms"],
+                "- (info)",
+                None,
+                reference=idle["p99_ms"],
+                ratio=before["p99_ms"] / idle["p99_ms"] if before["p99_ms"] and idle["p99_ms"] else None,
+                detail=before,
             )
         )
     return {"rows": rows, "replayed_events": result["replayed_events"]}

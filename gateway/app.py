@@ -165,6 +165,7 @@ def create_app(
         read_rate=settings.read_limit_per_s,
         read_burst=settings.read_limit_burst,
         read_concurrency=settings.read_concurrency,
+        read_global_per_s=settings.read_global_per_s,
     )
     app.add_middleware(AccessLogMiddleware, metrics=app.state.metrics)
     if settings.trusted_proxies.strip():

@@ -16,8 +16,9 @@ create     ``POST /game/create``, ``/profiles``,       ``create_limit_per_min`` 
 join       ``POST /game/{id}/join``                    ``join_limit_per_min`` per address
 command    every other ``POST``                        token bucket per player token, else
                                                        per address
-read       ``GET /game/{id}/replay``, ``/events``      token bucket per address, and at most
-                                                       ``read_concurrency`` running at once
+read       ``GET /game/{id}/replay``, ``/events``      token bucket per address, at most
+                                                       ``read_global_per_s`` a second and
+                                                       ``read_concurrency`` at once in all
 =========  ==========================================  =====================================
 
 Creates and joins also take a token from the address's command bucket. A create or a
@@ -110,6 +111,11 @@ class TokenBuckets:
         clock: monotonic seconds (tests pass a fake one).
         max_keys: when more keys than this are held, full buckets are forgotten (a full
             bucket is the same as a new one), so memory stays bounded.
+        max_debt_s: a refused request still takes its token, down to ``max_debt_s``
+            seconds of refill below empty (0 = refusals cost nothing): a client that keeps
+            asking while refused is told to wait longer (``Retry-After`` grows with its
+            own flood, up to ``max_debt_s``), so a herd of clients that obey Retry-After
+            thins out instead of coming back every second.
     """
 
     def __init__(
@@ -118,11 +124,13 @@ class TokenBuckets:
         burst: int,
         clock: Callable[[], float] = time.monotonic,
         max_keys: int = 100_000,
+        max_debt_s: float = 0.0,
     ) -> None:
         self.rate = rate
         self.burst = float(burst)
         self.clock = clock
         self.max_keys = max_keys
+        self.floor = -max_debt_s * rate
         self._buckets: dict[str, tuple[float, float]] = {}  # key -> (tokens, at)
 
     def take(self, key: str) -> float:
@@ -135,8 +143,18 @@ class TokenBuckets:
             if len(self._buckets) > self.max_keys:
                 self._prune(now)
             return 0.0
+        if self.floor < 0:
+            tokens = max(self.floor, tokens - 1.0)
         self._buckets[key] = (tokens, now)
         return (1.0 - tokens) / self.rate
+
+    def charge(self, key: str, tokens: float) -> None:
+        """Take ``tokens`` more from ``key``'s bucket (down to the debt floor, or to empty
+        without one), e.g. for a request refused for another reason after it was let in."""
+        now = self.clock()
+        have, at = self._buckets.get(key, (self.burst, now))
+        have = min(self.burst, have + (now - at) * self.rate)
+        self._buckets[key] = (max(min(self.floor, 0.0), have - tokens), now)
 
     def _prune(self, now: float) -> None:
         full = [
@@ -269,6 +287,8 @@ def client_address(scope: Scope) -> str:
     return host
 
 
+#: Longest Retry-After of a costly read refused for its address's flood (seconds).
+READ_MAX_DEBT_S = 60.0
 #: Retry-After of a 503 BUSY (seconds): a constant, so it tells nothing of other readers.
 BUSY_RETRY_AFTER_S = 1
 
@@ -285,6 +305,9 @@ class RateLimit:
         read_rate / read_burst: the costly-read bucket per address (0 = off).
         read_concurrency: costly reads at once (0 = no bound); as many again may wait up
             to :data:`READ_MAX_WAIT_S` for a slot.
+        read_global_per_s: costly reads per second of the whole process, whoever asks
+            (0 = no bound): what bounds the session's CPU spent on replays when many
+            addresses ask at once. Beyond it: 503 ``BUSY``.
     """
 
     #: Longest wait of a costly read for a slot (seconds).
@@ -301,6 +324,7 @@ class RateLimit:
         read_rate: float = 0.0,
         read_burst: int = 0,
         read_concurrency: int = 0,
+        read_global_per_s: float = 0.0,
     ) -> None:
         self.app = app
         self.signer = signer
@@ -310,11 +334,18 @@ class RateLimit:
             JOIN: MovingWindow(join_per_min) if join_per_min > 0 else None,
         }
         self.read_buckets = (
-            TokenBuckets(read_rate, read_burst) if read_rate > 0 and read_burst > 0 else None
+            TokenBuckets(read_rate, read_burst, max_debt_s=READ_MAX_DEBT_S)
+            if read_rate > 0 and read_burst > 0
+            else None
         )
         self.reads = (
             ConcurrencyLimit(read_concurrency, read_concurrency, self.READ_MAX_WAIT_S)
             if read_concurrency > 0
+            else None
+        )
+        self.read_rate_all = (
+            TokenBuckets(read_global_per_s, max(1, math.ceil(read_global_per_s)))
+            if read_global_per_s > 0
             else None
         )
 
@@ -360,27 +391,39 @@ class RateLimit:
         await self.app(scope, receive, send)
 
     async def _read(self, scope: Scope, receive: Receive, send: Send) -> None:
+        key = f"ip:{client_address(scope)}"
         if self.read_buckets is not None:
-            wait = self.read_buckets.take(f"ip:{client_address(scope)}")
+            wait = self.read_buckets.take(key)
             if wait > 0:
                 await _refuse(scope, receive, send, wait, "too many replay/event reads")
                 return
+        if self.read_rate_all is not None and self.read_rate_all.take("all") > 0:
+            await self._busy(scope, receive, send, key)
+            return
         if self.reads is None:
             await self.app(scope, receive, send)
             return
         if not await self.reads.acquire():
-            _mark_limited(scope)
-            response = JSONResponse(
-                error_body(Code.BUSY, "too many replay/event reads in progress; retry shortly"),
-                status_code=503,
-                headers={"Retry-After": str(BUSY_RETRY_AFTER_S)},
-            )
-            await response(scope, receive, send)
+            await self._busy(scope, receive, send, key)
             return
         try:
             await self.app(scope, receive, send)
         finally:
             self.reads.release()
+
+    async def _busy(self, scope: Scope, receive: Receive, send: Send, key: str) -> None:
+        """503 ``BUSY`` with the constant ``Retry-After``; the refusal costs the caller a
+        whole burst of its own bucket: a client that comes back at once meets its own
+        (growing) 429 Retry-After, so a herd thins out."""
+        if self.read_buckets is not None:
+            self.read_buckets.charge(key, self.read_buckets.burst)
+        _mark_limited(scope)
+        response = JSONResponse(
+            error_body(Code.BUSY, "too many replay/event reads in progress; retry shortly"),
+            status_code=503,
+            headers={"Retry-After": str(BUSY_RETRY_AFTER_S)},
+        )
+        await response(scope, receive, send)
 
 
 def _mark_limited(scope: Scope) -> None:

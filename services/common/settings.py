@@ -67,6 +67,8 @@ class Settings(BaseSettings):
             expensive reads (``/replay``, ``/events``): refill rate and size (0 = off).
         read_concurrency: expensive reads running at once in one gateway process; one
             more is answered 503 ``BUSY`` with ``Retry-After`` (0 = no bound).
+        read_global_per_s: expensive reads per second in one gateway process, from all
+            clients together (beyond: 503 ``BUSY``; 0 = no bound).
     """
 
     model_config = SettingsConfigDict(env_prefix="CELLWAR_", env_file=".env", extra="ignore")
@@ -108,7 +110,8 @@ class Settings(BaseSettings):
     join_limit_per_min: int = Field(60, ge=0)
     read_limit_per_s: float = Field(5.0, ge=0)
     read_limit_burst: int = Field(20, ge=0)
-    read_concurrency: int = Field(4, ge=0)
+    read_concurrency: int = Field(2, ge=0)
+    read_global_per_s: float = Field(20.0, ge=0)
 
 
 @lru_cache(maxsize=1)

@@ -98,6 +98,7 @@ class LiveGateway:
                     "join_limit_per_min": 0,
                     "read_limit_per_s": 0,
                     "read_concurrency": 0,
+                    "read_global_per_s": 0,
                     "log_level": "warning",
                 }
             )
