@@ -29,8 +29,10 @@ middleware by uvicorn's ``ProxyHeadersMiddleware``), the rightmost address of
 ``X-Forwarded-For`` that is not a trusted proxy; an IPv6 client counts by its /64.
 
 A refused request is answered 429 ``RATE_LIMITED`` with ``Retry-After`` (whole seconds,
-from the client's own window or bucket only), or, when the costly reads are all busy,
-503 ``BUSY`` with ``Retry-After: 1`` (a constant: it says nothing about who else reads).
+from the client's own window or bucket only; for costly reads stretched by a random
+factor up to 2, so a herd of refused clients comes back spread out), or, when the costly
+reads are all busy, 503 ``BUSY`` with ``Retry-After`` 1..3 s (random: it says nothing
+about who else reads).
 A small in-process limiter rather than the ``limits`` library: ``limits`` has no
 refilling bucket with a burst, and slowapi wants a decorator and a ``Request`` parameter
 on every route.
@@ -41,6 +43,7 @@ from __future__ import annotations
 import asyncio
 import ipaddress
 import math
+import random
 import re
 import time
 from collections import deque
@@ -289,8 +292,11 @@ def client_address(scope: Scope) -> str:
 
 #: Longest Retry-After of a costly read refused for its address's flood (seconds).
 READ_MAX_DEBT_S = 60.0
-#: Retry-After of a 503 BUSY (seconds): a constant, so it tells nothing of other readers.
+#: Retry-After of a 503 BUSY (seconds): BUSY_RETRY_AFTER_S plus a random 0 ..
+#: BUSY_RETRY_SPREAD_S - 1, so it tells nothing of other readers and a herd of refused
+#: clients does not come back in one burst.
 BUSY_RETRY_AFTER_S = 1
+BUSY_RETRY_SPREAD_S = 3
 
 
 class RateLimit:
@@ -395,7 +401,7 @@ class RateLimit:
         if self.read_buckets is not None:
             wait = self.read_buckets.take(key)
             if wait > 0:
-                await _refuse(scope, receive, send, wait, "too many replay/event reads")
+                await _refuse(scope, receive, send, wait, "too many replay/event reads", READ_JITTER)
                 return
         if self.read_rate_all is not None and self.read_rate_all.take("all") > 0:
             await self._busy(scope, receive, send, key)
@@ -412,16 +418,17 @@ class RateLimit:
             self.reads.release()
 
     async def _busy(self, scope: Scope, receive: Receive, send: Send, key: str) -> None:
-        """503 ``BUSY`` with the constant ``Retry-After``; the refusal costs the caller a
+        """503 ``BUSY`` with a random 1..3 s ``Retry-After``; the refusal costs the caller a
         whole burst of its own bucket: a client that comes back at once meets its own
         (growing) 429 Retry-After, so a herd thins out."""
         if self.read_buckets is not None:
             self.read_buckets.charge(key, self.read_buckets.burst)
         _mark_limited(scope)
+        retry_after = BUSY_RETRY_AFTER_S + _jitter.randrange(BUSY_RETRY_SPREAD_S)
         response = JSONResponse(
             error_body(Code.BUSY, "too many replay/event reads in progress; retry shortly"),
             status_code=503,
-            headers={"Retry-After": str(BUSY_RETRY_AFTER_S)},
+            headers={"Retry-After": str(retry_after)},
         )
         await response(scope, receive, send)
 
@@ -431,9 +438,19 @@ def _mark_limited(scope: Scope) -> None:
     scope.setdefault("state", {})["limited"] = True
 
 
-async def _refuse(scope: Scope, receive: Receive, send: Send, wait: float, what: str) -> None:
-    """Answer 429 ``RATE_LIMITED`` with ``Retry-After`` = ``wait`` rounded up (>= 1 s)."""
+#: Spreads the retries of a herd: the costly reads' Retry-After is stretched by a random
+#: factor in [1, 1 + READ_JITTER) (random, so it says nothing about anyone else).
+READ_JITTER = 1.0
+_jitter = random.Random()
+
+
+async def _refuse(
+    scope: Scope, receive: Receive, send: Send, wait: float, what: str, jitter: float = 0.0
+) -> None:
+    """Answer 429 ``RATE_LIMITED`` with ``Retry-After`` = ``wait`` (stretched by a random
+    factor in [1, 1 + ``jitter``)) rounded up (>= 1 s)."""
     _mark_limited(scope)
+    wait *= 1.0 + jitter * _jitter.random()
     response = JSONResponse(
         error_body(Code.RATE_LIMITED, f"{what}; retry in {wait:.2f} s"),
         status_code=429,
