@@ -24,7 +24,7 @@ from gateway.deps import (
     player_id_of,
 )
 from gateway.errors import ApiError, Code
-from gateway.lobby import CURSOR_PATTERN, LOBBY_DEFAULT_LIMIT, LOBBY_MAX_LIMIT, page_of
+from gateway.lobby import CURSOR_PATTERN, LOBBY_DEFAULT_LIMIT, LOBBY_MAX_LIMIT
 from gateway.profile_deps import ProfileHeader
 from gateway.responses import errors
 from gateway.schemas import (
@@ -270,13 +270,13 @@ async def valid_actions(
 @router.get(
     "/games",
     response_model=GamesOut,
-    responses=errors(422, 503),
+    responses=errors(409, 422, 503),
     summary="Lobby: open and running games",
     description="Open and running games, oldest first, one page at a time: at most `limit` "
     f"(default {LOBBY_DEFAULT_LIMIT}, at most {LOBBY_MAX_LIMIT}); pass the answer's "
-    "`next_cursor` as `cursor` for the next page (`null`: the last page). The lobby "
-    "changes between pages: a game that started or finished meanwhile may be skipped or "
-    "shown twice.",
+    "`next_cursor` as `cursor` for the next page (`null`: the last page). A page goes on "
+    "after the last game of the previous one, so no game is shown twice. A cursor no "
+    "page gave is refused (409 `MALFORMED`).",
 )
 async def list_games(
     session: SessionDep,
@@ -287,15 +287,15 @@ async def list_games(
         str | None,
         Query(
             pattern=CURSOR_PATTERN,
-            max_length=80,
             description="`next_cursor` of the previous page (opaque); omit for the first",
         ),
     ] = None,
 ) -> GamesOut:
     """GET /games?limit=50&cursor=... → ``{"games": [{"game_id", "kind", "phase",
     "players_joined", "max_players", "config"}], "next_cursor": str | null}``."""
-    reply = await session.ListGames(session_pb2.ListGamesRequest(), timeout=RPC_TIMEOUT_S)
-    games, next_cursor = page_of(list(reply.games), limit, cursor)
+    reply = await session.ListGames(
+        session_pb2.ListGamesRequest(page_size=limit, cursor=cursor or ""), timeout=RPC_TIMEOUT_S
+    )
     return GamesOut.model_validate(
         {
             "games": [
@@ -307,9 +307,9 @@ async def list_games(
                     "max_players": g.max_players,
                     "config": json.loads(g.config) if g.config else {},
                 }
-                for g in games
+                for g in reply.games
             ],
-            "next_cursor": next_cursor,
+            "next_cursor": reply.next_cursor or None,
         }
     )
 

@@ -181,4 +181,4 @@ async def test_rule_errors_over_rest(api: AsyncCellWarClient, gateway: str):
     assert replay["seq"] == 4 and replay["view"]["seq"] == 4
     with pytest.raises(ApiError) as beyond:
         await api.replay(game_id, 5, p2.token)
-    assert (beyond.value.status, beyond.value.code) == (422, "MALFORMED")
+    assert (beyond.value.status, beyond.value.code) == (409, "SEQ_OUT_OF_RANGE")

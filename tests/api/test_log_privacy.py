@@ -69,7 +69,7 @@ async def test_a_life_log_is_private_during_placement_and_public_after(api: Asyn
     replayed = (await api.replay(game_id, 4, green.token))["view"]
     assert replayed["board"] == "!" and replayed["players"][0]["cells"] is None
     assert replayed["turn"] == 2 and replayed["seq"] == 4
-    assert await refused(api.replay(game_id, 5, green.token)) == (422, "MALFORMED")
+    assert await refused(api.replay(game_id, 5, green.token)) == (409, "SEQ_OUT_OF_RANGE")
 
     await api.place(game_id, green.token, P2_CELLS)  # seq 7
     await api.end_turn(game_id, green.token)  # seq 8: running, the board is visible to all
