@@ -108,10 +108,10 @@ class Settings(BaseSettings):
     trusted_proxies: str = ""
     create_limit_per_min: int = Field(30, ge=0)
     join_limit_per_min: int = Field(60, ge=0)
-    read_limit_per_s: float = Field(5.0, ge=0)
-    read_limit_burst: int = Field(20, ge=0)
+    read_limit_per_s: float = Field(10.0, ge=0)
+    read_limit_burst: int = Field(60, ge=0)
     read_concurrency: int = Field(2, ge=0)
-    read_global_per_s: float = Field(20.0, ge=0)
+    read_global_per_s: float = Field(40.0, ge=0)
 
 
 @lru_cache(maxsize=1)

@@ -45,7 +45,8 @@ export function sampleSeqs(events, n = 48) {
 export async function backfill(series, gameId, { token, events, n = 48, alive = () => true } = {}) {
   const log = events || (await request('GET', `${gamePath(gameId)}/events?from_seq=0`, { token })).events || [];
   const seqs = sampleSeqs(log, n);
-  const parallel = 4;
+  // Two at a time: the gateway runs few costly reads at once (CELLWAR_READ_CONCURRENCY).
+  const parallel = 2;
   for (let i = 0; i < seqs.length && alive(); i += parallel) {
     await Promise.all(seqs.slice(i, i + parallel).map((seq) => request('GET', `${gamePath(gameId)}/replay?seq=${seq}`, { token })
       .then((res) => { if (alive()) series.add(res.view, res.seq ?? seq); })
