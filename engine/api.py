@@ -336,11 +336,21 @@ def decide_tick(state: Any, generations: int) -> tuple[list[EventDraft], Any]:
     original = state
     state = upgrade(state, ENGINE_VERSION)
     new = tick(state, generations)
-    ran = summary(new).generation - summary(state).generation
-    if ran <= 0 and summary(new).phase == summary(state).phase:
-        return [], original
-    drafts = [EventDraft("GenerationsTicked", 0, {"count": ran}, state_hash(new))]
-    return _with_finish(state, new, drafts), new
+    drafts = tick_events(state, new)
+    return (drafts, new) if drafts else ([], original)
+
+
+def tick_events(before: Any, after: Any) -> list[EventDraft]:
+    """The events that record a run from ``before`` to ``after`` (``after`` =
+    ``tick(before, n)``, however it was computed: one call, several, or the packed tick
+    path): ``GenerationsTicked`` with the generations run, and ``GameFinished`` when the
+    run ended the game; none when nothing ran and the phase is unchanged. ``before`` is
+    under the current rules (:func:`upgrade`), as :func:`decide_tick` ticks it."""
+    ran = summary(after).generation - summary(before).generation
+    if ran <= 0 and summary(after).phase == summary(before).phase:
+        return []
+    drafts = [EventDraft("GenerationsTicked", 0, {"count": ran}, state_hash(after))]
+    return _with_finish(before, after, drafts)
 
 
 def apply_event(

@@ -28,6 +28,7 @@ from typing import Any
 
 from cellwar.v1.codes import CommandType, EventType
 from engine.api import (
+    ENGINE_VERSION,
     EventDraft,
     apply_event,
     decide_tick,
@@ -35,6 +36,8 @@ from engine.api import (
     observers,
     state_hash,
     summary,
+    tick_events,
+    upgrade,
 )
 from engine.api import decide as decide_command
 from engine.api import fold as api_fold
@@ -199,4 +202,16 @@ def tick(state: Any, env: Envelope, generations: int) -> tuple[list[EventDraft],
     """Tick a running game by up to ``generations`` (:func:`engine.api.decide_tick`):
     ``GenerationsTicked`` (+ ``GameFinished``), the state and the envelope after them."""
     drafts, after = decide_tick(state, generations)
+    return _track(state, env, [(d, after) for d in drafts])
+
+
+def ticked(state: Any, env: Envelope, after: Any) -> tuple[list[EventDraft], Any, Envelope]:
+    """Record a run computed elsewhere: ``after`` = ``tick(upgrade(state), n)`` (the
+    packed tick path, or ticks in several calls). Returns what :func:`tick` returns for
+    ``tick(state, env, n)`` (``tick(tick(s, a), b) == tick(s, a + b)`` while the first
+    ran all ``a``): the ``GenerationsTicked`` (+ ``GameFinished``), ``after``, and the
+    envelope after them; no events (and ``state`` as given) when nothing ran."""
+    drafts = tick_events(upgrade(state, ENGINE_VERSION), after)
+    if not drafts:
+        return [], state, env
     return _track(state, env, [(d, after) for d in drafts])

@@ -31,7 +31,11 @@ class Settings(BaseSettings):
         web_dir: folder of the browser client served at ``/`` (empty: the packaged one).
         tick_interval_s: longest pause between two ticks of the session's ticker (seconds);
             shorter when the rate is high, so one batch stays around 8..64 generations.
-        snapshot_every: the session snapshots a game at least every this many events.
+        snapshot_every: the session snapshots a game at least every this many events
+            (issue 11: 100), and at every phase change.
+        checkpoint_s: a running game's generations are recorded at least every this
+            much running time (seconds; DESIGN §6 as raised by issue 11: 2): a session
+            that dies loses at most that much of a running game.
         stream_replicas: replicas of the GAME_EVENTS stream and the KV buckets (1 locally,
             3 in a cluster).
         engine_timeout_s: deadline of one call to the engine service (seconds).
@@ -87,7 +91,8 @@ class Settings(BaseSettings):
     data_dir: str = ".data"
     web_dir: str = ""
     tick_interval_s: float = Field(0.125, gt=0)
-    snapshot_every: int = Field(200, gt=0)
+    snapshot_every: int = Field(100, gt=0)
+    checkpoint_s: float = Field(2.0, gt=0)
     stream_replicas: int = Field(1, ge=1)
     engine_timeout_s: float = Field(30.0, gt=0)
     shutdown_grace_s: float = Field(5.0, ge=0)

@@ -21,6 +21,7 @@ import structlog
 import engine
 from cellwar.v1 import engine_pb2, engine_pb2_grpc
 from cellwar.v1.codes import ErrorCode
+from engine import api as engine_api
 from engine import envelope
 from engine.api import dumps
 from engine.campaign import levels as campaign_levels
@@ -30,6 +31,7 @@ from engine.life import patterns as life_patterns
 from engine.policy import policy, revealed_view
 from services.common import grpcutil
 from services.common.errors import ENGINE_VERSION_KEY, abort
+from services.engine.runs import RunCache
 
 log = structlog.get_logger("cellwar.engine")
 
@@ -132,25 +134,58 @@ def _given(msg: engine_pb2.GameState) -> tuple[Any | None, Envelope]:
     return from_proto(msg), envelope_of(msg)
 
 
-def views_of(state: Any) -> list[bytes]:
+def views_of(state: Any, wanted: set[int] | None = None) -> list[bytes]:
     """JSON views of ``state`` for the spectator (index 0) and every seat taken (index =
-    player id), without ``game_id``/``seq`` (the session adds them)."""
+    player id), without ``game_id``/``seq`` (the session adds them); with ``wanted``,
+    only those players' (an empty entry for the others)."""
     seats = engine.summary(state).players_joined
-    return [dumps(engine.get_visible_state(state, pid or None)) for pid in range(seats + 1)]
+    return [
+        dumps(engine.get_visible_state(state, pid or None))
+        if wanted is None or pid in wanted
+        else b""
+        for pid in range(seats + 1)
+    ]
 
 
-def decide(request: engine_pb2.DecideRequest) -> engine_pb2.DecideReply:
+def decide(request: engine_pb2.DecideRequest, runs: RunCache | None = None) -> engine_pb2.DecideReply:
     """Run one command (:func:`engine.envelope.decide`: ``engine.decide``, removals with
     their rollback planned by the engine) and return its events, the state after them
-    with its envelope, and every player's view of it. Raises GameError."""
+    with its envelope, and the views asked for (``view_players`` with ``views_listed``;
+    else every player's).
+
+    ``generations_before`` > 0 (the packed tick path): the game ran that many
+    generations since ``state`` without recording them; they are recorded first, by a
+    ``GenerationsTicked`` of that count (``ticked`` = how many leading events record
+    them), taken from the run cache when it holds that run, else ticked from ``state``
+    (deterministic: the same state either way). A command that lands drops the game's
+    run cache entry (its base is no longer the game's last recorded state).
+
+    Raises:
+        GameError: the rules refuse the command (nothing recorded, the run goes on).
+    """
     cmd = request.command
     state, env = _given(request.state)
     payload = _json(cmd.payload, "command payload")
     if not isinstance(payload, dict):
         raise GameError(ErrorCode.MALFORMED, "command payload must be a JSON object")
+    before: list[engine.EventDraft] = []
+    if request.generations_before and state is not None:
+        g = request.generations_before
+        after = None
+        if runs is not None and request.game_id:
+            after = runs.state_after(request.game_id, request.state.state_hash, g)
+        if after is None:
+            after = engine.tick(engine_api.upgrade(state, engine.ENGINE_VERSION), g)
+        before, state, env = envelope.ticked(state, env, after)
     drafts, new, env = envelope.decide(state, env, cmd.type, cmd.actor, payload)
+    if runs is not None and request.game_id:
+        runs.forget(request.game_id)
+    wanted = set(request.view_players) if request.views_listed else None
     return engine_pb2.DecideReply(
-        events=[_draft(d) for d in drafts], state=to_proto(new, env), views=views_of(new)
+        events=[_draft(d) for d in [*before, *drafts]],
+        state=to_proto(new, env),
+        views=views_of(new, wanted),
+        ticked=len(before),
     )
 
 
@@ -268,9 +303,19 @@ def levels_json() -> bytes:
     )
 
 
+def new_run_cache(max_games: int | None = None) -> RunCache:
+    """The run cache of one engine process (:mod:`services.engine.runs`)."""
+    kwargs = {} if max_games is None else {"max_games": max_games}
+    return RunCache(to_proto, envelope_of, from_proto, **kwargs)
+
+
 class EngineServicer(engine_pb2_grpc.EngineServicer):
-    """grpc.aio servicer. Fold and Tick, and any call on a large state, run in a worker
-    thread; a small Decide/Views runs inline (a thread hop costs more than the work)."""
+    """grpc.aio servicer. Fold, Tick and Run, and any call on a large state, run in a
+    worker thread; a small Decide/Views runs inline (a thread hop costs more than the
+    work). ``runs``: the run cache of ``Engine.Run`` (one per process)."""
+
+    def __init__(self, runs: RunCache | None = None) -> None:
+        self.runs = runs or new_run_cache()
 
     async def _run(
         self,
@@ -290,12 +335,17 @@ class EngineServicer(engine_pb2_grpc.EngineServicer):
         except GameError as exc:
             await abort(context, exc.code, exc.message)
         except Exception as exc:  # noqa: BLE001 - a bug must not kill the server
-            log.exception("engine_call_failed", rpc=fn.__name__)
+            log.exception("engine_call_failed", rpc=getattr(fn, "__name__", "call"))
             await abort(context, ErrorCode.INTERNAL, f"{type(exc).__name__}: {exc}")
         raise AssertionError("unreachable")  # abort always raises
 
     async def Decide(self, request, context):  # noqa: N802 - gRPC method name
-        return await self._run(decide, request, context, inline=True)
+        runs = self.runs
+        inline = not request.generations_before
+        return await self._run(lambda r: decide(r, runs), request, context, inline=inline)
+
+    async def Run(self, request, context):  # noqa: N802
+        return await self._run(self.runs.run, request, context)
 
     async def Fold(self, request, context):  # noqa: N802
         return await self._run(fold, request, context)
@@ -321,14 +371,17 @@ class EngineServicer(engine_pb2_grpc.EngineServicer):
         return await self._run(lambda _: engine_pb2.LevelsReply(levels=levels_json()), request, context)
 
 
-async def create_server(address: str = "127.0.0.1:0") -> tuple[grpc.aio.Server, int]:
-    """Build and start the Engine server on ``address`` (port 0 = a free port).
+async def create_server(
+    address: str = "127.0.0.1:0", *, runs: RunCache | None = None
+) -> tuple[grpc.aio.Server, int]:
+    """Build and start the Engine server on ``address`` (port 0 = a free port); ``runs``:
+    its run cache (default: a new one).
 
     Returns ``(server, port)``; stop it with ``await server.stop(grace_seconds)``.
     Health (SERVING for ``""`` and ``cellwar.v1.Engine``) and reflection are on.
     """
     server = grpcutil.new_server()
-    engine_pb2_grpc.add_EngineServicer_to_server(EngineServicer(), server)
+    engine_pb2_grpc.add_EngineServicer_to_server(EngineServicer(runs), server)
     health = grpcutil.add_health_and_reflection(server, [SERVICE_NAME])
     port = grpcutil.bind(server, address)
     await server.start()

@@ -15,8 +15,11 @@ lock on this instance:
 3. **repair**: a finished state whose ``GameFinished`` was never written (a crash
    between the events of one command) gets it first;
 4. **decide** through the engine (``Engine.Decide`` returns the events, the new state
-   with its envelope, and every player's view). A refusal is checked against the log's
-   tail: if another instance wrote meanwhile, catch up and decide again;
+   with its envelope, and the views of the caller and of the players watched now). A
+   running game's unrecorded run (the packed tick path) is recorded first, in the same
+   append: ``GenerationsTicked`` of the generations run so far, then the command's
+   events. A refusal is checked against the log's tail: if another instance wrote
+   meanwhile, catch up and decide again;
 5. **append** with the expected last per-game seq as the fence (JetStream
    ``Nats-Expected-Last-Subject-Sequence``) and the scoped command id as ``Nats-Msg-Id``;
    a lost race marks the game stale and goes round again (at most
@@ -198,7 +201,7 @@ class CommandLoop:
                 if game.needs_finish and not await self._repair(game):
                     continue
                 try:
-                    reply = await self.engine.decide(game.state, cmd.type, cmd.actor, cmd.payload)
+                    reply = await self._decide(game, cmd)
                 except ServiceError as exc:
                     # A refusal must hold against the latest log, not a stale cache
                     # (another instance may have written since): check, catch up, retry.
@@ -209,17 +212,22 @@ class CommandLoop:
                     log.info("cache_behind_log", game_id=game.game_id, seq=game.seq)
                     game.stale = True
                     continue
-                if not reply.events:
+                if len(reply.events) <= reply.ticked:
                     return Outcome(game, game.seq, cmd.actor, versions=tuple(game.state.versions))
                 stored = await self._append(
-                    game, reply.events, reply.state, reply.views, recorded_command_id(key, digest)
+                    game,
+                    reply.events,
+                    reply.state,
+                    reply.views,
+                    recorded_command_id(key, digest),
+                    system=reply.ticked,
                 )
                 if stored is None:
                     continue
                 return Outcome(
                     game,
                     stored[-1].seq,
-                    stored[0].actor or cmd.actor,
+                    stored[reply.ticked].actor or cmd.actor,
                     versions=tuple(reply.state.versions),
                 )
         raise ServiceError(
@@ -294,6 +302,54 @@ class CommandLoop:
             return game
         raise ServiceError(ErrorCode.CONFLICT, "this command id created another game")
 
+    async def _decide(self, game: Game, cmd: Command) -> engine_pb2.DecideReply:
+        """``Engine.Decide`` of ``cmd`` on the game now: its unrecorded run first (the
+        generations this instance knows were run), the views of the caller and of the
+        players watched or polled now (a join: every view, its seat is not known yet).
+        Raises ServiceError."""
+        before = game.run_done if game.running else 0
+        view_players = None
+        if cmd.type != CommandType.JOIN:
+            now = self.games._now()
+            view_players = sorted({cmd.actor, *game.view_players(now)})
+        return await self.engine.decide(
+            game.state,
+            cmd.type,
+            cmd.actor,
+            cmd.payload,
+            game_id=game.game_id,
+            generations_before=before,
+            view_players=view_players,
+        )
+
+    async def record_run(
+        self,
+        game: Game,
+        expected_seq: int,
+        base_hash: str,
+        result: engine_pb2.RunResult,
+        views: dict[int, bytes],
+    ) -> bool:
+        """Append the events of a recorded run (``Engine.Run``: a checkpoint, a stable
+        board, the end) unless the game moved since the run's base (``expected_seq``,
+        ``base_hash``). Returns True when recorded. Never raises for store trouble
+        (logged; the run goes on from the last recorded state)."""
+        async with game.lock:
+            if (
+                game.stale
+                or game.broken
+                or game.seq != expected_seq
+                or game.state.state_hash != base_hash
+                or not result.events
+            ):
+                return False
+            try:
+                stored = await self._append(game, result.events, result.state, views, "")
+            except StoreUnavailable as exc:
+                log.warning("run_not_recorded", game_id=game.game_id, error=str(exc))
+                return False
+            return stored is not None
+
     async def record_tick(
         self, game: Game, expected_seq: int, result: engine_pb2.TickResult
     ) -> bool:
@@ -355,18 +411,21 @@ class CommandLoop:
         game: Game,
         drafts: Sequence[engine_pb2.EventDraft],
         state: engine_pb2.GameState,
-        views: Sequence[bytes],
+        views: Sequence[bytes] | dict[int, bytes],
         command_id: str,
+        *,
+        system: int = 0,
     ) -> list[events_pb2.Event] | None:
         """Append with the fence, then project and take the state. None when the race
-        was lost (the game is marked stale). Call under the game's lock.
+        was lost (the game is marked stale). ``system``: leading events that are the
+        system's (no command id). Call under the game's lock.
 
         Raises:
             StoreUnavailable: NATS did not answer (the game is marked stale).
         """
         try:
             stored = await self.store.append(
-                game.game_id, self._events(drafts), game.seq, command_id
+                game.game_id, self._events(drafts), game.seq, command_id, system=system
             )
         except (ConcurrencyError, DuplicateCommandError) as exc:
             log.info("append_race_lost", game_id=game.game_id, error=str(exc))
@@ -383,7 +442,7 @@ class CommandLoop:
         game: Game,
         stored: Sequence[events_pb2.Event],
         state: engine_pb2.GameState,
-        views: Sequence[bytes],
+        views: Sequence[bytes] | dict[int, bytes],
     ) -> None:
         for projection in self.projections:
             await projection.before(game, stored, state)

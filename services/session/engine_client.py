@@ -10,6 +10,11 @@ or restarting) is retried at once on the next replica, and that replica is skipp
 :data:`DOWN_S` seconds. Engine calls are pure functions of their request, so a retry is
 always safe.
 
+Calls about one game (``Decide``, ``Run``) go first to the replica the game id hashes to
+(affinity: the replica whose run cache holds the game, docs/ARCHITECTURE.md "Ticking"),
+so ticks and commands of a game meet the same cache; correctness never depends on it
+(a call elsewhere is a cache miss, answered from the state the session sends).
+
 Every failure becomes :class:`services.common.errors.ServiceError` with the engine's
 machine code unchanged (``OUT_OF_ZONE``, ``MALFORMED``, ...) or ``UNAVAILABLE`` when no
 replica answers.
@@ -19,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import zlib
 from collections.abc import Sequence
 
 import grpc
@@ -79,19 +85,24 @@ class EngineClient:
         for replica in self.replicas:
             await replica.channel.close()
 
-    def _order(self) -> list[_Replica]:
-        """The replicas to try, starting with the next in turn; those marked down last
-        (tried only when every other one failed too)."""
+    def affinity(self, key: str) -> int:
+        """Index of the replica a game id goes to first (the same on every instance that
+        lists the same replicas)."""
+        return zlib.crc32(key.encode()) % len(self.replicas)
+
+    def _order(self, key: str = "") -> list[_Replica]:
+        """The replicas to try: the one ``key`` hashes to (else the next in turn) first;
+        those marked down last (tried only when every other one failed too)."""
         n = len(self.replicas)
-        start = next(self._turn) % n
+        start = self.affinity(key) if key else next(self._turn) % n
         ordered = [self.replicas[(start + i) % n] for i in range(n)]
         now = asyncio.get_running_loop().time()
         return [r for r in ordered if r.down_until <= now] + [
             r for r in ordered if r.down_until > now
         ]
 
-    async def _call(self, name: str, request):
-        attempts = self._order()
+    async def _call(self, name: str, request, key: str = ""):
+        attempts = self._order(key)
         if len(attempts) == 1:
             attempts = attempts * 2  # one replica: retry once (it may be restarting)
         error: tuple[str, str] = (ErrorCode.UNAVAILABLE, "no engine replica answered")
@@ -114,16 +125,50 @@ class EngineClient:
         raise ServiceError(*error)
 
     async def decide(
-        self, state: engine_pb2.GameState | None, command_type: str, actor: int, payload: bytes
+        self,
+        state: engine_pb2.GameState | None,
+        command_type: str,
+        actor: int,
+        payload: bytes,
+        *,
+        game_id: str = "",
+        generations_before: int = 0,
+        view_players: Sequence[int] | None = None,
     ) -> engine_pb2.DecideReply:
         """Run one command (``state`` None for ``create``): the events, the new state and
-        every player's view. Raises ServiceError."""
+        the views (every player's, or those of ``view_players``). ``generations_before``:
+        unrecorded generations run since ``state``, recorded first (``reply.ticked``
+        leading events). Sent to ``game_id``'s replica first. Raises ServiceError."""
         request = engine_pb2.DecideRequest(
-            command=engine_pb2.Command(type=command_type, actor=actor, payload=payload)
+            command=engine_pb2.Command(type=command_type, actor=actor, payload=payload),
+            game_id=game_id,
+            generations_before=generations_before,
         )
+        if view_players is not None:
+            request.view_players.extend(view_players)
+            request.views_listed = True
         if state is not None:
             request.state.CopyFrom(state)
-        return await self._call("Decide", request)
+        return await self._call("Decide", request, game_id)
+
+    async def run(self, items: Sequence[engine_pb2.RunItem]) -> list[engine_pb2.RunResult]:
+        """``Engine.Run`` of many games: each item goes to its game's replica (one call per
+        replica, concurrently); results in the order of ``items``. A replica that does
+        not answer is retried on the next (its items then MISS there, and the caller
+        sends their bases). Raises ServiceError."""
+        groups: dict[int, list[int]] = {}
+        for i, item in enumerate(items):
+            groups.setdefault(self.affinity(item.game_id), []).append(i)
+        results: list[engine_pb2.RunResult | None] = [None] * len(items)
+
+        async def one(indices: list[int]) -> None:
+            request = engine_pb2.RunRequest(items=[items[i] for i in indices])
+            reply = await self._call("Run", request, items[indices[0]].game_id)
+            for i, result in zip(indices, reply.results, strict=True):
+                results[i] = result
+
+        await asyncio.gather(*(one(ix) for ix in groups.values()))
+        return [r for r in results if r is not None]
 
     async def fold(
         self, state: engine_pb2.GameState | None, events: Sequence[events_pb2.Event]

@@ -18,7 +18,7 @@ import asyncio
 import hashlib
 import json
 import uuid
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -122,8 +122,16 @@ class Game:
         views: raw engine views of ``state`` by player id (0 = spectator), when known.
         inbox: followed events waiting to be folded; ``inbox_stream_seq`` the store
             position of the newest.
-        watchers: open Watch streams on this instance.
+        watchers: open Watch streams on this instance; ``watching`` the same per player
+            id (0 = spectator).
         touched: loop time of the last use (eviction).
+        run_done / run_generation / run_views / run_started: the run since ``state``
+            that is not recorded yet (the packed tick path, docs/ARCHITECTURE.md
+            "Ticking"): generations run, the generation reached, the views there by
+            player id, and the loop time its first generation ran (0 = no run).
+        progress: bumped at each step of the run (Watch sends a frame for it).
+        wanted / remote: player id -> loop time until which progress views are wanted
+            here (a GetView) and by other instances (their interest, on the holder).
     """
 
     game_id: str
@@ -142,6 +150,14 @@ class Game:
     inbox_stream_seq: int = 0
     watchers: int = 0
     touched: float = 0.0
+    run_done: int = 0
+    run_generation: int = 0
+    run_views: dict[int, bytes] = field(default_factory=dict)
+    run_started: float = 0.0
+    progress: int = 0
+    watching: dict[int, int] = field(default_factory=dict)
+    wanted: dict[int, float] = field(default_factory=dict)
+    remote: dict[int, float] = field(default_factory=dict)
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     changed: asyncio.Event = field(default_factory=asyncio.Event)
     _rendering: dict[tuple[int, int], asyncio.Task] = field(default_factory=dict)
@@ -190,20 +206,66 @@ class Game:
         self,
         state: engine_pb2.GameState,
         events: Sequence[events_pb2.Event],
-        views: Sequence[bytes] = (),
+        views: Sequence[bytes] | Mapping[int, bytes] = (),
         stream_seq: int = 0,
     ) -> None:
         """Take a new state after ``events`` (the cache's one way to move forward):
-        record their command ids, the views when known, and wake the watchers."""
+        record their command ids, the views when known (a list indexed by player id, or
+        a mapping; empty entries are not known), and wake the watchers. A recorded state
+        ends the unrecorded run it replaces."""
         for event in events:
             remember_command(self.commands, event)
         self.state = state
         self.seq = events[-1].seq if events else self.seq
         self.last_event_type = events[-1].type if events else self.last_event_type
         self.stream_seq = stream_seq or self.stream_seq
-        self.views = dict(enumerate(views))
+        pairs = views.items() if isinstance(views, Mapping) else enumerate(views)
+        self.views = {pid: v for pid, v in pairs if v}
         self._rendering = {}
+        self.reset_run()
         self.notify()
+
+    # ------------------------------------------------------------------ the run
+
+    @property
+    def generation(self) -> int:
+        """The generation the game is at: the run's when one is under way."""
+        return self.run_generation if self.run_done else int(self.state.generation)
+
+    def reset_run(self) -> None:
+        """Forget the unrecorded run (recorded now, or lost with the lease)."""
+        self.run_done = 0
+        self.run_generation = 0
+        self.run_views = {}
+        self.run_started = 0.0
+
+    def advance_run(
+        self, done: int, generation: int, views: Mapping[int, bytes], now: float
+    ) -> None:
+        """The run went on: ``done`` generations since :attr:`state`, at ``generation``,
+        with these views (by player id); wakes the watchers."""
+        if not self.run_done and done:
+            self.run_started = now
+        if done != self.run_done:
+            self.run_views = {}
+        self.run_done = done
+        self.run_generation = generation
+        self.run_views.update(views)
+        self.progress += 1
+        self.notify()
+
+    def view_players(self, now: float, *, remote: bool = True) -> list[int]:
+        """Players whose views of the run are wanted now: watched here, asked for by a
+        recent GetView, and (``remote``) wanted by other instances."""
+        ids = {pid for pid, n in self.watching.items() if n > 0}
+        ids.update(pid for pid, until in self.wanted.items() if until > now)
+        if remote:
+            ids.update(pid for pid, until in self.remote.items() if until > now)
+        return sorted(ids)
+
+    def remote_players(self, now: float) -> list[int]:
+        """Players whose progress views other instances want now."""
+        return sorted(pid for pid, until in self.remote.items() if until > now)
 
 
 def remember_command(commands: dict[str, CommandResult], event: events_pb2.Event) -> None:
@@ -237,6 +299,9 @@ class GameCache:
         self.directory = directory
         self.games: dict[str, Game] = {}
         self._load_locks: dict[str, asyncio.Lock] = {}
+        #: ``await peek(game, player_id)``: the view of a game's unrecorded run from the
+        #: engine's run cache (set by the ticker: the lease holder knows the run), or None.
+        self.peek: Any | None = None
 
     @staticmethod
     def _now() -> float:
@@ -491,11 +556,20 @@ class GameCache:
     async def view(self, game: Game, player_id: int) -> tuple[int, bytes]:
         """``(version, view JSON)`` of a player (0 = spectator) now: the view's ``seq``
         is the player's own version (it moves only when this player's view changes).
+        While a run is under way the view is the run's (the generation advances, the
+        version does not: no event is recorded yet), when it is known here; the lease
+        holder asks the engine for it (:attr:`peek`).
 
         Raises:
             ServiceError: ``GAME_BROKEN``, engine codes, ``UNAVAILABLE``.
         """
         seq = game.seq
+        raw = game.run_views.get(player_id) if game.run_done else None
+        if raw is None and game.run_done and self.peek is not None and not game.broken:
+            raw = await self.peek(game, player_id)
+        if raw is not None and game.seq == seq:
+            version = game.version(player_id)
+            return version, merge_view(raw, game.game_id, version)
         raw = await self.raw_view(game, player_id)
         if game.seq != seq:  # moved on meanwhile: render the newest
             return await self.view(game, player_id)

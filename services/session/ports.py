@@ -30,10 +30,12 @@ class EventLog(Protocol):
         events: Sequence[events_pb2.Event],
         expected_last_seq: int,
         command_id: str = "",
+        *,
+        system: int = 0,
     ) -> list[events_pb2.Event]:
         """Append after ``expected_last_seq``; returns the stored copies (seq, time,
-        game_id, command_id filled). Raises ConcurrencyError, DuplicateCommandError,
-        StoreUnavailable."""
+        game_id, command_id filled; the first ``system`` events are the system's: no
+        command id). Raises ConcurrencyError, DuplicateCommandError, StoreUnavailable."""
         ...
 
     async def read(
@@ -85,9 +87,22 @@ class Rules(Protocol):
     engine_version: str
 
     async def decide(
-        self, state: engine_pb2.GameState | None, command_type: str, actor: int, payload: bytes
+        self,
+        state: engine_pb2.GameState | None,
+        command_type: str,
+        actor: int,
+        payload: bytes,
+        *,
+        game_id: str = "",
+        generations_before: int = 0,
+        view_players: Sequence[int] | None = None,
     ) -> engine_pb2.DecideReply:
-        """Events, state and every view after one command."""
+        """Events, state and views after one command (``generations_before``
+        unrecorded generations recorded first: ``reply.ticked`` leading events)."""
+        ...
+
+    async def run(self, items: Sequence[engine_pb2.RunItem]) -> list[engine_pb2.RunResult]:
+        """Advance running games kept in the engine's run cache (the packed tick path)."""
         ...
 
     async def fold(

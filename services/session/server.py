@@ -34,6 +34,7 @@ from services.session.keeper import Keeper
 from services.session.leases import Leases
 from services.session.presence import Presence
 from services.session.profiles import Profiles
+from services.session.progress import ProgressRelay
 from services.session.projections import (
     DirectoryProjection,
     ProgressProjection,
@@ -78,6 +79,7 @@ class SessionApp:
     keeper: Keeper
     closing: asyncio.Event
     settings: Settings
+    relay: ProgressRelay | None = None
 
     async def stop(self, grace: float | None = None) -> None:
         """Stop serving: end Watch streams, stop ticking and housekeeping, give the leases up
@@ -87,6 +89,7 @@ class SessionApp:
         self.closing.set()
         steps: list[tuple[str, Callable[[], Awaitable[object]]]] = [
             ("ticker", self.ticker.stop),
+            ("runs_recorded", self.ticker.flush),
             ("keeper", self.keeper.stop),
             ("leases_released", self.leases.release_all),
             (
@@ -96,6 +99,7 @@ class SessionApp:
                 ),
             ),
             ("presence", self.presence.stop),
+            ("progress", self.relay.stop if self.relay else _nothing),
             ("follower", self.follower.stop),
             ("leases", self.leases.stop),
             ("directory", self.directory.stop),
@@ -111,6 +115,10 @@ class SessionApp:
                 await asyncio.wait_for(self.nc.close(), STOP_STEP_S)
         await self.engine.close()
         log.info("session_stopped", port=self.port)
+
+
+async def _nothing() -> None:
+    return None
 
 
 async def retrying(what: str, fn: Callable[[], Awaitable[T]], deadline_s: float) -> T:
@@ -231,13 +239,18 @@ async def create_server(
     await retrying("follower", follower.start, wait)
     keeper = Keeper(games, loop, leases, presence, directory, settings)
     presence.on_tracked = keeper.poke
+    relay = ProgressRelay(nc, games, leases)
+    await retrying("progress", relay.start, wait)
     ticker = Ticker(
         games,
         loop,
         leases,
         settings.generations_per_second,
         tick_interval(settings.generations_per_second, settings.tick_interval_s),
+        checkpoint_s=settings.checkpoint_s,
+        relay=relay,
     )
+    leases.on_lost = ticker.lost
 
     async def resync() -> None:
         await follower.reset("reconnect")
@@ -250,7 +263,7 @@ async def create_server(
     closing = asyncio.Event()
     server = grpcutil.new_server()
     session_pb2_grpc.add_SessionServicer_to_server(
-        SessionServicer(games, loop, presence, directory, profiles, closing), server
+        SessionServicer(games, loop, presence, directory, profiles, closing, relay=relay), server
     )
     health = grpcutil.add_health_and_reflection(server, [SERVICE_NAME])
     port = grpcutil.bind(server, address)
@@ -283,5 +296,6 @@ async def create_server(
         keeper,
         closing,
         settings,
+        relay,
     )
     return server, port, app

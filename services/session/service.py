@@ -28,6 +28,8 @@ from services.session.games import Game, GameCache, broken_error
 from services.session.library import Library
 from services.session.presence import Presence
 from services.session.profiles import Profiles, public
+from services.session.progress import ProgressRelay
+from services.session.ticker import WANTED_S
 from services.session.visibility import check_live_view, list_events, replay
 
 log = structlog.get_logger("cellwar.session")
@@ -76,7 +78,7 @@ class SessionServicer(session_pb2_grpc.SessionServicer):
         games: the game cache; loop: the command loop; presence: open streams and
             disconnect clocks; directory: the lobby; profiles: campaign progress (None:
             none kept); closing: set when the server stops (open Watch streams end
-            with UNAVAILABLE).
+            with UNAVAILABLE); relay: progress of running games held elsewhere.
     """
 
     def __init__(
@@ -87,6 +89,8 @@ class SessionServicer(session_pb2_grpc.SessionServicer):
         directory: Directory,
         profiles: Profiles | None,
         closing: asyncio.Event,
+        *,
+        relay: ProgressRelay | None = None,
     ) -> None:
         self.games = games
         self.loop = loop
@@ -94,6 +98,7 @@ class SessionServicer(session_pb2_grpc.SessionServicer):
         self.directory = directory
         self.profiles = profiles
         self.closing = closing
+        self.relay = relay
         self.library = Library(games.engine)
 
     async def _view(self, game: Game, player_id: int) -> tuple[int, bytes]:
@@ -176,6 +181,9 @@ class SessionServicer(session_pb2_grpc.SessionServicer):
     async def GetView(self, request, context):  # noqa: N802
         game = await self.games.get(request.game_id)
         check_live_view(game, request.player_id)
+        if game.running:  # a poller: keep its progress views coming for a while
+            until = asyncio.get_running_loop().time() + WANTED_S
+            game.wanted[request.player_id] = until
         version, view = await self._view(game, request.player_id)
         return session_pb2.ViewReply(seq=version, view=view)
 
@@ -222,12 +230,13 @@ class SessionServicer(session_pb2_grpc.SessionServicer):
     async def _watch(self, game: Game, player_id: int, context) -> None:
         """The loop of :meth:`Watch`: a view when the player's version or the presence
         changed (never at an event this player does not observe)."""
-        sent: tuple[int, int] | None = None
+        sent: tuple[int, int, int] | None = None
         while not self.closing.is_set():
             changed = game.changed
             presence = self.presence.version(game.game_id)
+            progress = game.progress
             version, view = await self._view(game, player_id)
-            key = (version, presence)
+            key = (version, presence, progress)
             if key != sent:
                 await context.write(session_pb2.WatchUpdate(type="view", seq=version, view=view))
                 sent = key
@@ -236,8 +245,10 @@ class SessionServicer(session_pb2_grpc.SessionServicer):
                     session_pb2.WatchUpdate(type="finished", seq=version, view=view)
                 )
                 return
-            if game.version(player_id) == version and presence == self.presence.version(
-                game.game_id
+            if (
+                game.version(player_id) == version
+                and presence == self.presence.version(game.game_id)
+                and progress == game.progress
             ):
                 closing = asyncio.ensure_future(self.closing.wait())
                 waiting = asyncio.ensure_future(changed.wait())
@@ -260,12 +271,19 @@ class SessionServicer(session_pb2_grpc.SessionServicer):
                 game = await self.games.get(request.game_id)
                 check_live_view(game, request.player_id)
                 game.watchers += 1
-                self.presence.opened(game, request.player_id)
+                pid = request.player_id
+                game.watching[pid] = game.watching.get(pid, 0) + 1
+                self.presence.opened(game, pid)
+                if self.relay is not None:
+                    self.relay.poke(game)
                 try:
-                    await self._watch(game, request.player_id, context)
+                    await self._watch(game, pid, context)
                 finally:
                     game.watchers -= 1
-                    self.presence.closed(game, request.player_id)
+                    game.watching[pid] -= 1
+                    if game.watching[pid] <= 0:
+                        del game.watching[pid]
+                    self.presence.closed(game, pid)
             except ServiceError as exc:
                 await abort(context, exc.code, exc.message)
             except (asyncio.CancelledError, grpc.aio.AbortError):

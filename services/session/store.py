@@ -149,11 +149,16 @@ class EventStore:
         events: Sequence[events_pb2.Event],
         expected_last_seq: int,
         command_id: str = "",
+        *,
+        system: int = 0,
     ) -> list[events_pb2.Event]:
         """Append ``events`` after per-game seq ``expected_last_seq``.
 
         Each event gets ``game_id``, ``seq`` (expected_last_seq + 1, + 2, ...), ``time``
-        and ``command_id`` filled in; the stored copies are returned.
+        and ``command_id`` filled in; the stored copies are returned. The first
+        ``system`` events are the system's (the generations a running game ran before
+        the command, recorded in the same append): no ``command_id``, no
+        ``Nats-Msg-Id``; the command's events are numbered from 0 after them.
 
         Raises:
             ConcurrencyError: the log's last event is not ``expected_last_seq``.
@@ -178,10 +183,10 @@ class EventStore:
                 event.game_id = game_id
                 event.seq = expected_last_seq + i + 1
                 event.time.CopyFrom(now)
-                event.command_id = command_id
+                event.command_id = command_id if i >= system else ""
                 headers = {"Nats-Expected-Last-Subject-Sequence": str(stream_seq)}
-                if command_id:
-                    headers["Nats-Msg-Id"] = msg_id(game_id, command_id, i)
+                if command_id and i >= system:
+                    headers["Nats-Msg-Id"] = msg_id(game_id, command_id, i - system)
                 try:
                     ack = await self.js.publish(
                         subj, event.SerializeToString(), timeout=self.timeout, headers=headers

@@ -2,25 +2,44 @@
 
 One loop wakes every ``interval`` seconds, adds ``generations_per_second x speed x
 elapsed`` generations to each game's debt (fractions carry over), and calls
-``Engine.Tick`` once for every game owed at least one generation. Each result is
-recorded through the command loop (:meth:`CommandLoop.record_tick`: under the game's
-lock, fenced by the expected last seq); when the game changed meanwhile, the result is
-dropped and the next tick redoes it. DESIGN §3: 8 generations/s x speed 1, 2, 4, 8.
+``Engine.Run`` once (per engine replica) for every game owed at least one generation:
+the packed tick path (docs/ARCHITECTURE.md "Ticking"). The engine keeps each running
+game in its run cache, so a tick ships only references (game id, the hash of its last
+recorded state, the generations run since) and gets back the generation reached and
+the views of the players watched now; nothing is recorded per tick.
+
+A run is **recorded** — one ``GenerationsTicked{n}``, through the command loop
+(:meth:`CommandLoop.record_run`, fenced by the expected last seq) — when the board
+stabilises or the game ends (the engine says so), at a checkpoint once the run holds
+``checkpoint_s`` seconds of generations (2 s: a session that dies loses at most that
+much running time, the game resumes from its last recorded generation), before any
+command of the game (the command loop records it in the command's own append), and when
+the instance stops gracefully (:meth:`Ticker.flush`). A game whose run cache entry is
+missing (the engine restarted, another replica) is sent again with its last recorded
+state: the engine rebuilds the run deterministically (fold(last recorded) + tick(n)).
+
+Progress is pushed to watchers every tick: the game's views move (``Game.advance_run``
+wakes Watch streams) while its version does not; watchers on other instances get it
+through :class:`services.session.progress.ProgressRelay`.
 
 Which games run is the engine's policy (``ticking``), read as data. Exactly one instance
 ticks a game: the holder of its lease (services/session/leases.py). A loaded game that
 starts running and has no holder yet is leased here at once, so the instance that ran
-the command that started it usually ticks it. The class is replaceable: anything with
-``start()``, ``stop()`` and ``tick_once(elapsed)`` over the same ports will do.
+the command that started it usually ticks it. DESIGN §3: 8 generations/s x speed 1, 2,
+4, 8. The class is replaceable: anything with ``start()``, ``stop()``, ``flush()`` and
+``tick_once(elapsed)`` over the same ports will do.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections.abc import Sequence
+from typing import Any
 
 import structlog
 
+from cellwar.v1 import engine_pb2
 from services.common.errors import ServiceError
 from services.session.commands import CommandLoop
 from services.session.games import Game, GameCache
@@ -30,6 +49,14 @@ log = structlog.get_logger("cellwar.session.ticker")
 
 #: Most seconds of debt a game may carry (after a pause or a slow engine), seconds.
 MAX_BACKLOG_S = 1.0
+#: Seconds of running time a run holds at most before it is recorded (a checkpoint).
+CHECKPOINT_S = 2.0
+#: Seconds a GetView keeps asking for a player's progress views.
+WANTED_S = 5.0
+
+OK = engine_pb2.RunResult.OK
+MISS = engine_pb2.RunResult.MISS
+FAILED = engine_pb2.RunResult.FAILED
 
 
 def tick_interval(generations_per_second: float, longest: float) -> float:
@@ -43,10 +70,12 @@ class Ticker:
 
     Args:
         games: the game cache.
-        loop: the command loop (records the results).
+        loop: the command loop (records runs).
         leases: this instance's leases.
         generations_per_second: base rate at speed 1 (generations per second).
         interval: seconds between two ticks (see :func:`tick_interval`).
+        checkpoint_s: running time a run holds at most before it is recorded (seconds).
+        relay: publishes progress for watchers on other instances (optional).
     """
 
     def __init__(
@@ -56,13 +85,22 @@ class Ticker:
         leases: Leases,
         generations_per_second: float,
         interval: float,
+        checkpoint_s: float = CHECKPOINT_S,
+        relay: Any | None = None,
     ):
         self.games = games
         self.loop = loop
         self.leases = leases
         self.rate = generations_per_second
         self.interval = interval
+        self.checkpoint_s = checkpoint_s
+        self.relay = relay
         self._task: asyncio.Task | None = None
+        games.peek = self.peek
+
+    @staticmethod
+    def _now() -> float:
+        return asyncio.get_running_loop().time()
 
     def start(self) -> None:
         """Start the loop."""
@@ -91,9 +129,54 @@ class Ticker:
             except Exception:  # noqa: BLE001 - the loop must survive anything
                 log.exception("tick_failed")
 
+    def lost(self, game_id: str) -> None:
+        """Another instance took the game's lease: its unrecorded run is not ours to
+        record (the new holder goes on from the last recorded state)."""
+        game = self.games.games.get(game_id)
+        if game is not None:
+            game.reset_run()
+            game.due = 0.0
+
+    # ------------------------------------------------------------------ ticks
+
+    def _checkpoint(self, game: Game) -> int:
+        """Generations a run holds at most before it is recorded (``checkpoint_s`` of
+        running time at the game's speed)."""
+        return max(1, round(self.checkpoint_s * self.rate * max(game.state.speed, 1)))
+
+    def _item(self, game: Game, generations: int, now: float, *, record: bool = False):
+        return engine_pb2.RunItem(
+            game_id=game.game_id,
+            base_hash=game.state.state_hash,
+            done=game.run_done,
+            generations=generations,
+            checkpoint=self._checkpoint(game),
+            record=record,
+            view_players=game.view_players(now),
+        )
+
+    async def _call(
+        self, batch: Sequence[tuple[Game, engine_pb2.RunItem]]
+    ) -> list[engine_pb2.RunResult]:
+        """``Engine.Run`` of the batch; the items that MISS (no cache entry for them on
+        their replica) are sent once more with their base. Raises ServiceError."""
+        results = await self.games.engine.run([item for _, item in batch])
+        misses = [k for k, r in enumerate(results) if r.status == MISS]
+        if misses:
+            again = []
+            for k in misses:
+                game, item = batch[k]
+                retry = engine_pb2.RunItem()
+                retry.CopyFrom(item)
+                retry.base.CopyFrom(game.state)
+                again.append(retry)
+            for k, result in zip(misses, await self.games.engine.run(again), strict=True):
+                results[k] = result
+        return results
+
     async def tick_once(self, elapsed: float) -> int:
         """One tick: ``elapsed`` seconds of generations for every held running game.
-        Returns how many games recorded a tick."""
+        Returns how many games ran (or recorded) a step."""
         for game in self.games.loaded():
             if game.stale and not game.lock.locked():
                 async with game.lock:
@@ -104,28 +187,94 @@ class Ticker:
         unheld = [gid for gid in running if self.leases.holder(gid) is None]
         if unheld:
             await self.leases.acquire(unheld)
-        batch: list[tuple[Game, int, int]] = []
+        now = self._now()
+        batch: list[tuple[Game, engine_pb2.RunItem]] = []
         for game in self.games.loaded():
             if game.game_id not in running or not self.leases.holds(game.game_id):
                 game.due = 0.0
+                if game.run_done and self.leases.holder(game.game_id) is None:
+                    game.reset_run()
                 continue
             rate = self.rate * max(game.state.speed, 1)
             game.due = min(game.due + rate * elapsed, max(rate * MAX_BACKLOG_S, 1.0))
             n = int(game.due)
-            if n >= 1:
-                batch.append((game, game.seq, n))
+            overdue = bool(game.run_done) and now - game.run_started >= self.checkpoint_s * 1.5
+            if n >= 1 or overdue:
+                batch.append((game, self._item(game, n, now, record=overdue)))
         if not batch:
             return 0
+        return await self._apply(batch)
+
+    async def _apply(self, batch: Sequence[tuple[Game, engine_pb2.RunItem]]) -> int:
+        """Run a batch and take each result (record what the engine recorded)."""
+        seqs = [game.seq for game, _ in batch]
         try:
-            reply = await self.games.engine.tick([(g.state, n) for g, _, n in batch])
+            results = await self._call(batch)
         except ServiceError as exc:
-            log.warning("engine_tick_failed", code=exc.code, error=exc.message, games=len(batch))
+            log.warning("engine_run_failed", code=exc.code, error=exc.message, games=len(batch))
             return 0
-        recorded = 0
-        for (game, seq, n), result in zip(batch, reply.results, strict=False):
-            if await self.loop.record_tick(game, seq, result):
-                game.due = max(game.due - max(result.generations_run, 1), 0.0)
-                recorded += 1
-            elif not result.events and game.seq == seq:
-                game.due = max(game.due - n, 0.0)  # nothing to run (e.g. engine refused)
+        now = self._now()
+        stepped = 0
+        for (game, item), seq, result in zip(batch, seqs, results, strict=True):
+            if game.seq != seq or game.state.state_hash != item.base_hash:
+                continue  # a command or another instance moved the game meanwhile
+            if game.run_done != item.done:
+                continue  # lost with the lease, or a peek raced: the next tick redoes it
+            if result.status != OK:
+                log.warning(
+                    "run_refused", game_id=game.game_id, status=result.status, error=result.error
+                )
+                game.due = 0.0
+                continue
+            views = dict(zip(item.view_players, result.views, strict=False))
+            if result.events:
+                if await self.loop.record_run(game, seq, item.base_hash, result, views):
+                    game.due = max(game.due - result.ran, 0.0)
+                    stepped += 1
+                continue
+            game.due = max(game.due - max(result.ran, item.generations), 0.0)
+            if result.ran or views:
+                game.advance_run(result.done, result.generation, views, now)
+                if self.relay is not None:
+                    self.relay.publish(game, item.view_players, result.views)
+                stepped += 1
+        return stepped
+
+    # ------------------------------------------------------------------ views, flush
+
+    async def peek(self, game: Game, player_id: int) -> bytes | None:
+        """A player's view of the game's unrecorded run, from the engine's run cache (the
+        lease holder only; None elsewhere or when the engine does not hold the run).
+        Asks the next ticks for this player's views too."""
+        now = self._now()
+        game.wanted[player_id] = now + WANTED_S
+        if not self.leases.holds(game.game_id) or not game.run_done:
+            return None
+        item = engine_pb2.RunItem(
+            game_id=game.game_id,
+            base_hash=game.state.state_hash,
+            done=game.run_done,
+            view_players=[player_id],
+        )
+        try:
+            (result,) = await self.games.engine.run([item])
+        except ServiceError:
+            return None
+        if result.status != OK or not result.views:
+            return None
+        return result.views[0]
+
+    async def flush(self) -> int:
+        """Record the unrecorded run of every held game now (a graceful stop: nothing is
+        lost). Returns how many runs were recorded."""
+        now = self._now()
+        batch = [
+            (game, self._item(game, 0, now, record=True))
+            for game in self.games.loaded()
+            if game.run_done and self.leases.holds(game.game_id) and not game.stale
+        ]
+        if not batch:
+            return 0
+        recorded = await self._apply(batch)
+        log.info("runs_flushed", games=len(batch), recorded=recorded)
         return recorded

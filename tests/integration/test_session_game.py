@@ -159,8 +159,11 @@ async def test_watch_streams_views_then_finished(client):
     await asyncio.wait_for(watcher, 10)
     assert updates[0].type == "view" and updates[0].seq == 1
     assert updates[-1].type == "finished"
-    seqs = [u.seq for u in updates if u.type == "view"]
-    assert seqs == sorted(set(seqs))
+    # a frame per change of the player's version, and per tick while the game runs:
+    # between two recorded events the version stays and the generation advances
+    frames = [(u.seq, json.loads(u.view)["generation"]) for u in updates if u.type == "view"]
+    assert frames == sorted(set(frames))
+    assert [s for s, _ in frames] == sorted(s for s, _ in frames)
     assert json.loads(updates[-1].view)["phase"] == "finished"
     assert json.loads(updates[1].view)["game_id"] == gid
 

@@ -1,6 +1,8 @@
 """A session instance killed with SIGKILL in the middle of a running game: a new one
 (same instance id) rebuilds the game from NATS and finishes it, with a log that has
-no gap, no duplicate and folds to the recorded final hash (DESIGN §6)."""
+no gap, no duplicate and folds to the recorded final hash (DESIGN §6). Running games
+record their generations at checkpoints (issue 11): the game resumes from its last
+recorded generation, losing at most one checkpoint interval of running time."""
 
 from __future__ import annotations
 
@@ -9,9 +11,11 @@ import json
 from collections import Counter
 
 import grpc
+import nats
 import pytest
 
 from services.engine.server import create_server as create_engine_server
+from services.session.store import EventStore
 from tests.support.client import SessionClient, fold_from_scratch
 from tests.support.stack import SessionProcess
 
@@ -34,6 +38,17 @@ async def wait_generation(client: SessionClient, gid: str, generation: int, time
     return view
 
 
+async def recorded_generation(nats_url: str, gid: str) -> int:
+    """The generation a game's log records (the sum of its GenerationsTicked), read
+    straight from JetStream."""
+    nc = await nats.connect(nats_url)
+    try:
+        events = await EventStore(nc.jetstream()).read(gid)
+    finally:
+        await nc.close()
+    return sum(int(json.loads(e.payload)["count"]) for e in events if e.type == "GenerationsTicked")
+
+
 async def test_killed_session_resumes_the_running_game(nats_url, engine_target, tmp_path):
     log_path = str(tmp_path / "session.log")
     session = SessionProcess(
@@ -41,6 +56,7 @@ async def test_killed_session_resumes_the_running_game(nats_url, engine_target, 
         engine_target,
         instance_id="kill-test",
         generations_per_second=200,
+        checkpoint_s=0.5,  # a checkpoint every 100 generations
         log_path=log_path,
     )
     await session.start()
@@ -55,16 +71,20 @@ async def test_killed_session_resumes_the_running_game(nats_url, engine_target, 
             gid, 2, {"type": "place", "cells": [[70, 50], [71, 50], [70, 51], [71, 51]]}
         )
         await client.end_turn(gid, 2)
-        before = await wait_generation(client, gid, 200)
+        before = await wait_generation(client, gid, 250)
         assert before["phase"] == "running"
 
         session.kill()
         with pytest.raises(grpc.aio.AioRpcError):
             await client.view(gid)
+        recorded = await recorded_generation(nats_url, gid)
+        # at least two checkpoints landed; at most one checkpoint (100) is lost
+        assert 200 <= recorded <= before["generation"] + 1
+        assert before["generation"] - recorded <= 100 + 40  # + ticks seen while killing
         await session.start()  # same port, same instance id: resumes its lease at once
 
         after = await client.view(gid)
-        assert after["phase"] != "finished" and after["generation"] >= before["generation"]
+        assert after["phase"] != "finished" and after["generation"] >= recorded
         final = await client.wait_finished(gid, [1, 2], timeout=40)
         assert final["generation"] == CONFIG["max_generations"]
 

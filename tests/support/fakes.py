@@ -63,8 +63,11 @@ class MemoryEventLog:
         events: Sequence[events_pb2.Event],
         expected_last_seq: int,
         command_id: str = "",
+        *,
+        system: int = 0,
     ) -> list[events_pb2.Event]:
-        """Append all of ``events`` at once after ``expected_last_seq``."""
+        """Append all of ``events`` at once after ``expected_last_seq`` (the first
+        ``system`` without the command id)."""
         if self.before_append is not None:
             hook, self.before_append = self.before_append, None
             await hook(game_id)
@@ -74,7 +77,11 @@ class MemoryEventLog:
         if last != expected_last_seq:
             self.backend.races_lost += 1
             raise ConcurrencyError(game_id, expected_last_seq)
-        ids = [msg_id(game_id, command_id, i) for i in range(len(events))] if command_id else []
+        ids = (
+            [msg_id(game_id, command_id, i) for i in range(len(events) - system)]
+            if command_id
+            else []
+        )
         if any(i in self.backend.msg_ids for i in ids):
             raise DuplicateCommandError(game_id, command_id)
         now = Timestamp()
@@ -86,7 +93,7 @@ class MemoryEventLog:
             event.game_id = game_id
             event.seq = expected_last_seq + i + 1
             event.time.CopyFrom(now)
-            event.command_id = command_id
+            event.command_id = command_id if i >= system else ""
             self.backend.stream_seq += 1
             log.append((self.backend.stream_seq, event))
             stored.append(event)
@@ -171,6 +178,7 @@ class InProcessEngine:
     def __init__(self) -> None:
         self.engine_version = engine.ENGINE_VERSION
         self.calls: dict[str, int] = {}
+        self.runs = engine_service.new_run_cache()
 
     def _run(self, name: str, fn, request):
         self.calls[name] = self.calls.get(name, 0) + 1
@@ -179,13 +187,32 @@ class InProcessEngine:
         except GameError as exc:
             raise ServiceError(exc.code, exc.message) from exc
 
-    async def decide(self, state, command_type, actor, payload) -> engine_pb2.DecideReply:
+    async def decide(
+        self,
+        state,
+        command_type,
+        actor,
+        payload,
+        *,
+        game_id="",
+        generations_before=0,
+        view_players=None,
+    ) -> engine_pb2.DecideReply:
         request = engine_pb2.DecideRequest(
-            command=engine_pb2.Command(type=command_type, actor=actor, payload=payload)
+            command=engine_pb2.Command(type=command_type, actor=actor, payload=payload),
+            game_id=game_id,
+            generations_before=generations_before,
         )
+        if view_players is not None:
+            request.view_players.extend(view_players)
+            request.views_listed = True
         if state is not None:
             request.state.CopyFrom(state)
-        return self._run("Decide", engine_service.decide, request)
+        return self._run("Decide", lambda r: engine_service.decide(r, self.runs), request)
+
+    async def run(self, items) -> list[engine_pb2.RunResult]:
+        request = engine_pb2.RunRequest(items=list(items))
+        return list(self._run("Run", self.runs.run, request).results)
 
     async def fold(self, state, events):
         if not events:

@@ -1,5 +1,6 @@
 from cellwar.v1 import events_pb2 as _events_pb2
 from google.protobuf.internal import containers as _containers
+from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
 from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
 from collections.abc import Iterable as _Iterable, Mapping as _Mapping
@@ -98,22 +99,32 @@ class EventDraft(_message.Message):
     def __init__(self, type: _Optional[str] = ..., actor: _Optional[int] = ..., payload: _Optional[bytes] = ..., state_hash: _Optional[str] = ...) -> None: ...
 
 class DecideRequest(_message.Message):
-    __slots__ = ("state", "command")
+    __slots__ = ("state", "command", "game_id", "generations_before", "view_players", "views_listed")
     STATE_FIELD_NUMBER: _ClassVar[int]
     COMMAND_FIELD_NUMBER: _ClassVar[int]
+    GAME_ID_FIELD_NUMBER: _ClassVar[int]
+    GENERATIONS_BEFORE_FIELD_NUMBER: _ClassVar[int]
+    VIEW_PLAYERS_FIELD_NUMBER: _ClassVar[int]
+    VIEWS_LISTED_FIELD_NUMBER: _ClassVar[int]
     state: GameState
     command: Command
-    def __init__(self, state: _Optional[_Union[GameState, _Mapping]] = ..., command: _Optional[_Union[Command, _Mapping]] = ...) -> None: ...
+    game_id: str
+    generations_before: int
+    view_players: _containers.RepeatedScalarFieldContainer[int]
+    views_listed: bool
+    def __init__(self, state: _Optional[_Union[GameState, _Mapping]] = ..., command: _Optional[_Union[Command, _Mapping]] = ..., game_id: _Optional[str] = ..., generations_before: _Optional[int] = ..., view_players: _Optional[_Iterable[int]] = ..., views_listed: _Optional[bool] = ...) -> None: ...
 
 class DecideReply(_message.Message):
-    __slots__ = ("events", "state", "views")
+    __slots__ = ("events", "state", "views", "ticked")
     EVENTS_FIELD_NUMBER: _ClassVar[int]
     STATE_FIELD_NUMBER: _ClassVar[int]
     VIEWS_FIELD_NUMBER: _ClassVar[int]
+    TICKED_FIELD_NUMBER: _ClassVar[int]
     events: _containers.RepeatedCompositeFieldContainer[EventDraft]
     state: GameState
     views: _containers.RepeatedScalarFieldContainer[bytes]
-    def __init__(self, events: _Optional[_Iterable[_Union[EventDraft, _Mapping]]] = ..., state: _Optional[_Union[GameState, _Mapping]] = ..., views: _Optional[_Iterable[bytes]] = ...) -> None: ...
+    ticked: int
+    def __init__(self, events: _Optional[_Iterable[_Union[EventDraft, _Mapping]]] = ..., state: _Optional[_Union[GameState, _Mapping]] = ..., views: _Optional[_Iterable[bytes]] = ..., ticked: _Optional[int] = ...) -> None: ...
 
 class FoldRequest(_message.Message):
     __slots__ = ("state", "events")
@@ -152,6 +163,68 @@ class TickReply(_message.Message):
     RESULTS_FIELD_NUMBER: _ClassVar[int]
     results: _containers.RepeatedCompositeFieldContainer[TickResult]
     def __init__(self, results: _Optional[_Iterable[_Union[TickResult, _Mapping]]] = ...) -> None: ...
+
+class RunItem(_message.Message):
+    __slots__ = ("game_id", "base_hash", "done", "generations", "checkpoint", "record", "view_players", "base")
+    GAME_ID_FIELD_NUMBER: _ClassVar[int]
+    BASE_HASH_FIELD_NUMBER: _ClassVar[int]
+    DONE_FIELD_NUMBER: _ClassVar[int]
+    GENERATIONS_FIELD_NUMBER: _ClassVar[int]
+    CHECKPOINT_FIELD_NUMBER: _ClassVar[int]
+    RECORD_FIELD_NUMBER: _ClassVar[int]
+    VIEW_PLAYERS_FIELD_NUMBER: _ClassVar[int]
+    BASE_FIELD_NUMBER: _ClassVar[int]
+    game_id: str
+    base_hash: str
+    done: int
+    generations: int
+    checkpoint: int
+    record: bool
+    view_players: _containers.RepeatedScalarFieldContainer[int]
+    base: GameState
+    def __init__(self, game_id: _Optional[str] = ..., base_hash: _Optional[str] = ..., done: _Optional[int] = ..., generations: _Optional[int] = ..., checkpoint: _Optional[int] = ..., record: _Optional[bool] = ..., view_players: _Optional[_Iterable[int]] = ..., base: _Optional[_Union[GameState, _Mapping]] = ...) -> None: ...
+
+class RunRequest(_message.Message):
+    __slots__ = ("items",)
+    ITEMS_FIELD_NUMBER: _ClassVar[int]
+    items: _containers.RepeatedCompositeFieldContainer[RunItem]
+    def __init__(self, items: _Optional[_Iterable[_Union[RunItem, _Mapping]]] = ...) -> None: ...
+
+class RunResult(_message.Message):
+    __slots__ = ("game_id", "status", "done", "generation", "ran", "events", "state", "views", "error")
+    class Status(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+        __slots__ = ()
+        OK: _ClassVar[RunResult.Status]
+        MISS: _ClassVar[RunResult.Status]
+        FAILED: _ClassVar[RunResult.Status]
+    OK: RunResult.Status
+    MISS: RunResult.Status
+    FAILED: RunResult.Status
+    GAME_ID_FIELD_NUMBER: _ClassVar[int]
+    STATUS_FIELD_NUMBER: _ClassVar[int]
+    DONE_FIELD_NUMBER: _ClassVar[int]
+    GENERATION_FIELD_NUMBER: _ClassVar[int]
+    RAN_FIELD_NUMBER: _ClassVar[int]
+    EVENTS_FIELD_NUMBER: _ClassVar[int]
+    STATE_FIELD_NUMBER: _ClassVar[int]
+    VIEWS_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    game_id: str
+    status: RunResult.Status
+    done: int
+    generation: int
+    ran: int
+    events: _containers.RepeatedCompositeFieldContainer[EventDraft]
+    state: GameState
+    views: _containers.RepeatedScalarFieldContainer[bytes]
+    error: str
+    def __init__(self, game_id: _Optional[str] = ..., status: _Optional[_Union[RunResult.Status, str]] = ..., done: _Optional[int] = ..., generation: _Optional[int] = ..., ran: _Optional[int] = ..., events: _Optional[_Iterable[_Union[EventDraft, _Mapping]]] = ..., state: _Optional[_Union[GameState, _Mapping]] = ..., views: _Optional[_Iterable[bytes]] = ..., error: _Optional[str] = ...) -> None: ...
+
+class RunReply(_message.Message):
+    __slots__ = ("results",)
+    RESULTS_FIELD_NUMBER: _ClassVar[int]
+    results: _containers.RepeatedCompositeFieldContainer[RunResult]
+    def __init__(self, results: _Optional[_Iterable[_Union[RunResult, _Mapping]]] = ...) -> None: ...
 
 class ViewsRequest(_message.Message):
     __slots__ = ("state", "player_ids", "reveal")

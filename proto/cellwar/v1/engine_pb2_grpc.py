@@ -53,6 +53,11 @@ class EngineStub:
                 request_serializer=cellwar_dot_v1_dot_engine__pb2.TickRequest.SerializeToString,
                 response_deserializer=cellwar_dot_v1_dot_engine__pb2.TickReply.FromString,
                 _registered_method=True)
+        self.Run = channel.unary_unary(
+                '/cellwar.v1.Engine/Run',
+                request_serializer=cellwar_dot_v1_dot_engine__pb2.RunRequest.SerializeToString,
+                response_deserializer=cellwar_dot_v1_dot_engine__pb2.RunReply.FromString,
+                _registered_method=True)
         self.Views = channel.unary_unary(
                 '/cellwar.v1.Engine/Views',
                 request_serializer=cellwar_dot_v1_dot_engine__pb2.ViewsRequest.SerializeToString,
@@ -103,6 +108,16 @@ class EngineServicer:
 
     def Tick(self, request, context):
         """Advance many running games by up to n generations each, in one vectorised call.
+        The plain path: every state is shipped, decoded, ticked, encoded and hashed.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def Run(self, request, context):
+        """The packed tick path: advance running games the engine keeps in its run cache
+        (by game id), without shipping or recording their states; a game's state and its
+        events come back only when the run is recorded (checkpoint, stable board, end).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -161,6 +176,11 @@ def add_EngineServicer_to_server(servicer, server):
                     servicer.Tick,
                     request_deserializer=cellwar_dot_v1_dot_engine__pb2.TickRequest.FromString,
                     response_serializer=cellwar_dot_v1_dot_engine__pb2.TickReply.SerializeToString,
+            ),
+            'Run': grpc.unary_unary_rpc_method_handler(
+                    servicer.Run,
+                    request_deserializer=cellwar_dot_v1_dot_engine__pb2.RunRequest.FromString,
+                    response_serializer=cellwar_dot_v1_dot_engine__pb2.RunReply.SerializeToString,
             ),
             'Views': grpc.unary_unary_rpc_method_handler(
                     servicer.Views,
@@ -273,6 +293,33 @@ class Engine:
             '/cellwar.v1.Engine/Tick',
             cellwar_dot_v1_dot_engine__pb2.TickRequest.SerializeToString,
             cellwar_dot_v1_dot_engine__pb2.TickReply.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Run(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/cellwar.v1.Engine/Run',
+            cellwar_dot_v1_dot_engine__pb2.RunRequest.SerializeToString,
+            cellwar_dot_v1_dot_engine__pb2.RunReply.FromString,
             options,
             channel_credentials,
             insecure,

@@ -205,3 +205,29 @@ class Profile(_message.Message):
     profile_id: str
     data: bytes
     def __init__(self, profile_id: _Optional[str] = ..., data: _Optional[bytes] = ...) -> None: ...
+
+class RunProgress(_message.Message):
+    __slots__ = ("game_id", "seq", "base_hash", "done", "generation", "player_ids", "views")
+    GAME_ID_FIELD_NUMBER: _ClassVar[int]
+    SEQ_FIELD_NUMBER: _ClassVar[int]
+    BASE_HASH_FIELD_NUMBER: _ClassVar[int]
+    DONE_FIELD_NUMBER: _ClassVar[int]
+    GENERATION_FIELD_NUMBER: _ClassVar[int]
+    PLAYER_IDS_FIELD_NUMBER: _ClassVar[int]
+    VIEWS_FIELD_NUMBER: _ClassVar[int]
+    game_id: str
+    seq: int
+    base_hash: str
+    done: int
+    generation: int
+    player_ids: _containers.RepeatedScalarFieldContainer[int]
+    views: _containers.RepeatedScalarFieldContainer[bytes]
+    def __init__(self, game_id: _Optional[str] = ..., seq: _Optional[int] = ..., base_hash: _Optional[str] = ..., done: _Optional[int] = ..., generation: _Optional[int] = ..., player_ids: _Optional[_Iterable[int]] = ..., views: _Optional[_Iterable[bytes]] = ...) -> None: ...
+
+class RunInterest(_message.Message):
+    __slots__ = ("game_id", "player_ids")
+    GAME_ID_FIELD_NUMBER: _ClassVar[int]
+    PLAYER_IDS_FIELD_NUMBER: _ClassVar[int]
+    game_id: str
+    player_ids: _containers.RepeatedScalarFieldContainer[int]
+    def __init__(self, game_id: _Optional[str] = ..., player_ids: _Optional[_Iterable[int]] = ...) -> None: ...

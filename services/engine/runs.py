@@ -1,0 +1,398 @@
+"""The engine's run cache: running games kept between ticks (the packed tick path,
+docs/ARCHITECTURE.md "Ticking").
+
+``Engine.Tick`` ships every running game's whole state each tick, both ways, and decodes,
+re-encodes and hashes it. ``Engine.Run`` instead names games by id: the engine keeps
+each running game in this cache — its last recorded state (the *base*), how many
+generations it ran since (``done``) and the game now — and advances it in place. A
+game's state is encoded, hashed and sent back only when its run is *recorded*: at the
+checkpoint the caller plans, when the caller asks (``record``), or when the game leaves
+``running`` (a stable board, the end). Views are rendered only for the players asked for.
+
+An entry is found by ``(game_id, base_hash, done)``: a call naming another base or
+another ``done`` (this replica restarted, the call was routed elsewhere before, a command
+landed meanwhile) is a MISS, and the caller sends the item again with its base; the
+entry is then rebuilt as ``tick(base, done)`` — deterministic, so every replica agrees.
+Recording re-bases the entry on the recorded state (``done`` 0), so the next tick finds
+it when the caller records it too. The cache is bounded (least recently used out).
+
+Two kinds of runs keep "the game now":
+
+* :class:`PlainRun`: the engine state object, advanced with ``engine.tick`` (any kind
+  whose policy ticks: Life, campaign);
+* packed Life runs (:mod:`services.engine.packed`): 300x300 boards stay bit-packed
+  across ticks and games of one size advance together in one vectorised kernel call.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import structlog
+
+import engine
+from cellwar.v1 import engine_pb2
+from cellwar.v1.codes import ErrorCode
+from engine import api as engine_api
+from engine import envelope
+from engine.api import dumps
+from engine.envelope import Envelope
+from engine.errors import GameError
+
+log = structlog.get_logger("cellwar.engine.runs")
+
+#: Running games one engine process keeps at most (least recently used out). A 300x300
+#: Life game costs ~120 kB here (its base state and the game now).
+MAX_GAMES = 4096
+
+OK = engine_pb2.RunResult.OK
+MISS = engine_pb2.RunResult.MISS
+FAILED = engine_pb2.RunResult.FAILED
+
+
+class Run(Protocol):
+    """The game now, ``done`` generations after an entry's base."""
+
+    @property
+    def generation(self) -> int:
+        """The generation reached."""
+        ...
+
+    @property
+    def running(self) -> bool:
+        """False once the game left ``running`` (stable board, finished)."""
+        ...
+
+    def state(self) -> Any:
+        """The engine state now (as ``tick(base, done)`` gives it)."""
+        ...
+
+    def view_state(self) -> Any:
+        """A state good for views now (may skip what views never show)."""
+        ...
+
+
+class PlainRun:
+    """A run kept as the engine state object itself, advanced with :func:`engine.tick`."""
+
+    def __init__(self, state: Any) -> None:
+        self._state = state
+        self._summary = engine.summary(state)
+
+    @property
+    def generation(self) -> int:
+        return self._summary.generation
+
+    @property
+    def running(self) -> bool:
+        return self._summary.phase == "running"
+
+    def advance(self, generations: int) -> int:
+        """Run up to ``generations`` generations; returns how many ran."""
+        before = self._summary.generation
+        self._state = engine.tick(self._state, generations)
+        self._summary = engine.summary(self._state)
+        return self._summary.generation - before
+
+    def state(self) -> Any:
+        return self._state
+
+    def view_state(self) -> Any:
+        return self._state
+
+
+#: Builds the run of a state (``tick``-ready, upgraded) and advances groups of runs.
+class RunKind(Protocol):
+    """How runs of some states are kept and advanced (plain, packed)."""
+
+    def accepts(self, state: Any) -> bool:
+        """True when this kind keeps runs of ``state``."""
+        ...
+
+    def start(self, state: Any) -> Run:
+        """The run of ``state`` (nothing run yet)."""
+        ...
+
+    def advance(self, runs: Sequence[tuple[Run, int]]) -> list[int]:
+        """Advance each run by up to its generations (stopping where it leaves
+        ``running``); returns the generations each ran."""
+        ...
+
+    def release(self, run: Run) -> None:
+        """The run leaves the cache."""
+        ...
+
+
+class PlainKind:
+    """Runs of any ticking state, one :func:`engine.tick` call each."""
+
+    def accepts(self, state: Any) -> bool:
+        return True
+
+    def start(self, state: Any) -> Run:
+        return PlainRun(state)
+
+    def advance(self, runs: Sequence[tuple[Run, int]]) -> list[int]:
+        return [run.advance(n) if n > 0 and run.running else 0 for run, n in runs]  # type: ignore[attr-defined]
+
+    def release(self, run: Run) -> None:
+        return None
+
+
+@dataclass(eq=False)
+class Entry:
+    """One cached running game.
+
+    Attributes:
+        game_id: the key.
+        base: the state of the game's last recorded event (as decoded), ``env`` its
+            envelope, ``base_hash`` its hash.
+        done: generations run since ``base``.
+        run: the game now; ``kind`` the :class:`RunKind` that keeps it.
+    """
+
+    game_id: str
+    base: Any
+    env: Envelope
+    base_hash: str
+    done: int
+    run: Run
+    kind: Any
+    touched: float = field(default_factory=time.monotonic)
+
+
+def _ticking_base(state: Any) -> Any:
+    """The state a run starts from: under the current rules, as ``decide_tick`` ticks."""
+    return engine_api.upgrade(state, engine.ENGINE_VERSION)
+
+
+class RunCache:
+    """Running games by id (module docstring); thread-safe.
+
+    Args:
+        to_proto / envelope_of / from_proto: the engine service's message converters.
+        kinds: run kinds tried in order (the first that accepts a state keeps it); a
+            :class:`PlainKind` is always last.
+        max_games: entries kept at most.
+    """
+
+    def __init__(
+        self,
+        to_proto: Callable[[Any, Envelope | None], engine_pb2.GameState],
+        envelope_of: Callable[[engine_pb2.GameState], Envelope],
+        from_proto: Callable[[engine_pb2.GameState], Any],
+        kinds: Sequence[RunKind] = (),
+        max_games: int = MAX_GAMES,
+    ) -> None:
+        self._to_proto = to_proto
+        self._envelope_of = envelope_of
+        self._from_proto = from_proto
+        self.kinds: list[RunKind] = [*kinds, PlainKind()]
+        self.max_games = max_games
+        self._entries: OrderedDict[str, Entry] = OrderedDict()
+        self._lock = threading.Lock()
+        # one Run call at a time: the packed kinds advance shared buffers
+        self._running = threading.Lock()
+        self.misses = 0
+        self.hits = 0
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    # ------------------------------------------------------------------ entries
+
+    def _take(self, game_id: str) -> Entry | None:
+        with self._lock:
+            return self._entries.pop(game_id, None)
+
+    def _put(self, entry: Entry) -> None:
+        evicted: list[Entry] = []
+        with self._lock:
+            old = self._entries.pop(entry.game_id, None)
+            if old is not None and old is not entry:
+                evicted.append(old)
+            entry.touched = time.monotonic()
+            self._entries[entry.game_id] = entry
+            while len(self._entries) > self.max_games:
+                evicted.append(self._entries.popitem(last=False)[1])
+        for gone in evicted:
+            gone.kind.release(gone.run)
+
+    def forget(self, game_id: str) -> None:
+        """Drop the entry of ``game_id`` (a command changed the game)."""
+        entry = self._take(game_id)
+        if entry is not None:
+            entry.kind.release(entry.run)
+
+    def _new_entry(self, game_id: str, base_msg: engine_pb2.GameState, done: int) -> Entry:
+        """An entry rebuilt from the recorded base: ``tick(base, done)``.
+
+        Raises:
+            GameError: the base does not decode, or is not running.
+        """
+        base = self._from_proto(base_msg)
+        env = self._envelope_of(base_msg)
+        start = _ticking_base(base)
+        if engine.summary(start).phase != "running":
+            raise GameError(ErrorCode.WRONG_PHASE, f"game {game_id} is not running")
+        kind = next(k for k in self.kinds if k.accepts(start))
+        run = kind.start(start)
+        if done:
+            ran = kind.advance([(run, done)])[0]
+            if ran != done:  # the caller saw `done` generations run: the rules say otherwise
+                kind.release(run)
+                raise GameError(
+                    ErrorCode.INTERNAL,
+                    f"game {game_id}: {done} generations were reported run, the rules run {ran}",
+                )
+        return Entry(game_id, base, env, base_msg.state_hash or engine.state_hash(base), done, run, kind)
+
+    def state_after(self, game_id: str, base_hash: str, done: int) -> Any | None:
+        """The state ``done`` generations after the recorded state ``base_hash`` when the
+        entry of ``game_id`` holds it (else None: compute it from the base)."""
+        with self._lock:
+            entry = self._entries.get(game_id)
+            if entry is None or entry.base_hash != base_hash or entry.done != done:
+                return None
+        if not self._running.acquire(blocking=False):
+            return None  # a Run is advancing the runs: do not wait for it
+        try:
+            if entry.base_hash != base_hash or entry.done != done:
+                return None
+            return entry.run.state()
+        finally:
+            self._running.release()
+
+    # ------------------------------------------------------------------ Run
+
+    def run(self, request: engine_pb2.RunRequest) -> engine_pb2.RunReply:
+        """Serve ``Engine.Run`` (module docstring): each item's entry found (or rebuilt
+        from its ``base``), advanced, recorded when due, with the views asked for. A
+        failing item answers FAILED and never stops the others."""
+        with self._running:
+            return self._run(request)
+
+    def _run(self, request: engine_pb2.RunRequest) -> engine_pb2.RunReply:
+        results = [engine_pb2.RunResult(game_id=item.game_id) for item in request.items]
+        work: list[tuple[int, engine_pb2.RunItem, Entry]] = []
+        for i, item in enumerate(request.items):
+            entry = self._take(item.game_id)
+            if entry is not None and entry.base_hash == item.base_hash and entry.done == item.done:
+                self.hits += 1
+                work.append((i, item, entry))
+                continue
+            if entry is not None and self._peek(results[i], item, entry):
+                continue
+            if entry is not None:
+                self._put(entry)  # another base or done: keep it for whoever it serves
+            if not item.base.state:
+                self.misses += 1
+                results[i].status = MISS
+                continue
+            try:
+                if item.base.state_hash and item.base.state_hash != item.base_hash:
+                    raise GameError(ErrorCode.MALFORMED, "base does not have the named base_hash")
+                work.append((i, item, self._new_entry(item.game_id, item.base, item.done)))
+            except GameError as exc:
+                self._fail(results[i], exc.code, exc.message)
+            except Exception as exc:  # noqa: BLE001 - one bad game must not stop the others
+                log.exception("run_rebuild_crashed", game_id=item.game_id)
+                self._fail(results[i], ErrorCode.INTERNAL, f"{type(exc).__name__}: {exc}")
+        by_kind: dict[int, list[tuple[int, engine_pb2.RunItem, Entry]]] = {}
+        for w in work:
+            by_kind.setdefault(id(w[2].kind), []).append(w)
+        for group in by_kind.values():
+            kind = group[0][2].kind
+            try:
+                ran = kind.advance([(e.run, it.generations) for _, it, e in group])
+            except Exception:  # noqa: BLE001
+                log.exception("run_advance_crashed", games=len(group))
+                for i, _, entry in group:
+                    kind.release(entry.run)
+                    self._fail(results[i], ErrorCode.INTERNAL, "advance failed")
+                continue
+            for (i, item, entry), n in zip(group, ran, strict=True):
+                try:
+                    self._finish(results[i], item, entry, n)
+                except GameError as exc:
+                    entry.kind.release(entry.run)
+                    self._fail(results[i], exc.code, exc.message)
+                except Exception as exc:  # noqa: BLE001
+                    log.exception("run_record_crashed", game_id=item.game_id)
+                    entry.kind.release(entry.run)
+                    self._fail(results[i], ErrorCode.INTERNAL, f"{type(exc).__name__}: {exc}")
+        return engine_pb2.RunReply(results=results)
+
+    def _peek(self, result: engine_pb2.RunResult, item: engine_pb2.RunItem, entry: Entry) -> bool:
+        """A views-only item (no generations, no record, no base) on a run that went
+        further than the caller knows: answer the views now and leave the run as it is
+        (a GetView racing the holder's ticks)."""
+        if (
+            item.generations
+            or item.record
+            or item.base.state
+            or entry.base_hash != item.base_hash
+            or entry.done < item.done
+        ):
+            return False
+        self._put(entry)
+        state = entry.run.view_state()
+        result.done = entry.done
+        result.generation = entry.run.generation
+        result.views.extend(
+            dumps(engine.get_visible_state(state, pid or None)) for pid in item.view_players
+        )
+        return True
+
+    @staticmethod
+    def _fail(result: engine_pb2.RunResult, code: str, message: str) -> None:
+        log.warning("run_failed", game_id=result.game_id, code=code, error=message)
+        result.status = FAILED
+        result.error = f"{code}: {message}"
+
+    def _finish(
+        self, result: engine_pb2.RunResult, item: engine_pb2.RunItem, entry: Entry, ran: int
+    ) -> None:
+        """Count what ran, record when due, render the views, put the entry back."""
+        entry.done += ran
+        result.ran = ran
+        result.done = entry.done
+        result.generation = entry.run.generation
+        stopped = not entry.run.running
+        due = item.record or (item.checkpoint and entry.done >= item.checkpoint)
+        view_state = None
+        if (stopped or due) and (entry.done or stopped):
+            after = entry.run.state()
+            drafts, after, env = envelope.ticked(entry.base, entry.env, after)
+            state_msg = self._to_proto(after, env)
+            result.events.extend(
+                engine_pb2.EventDraft(
+                    type=d.type, actor=d.actor, payload=dumps(d.payload), state_hash=d.state_hash
+                )
+                for d in drafts
+            )
+            result.state.CopyFrom(state_msg)
+            view_state = after
+            if stopped:
+                entry.kind.release(entry.run)
+            else:  # re-based on the recorded state: the next tick names it
+                entry.base, entry.env, entry.base_hash, entry.done = (
+                    after,
+                    env,
+                    state_msg.state_hash,
+                    0,
+                )
+                self._put(entry)
+        else:
+            self._put(entry)
+        if item.view_players:
+            if view_state is None:
+                view_state = entry.run.view_state()
+            result.views.extend(
+                dumps(engine.get_visible_state(view_state, pid or None)) for pid in item.view_players
+            )
