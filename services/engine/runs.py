@@ -76,6 +76,15 @@ class Run(Protocol):
         """A state good for views now (may skip what views never show)."""
         ...
 
+    def plan(self, checkpoint: int) -> None:
+        """The run will be recorded once it holds ``checkpoint`` generations (0 = no
+        plan)."""
+        ...
+
+    def rebase(self, state: Any) -> None:
+        """The run was recorded as ``state``; count from there."""
+        ...
+
 
 class PlainRun:
     """A run kept as the engine state object itself, advanced with :func:`engine.tick`."""
@@ -104,6 +113,12 @@ class PlainRun:
 
     def view_state(self) -> Any:
         return self._state
+
+    def plan(self, checkpoint: int) -> None:
+        return None
+
+    def rebase(self, state: Any) -> None:
+        self._state = state
 
 
 #: Builds the run of a state (``tick``-ready, upgraded) and advances groups of runs.
@@ -229,7 +244,9 @@ class RunCache:
         if entry is not None:
             entry.kind.release(entry.run)
 
-    def _new_entry(self, game_id: str, base_msg: engine_pb2.GameState, done: int) -> Entry:
+    def _new_entry(
+        self, game_id: str, base_msg: engine_pb2.GameState, done: int, checkpoint: int = 0
+    ) -> Entry:
         """An entry rebuilt from the recorded base: ``tick(base, done)``.
 
         Raises:
@@ -242,6 +259,7 @@ class RunCache:
             raise GameError(ErrorCode.WRONG_PHASE, f"game {game_id} is not running")
         kind = next(k for k in self.kinds if k.accepts(start))
         run = kind.start(start)
+        run.plan(checkpoint)
         if done:
             ran = kind.advance([(run, done)])[0]
             if ran != done:  # the caller saw `done` generations run: the rules say otherwise
@@ -297,7 +315,8 @@ class RunCache:
             try:
                 if item.base.state_hash and item.base.state_hash != item.base_hash:
                     raise GameError(ErrorCode.MALFORMED, "base does not have the named base_hash")
-                work.append((i, item, self._new_entry(item.game_id, item.base, item.done)))
+                entry = self._new_entry(item.game_id, item.base, item.done, item.checkpoint)
+                work.append((i, item, entry))
             except GameError as exc:
                 self._fail(results[i], exc.code, exc.message)
             except Exception as exc:  # noqa: BLE001 - one bad game must not stop the others
@@ -308,6 +327,9 @@ class RunCache:
             by_kind.setdefault(id(w[2].kind), []).append(w)
         for group in by_kind.values():
             kind = group[0][2].kind
+            for _, item, entry in group:
+                if item.checkpoint:
+                    entry.run.plan(item.checkpoint)
             try:
                 ran = kind.advance([(e.run, it.generations) for _, it, e in group])
             except Exception:  # noqa: BLE001
@@ -387,6 +409,7 @@ class RunCache:
                     state_msg.state_hash,
                     0,
                 )
+                entry.run.rebase(after)
                 self._put(entry)
         else:
             self._put(entry)

@@ -28,6 +28,7 @@ from engine.campaign import levels as campaign_levels
 from engine.envelope import Anchor, Envelope
 from engine.errors import GameError
 from engine.life import patterns as life_patterns
+from engine.life.packed_runs import PackedLifeKind
 from engine.policy import policy, revealed_view
 from services.common import grpcutil
 from services.common.errors import ENGINE_VERSION_KEY, abort
@@ -303,10 +304,13 @@ def levels_json() -> bytes:
     )
 
 
-def new_run_cache(max_games: int | None = None) -> RunCache:
-    """The run cache of one engine process (:mod:`services.engine.runs`)."""
+def new_run_cache(max_games: int | None = None, *, packed: bool = True) -> RunCache:
+    """The run cache of one engine process (:mod:`services.engine.runs`): running Life
+    games bit-packed (:mod:`engine.life.packed_runs`) unless ``packed`` is False, other
+    ticking kinds as plain states."""
     kwargs = {} if max_games is None else {"max_games": max_games}
-    return RunCache(to_proto, envelope_of, from_proto, **kwargs)
+    kinds = [PackedLifeKind()] if packed else []
+    return RunCache(to_proto, envelope_of, from_proto, kinds=kinds, **kwargs)
 
 
 class EngineServicer(engine_pb2_grpc.EngineServicer):
