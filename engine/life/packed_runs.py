@@ -10,21 +10,24 @@ call per generation; the rules after each generation (DESIGN.md §3 in the order
 :func:`engine.life.game.tick`: extinction, ``max_generations``, stability) read
 popcounts of the planes, never a uint8 board.
 
-Stability is exactly the plain path's rule — after a generation the board equals one of
-the previous 15 — with the plain path's fingerprints: the population first; then, for a
-board of the same population, the 128-bit sha256 digest of its bit planes (masked to its
-cells) for boards seen here, or the canonical digest (:func:`engine.life.stability.
-board_digest` of the uint8 board, what a recorded state holds) for boards of the state
-the run started from. The plain path compares boards of one call exactly and older ones
-by the canonical digest: the same answer unless two different boards share a 128-bit
-digest.
+Stability stays exactly the plain path's rule (the board equals one of the previous 15),
+cheap fingerprints first, exact decision on a match: each board gets a fingerprint — its
+population and a 64-bit hash of its planes, computed for a whole buffer at once — and a
+board whose fingerprint differs from every previous board's is not a repeat (equal
+boards have equal fingerprints). When a fingerprint matches, the plain path decides:
+``tick(base, done)`` from the run's base state compares the boards exactly (and the
+base's recorded history by its canonical digests, as it always does), and its state is
+the run's when the board did repeat (the run stops). Boards of the base's recorded
+history are known by population and canonical digest only, and are compared that way,
+as the plain path does.
 
 A run's state is built only when it is recorded (:meth:`PackedRun.state`): its board
-unpacked, its players, and the stability history with canonical digests, which are
-computed only for the boards that will be in it — the last 15 before the checkpoint the
-caller plans (:meth:`PackedRun.plan`). A run recorded elsewhere than planned, or one that
-stopped (stable board, end: rare, once per run), is rebuilt by the plain path from its
-base state, ``tick(base, done)``, which gives the same state by definition.
+unpacked, its players, and the stability history with canonical digests
+(:func:`engine.life.stability.board_digest`), which are computed only for the boards
+that will be in it — the last 15 before the checkpoint the caller plans
+(:meth:`PackedRun.plan`). A run recorded elsewhere than planned, or one that stopped
+(stable board, end: once per run), is the plain path's ``tick(base, done)``, which gives
+the same state by definition.
 
 Only ``life`` states are packed here (the campaign ticks by the plain path).
 """
@@ -45,8 +48,9 @@ from engine.life.kernel import PackedBoards, pack, unpack
 from engine.life.state import LifePlayer, LifeState
 
 #: Boards advanced together in one buffer at most.
-CHUNK = 64
+CHUNK = 32
 
+_SHIFT = np.uint64(29)
 _LAYOUT = {"layout": "plain"} if "layout" in inspect.signature(PackedBoards).parameters else {}
 
 
@@ -96,9 +100,16 @@ class _Shape:
         # On the one-ghost-word layout (no ``_program``), a torus of a width of whole words
         # keeps in bit 0 of each row's ghost word a bit of the row before it, across
         # boards: refresh those after boards are copied in.
-        self.linked = torus and w % 64 == 0 and not hasattr(self._scratch(1), "_program")
+        scratch = self._scratch(1)
+        self.linked = torus and w % 64 == 0 and not hasattr(scratch, "_program")
+        self.s = _boards(scratch, _planes(scratch)[0]).shape[-1]  # words per row, ghosts incl.
+        # the cells' bits over a whole board region (ghost rows and words: 0)
+        self.region_mask = np.zeros((h + 2, self.s), dtype=np.uint64)
+        self.region_mask[1 : h + 1, 1 : self.nw + 1] = self.mask
+        self.region_mask = self.region_mask.reshape(-1)
         self.chunk = CHUNK
         self._free: dict[int, PackedBoards] = {}
+        self._keys: np.ndarray | None = None
 
     def _scratch(self, n: int) -> PackedBoards:
         boards = np.zeros((n + 1, self.h, self.w), dtype=np.uint8)
@@ -119,13 +130,18 @@ class _Shape:
         pb = PackedBoards(np.stack([board, self.probe]), torus=self.torus, **_LAYOUT)
         return np.stack([_boards(pb, p)[0] for p in _planes(pb)])
 
+    def data(self, masked: np.ndarray) -> np.ndarray:
+        """The (..., P, h, nw) data words of masked board regions (..., P, (h + 2) s)."""
+        regions = masked.reshape(*masked.shape[:-1], self.h + 2, self.s)
+        return regions[..., 1 : self.h + 1, 1 : self.nw + 1]
+
     def counts(self, masked: np.ndarray) -> np.ndarray:
         """Live cells per board: (n, 5) int64, column 0 all colours, column c colour c.
 
         Args:
-            masked: (n, P, h, nw) planes of n boards, masked to their cells.
+            masked: (n, P, (h + 2) s) board regions of n boards, masked to their cells.
         """
-        pops = np.bitwise_count(masked).sum(axis=(2, 3), dtype=np.int64)
+        pops = np.bitwise_count(masked).sum(axis=2, dtype=np.int64)
         out = np.zeros((masked.shape[0], 5), dtype=np.int64)
         out[:, 0] = pops[:, 0]
         if len(self.colours) == 2:
@@ -137,19 +153,43 @@ class _Shape:
             out[:, 4] = pops[:, 0] - pops[:, 1:4].sum(axis=1)
         return out
 
-    def board(self, masked: np.ndarray) -> np.ndarray:
-        """The (h, w) uint8 board (0 dead, k = colour k) of one board's masked planes
-        (P, h, nw)."""
-        alive = unpack(masked[0], self.w)
+    def boards(self, masked: np.ndarray) -> np.ndarray:
+        """The (..., h, w) uint8 boards (0 dead, k = colour k), C-contiguous, of masked
+        board regions (..., P, (h + 2) s)."""
+        masked = self.data(masked)
+        alive = unpack(masked[..., 0, :, :], self.w)
         if len(self.colours) == 2:
             a, b = self.colours
-            out = alive * np.uint8(a)
-            out += unpack(masked[1], self.w) * np.uint8(b - a)
-            return out
-        out = alive * np.uint8(4)
+            if a != 1:
+                alive *= np.uint8(a)
+            colour = unpack(masked[..., 1, :, :], self.w)
+            colour *= np.uint8(b - a)
+            alive += colour
+            return alive
+        alive *= np.uint8(4)
         for k in range(1, 4):
-            out -= unpack(masked[k], self.w) * np.uint8(4 - k)
-        return out
+            colour = unpack(masked[..., k, :, :], self.w)
+            colour *= np.uint8(4 - k)
+            alive -= colour
+        return alive
+
+    def fingerprints(self, masked: np.ndarray) -> np.ndarray:
+        """A 64-bit hash of each board's masked regions (n, P, (h + 2) s): a sum of the
+        words, each mixed (xorshift) and multiplied by its own odd key, mod 2**64.
+        Equal boards, equal hashes; unequal boards rarely collide (a collision only
+        costs a plain-path check)."""
+        words = masked.reshape(masked.shape[0], -1)
+        mixed = np.right_shift(words, _SHIFT)
+        np.bitwise_xor(mixed, words, out=mixed)
+        np.multiply(mixed, self.keys(words.shape[1]), out=mixed)
+        return mixed.sum(axis=1, dtype=np.uint64)
+
+    def keys(self, n: int) -> np.ndarray:
+        """``n`` odd 64-bit keys (fixed: the same in every process)."""
+        if self._keys is None or self._keys.shape[0] != n:
+            rng = np.random.default_rng(0x5EED_C311)
+            self._keys = rng.integers(0, 2**63, size=n, dtype=np.uint64) * np.uint64(2) + np.uint64(1)
+        return self._keys
 
 
 _SHAPES: dict[tuple, _Shape] = {}
@@ -163,9 +203,9 @@ def _shape_of(state: LifeState) -> _Shape:
     return shape
 
 
-def _digest(masked: np.ndarray) -> bytes:
-    """128-bit sha256 digest of a board's masked planes (P, h, nw) (C-contiguous)."""
-    return hashlib.sha256(masked).digest()[: stability.DIGEST_SIZE]
+def _canon(board: np.ndarray | bytes) -> bytes:
+    """The canonical digest of a board (:func:`engine.life.stability.board_digest`)."""
+    return hashlib.sha256(board).digest()[: stability.DIGEST_SIZE]
 
 
 class PackedRun:
@@ -177,8 +217,7 @@ class PackedRun:
 
     Attributes:
         done: generations run since ``state``; generation: the generation reached;
-        running: False once the game stopped (stable board, finished) — then
-        :meth:`state` is rebuilt by the plain path.
+        running: False once the game stopped (stable board, finished).
     """
 
     def __init__(self, state: LifeState) -> None:
@@ -192,13 +231,13 @@ class PackedRun:
         self.players: tuple[LifePlayer, ...] = state.players
         self.running = True
         self.record_at = 0
-        # [population, canonical digest or None, packed digest or None], oldest first
+        self._final: LifeState | None = None
+        # [population, canonical digest or None, fingerprint or None], oldest first
         self.history: list[list] = [[pop, dig, None] for pop, dig in state.history][-stability.HISTORY :]
-        masked = np.bitwise_and(self._data(), self.shape.mask)
-        self.pop = int(self.shape.counts(masked[None])[0, 0])
-        self.pdig: bytes | None = _digest(masked)
+        masked = self._masked()[None]
+        self.pop = int(self.shape.counts(masked)[0, 0])
+        self.fp: int | None = int(self.shape.fingerprints(masked)[0])
         self.canon: bytes | None = None
-        self._base_board = state.board
 
     # ------------------------------------------------------------------ plans
 
@@ -210,14 +249,17 @@ class PackedRun:
 
     def _needs_canon(self) -> bool:
         """The current board will be in the history of the planned checkpoint."""
-        return bool(self.record_at) and self.done >= self.record_at - stability.HISTORY
+        return (
+            self.canon is None
+            and bool(self.record_at)
+            and self.done >= self.record_at - stability.HISTORY
+        )
 
     def rebase(self, state: LifeState) -> None:
         """The run was recorded as ``state`` (its board and history are this run's):
         count again from there."""
         self.template = state
         self.done = 0
-        self._base_board = state.board
 
     # ------------------------------------------------------------------ states
 
@@ -230,7 +272,11 @@ class PackedRun:
         path from the base (a stopped run, an unplanned record)."""
         if not self.done:
             return self.template
-        if not self.running or not self._complete_history():
+        if not self.running:
+            if self._final is None:
+                self._final = life.tick(self.template, self.done)
+            return self._final
+        if not self._complete_history():
             return life.tick(self.template, self.done)
         return replace(
             self.template,
@@ -254,54 +300,58 @@ class PackedRun:
             players=self.players,
         )
 
-    def _data(self) -> np.ndarray:
-        """(P, h, nw) data words of the run's planes."""
-        return self.region[:, 1 : self.shape.h + 1, 1 : self.shape.nw + 1]
+    def _masked(self) -> np.ndarray:
+        """(P, (h + 2) s) the run's planes masked to its cells."""
+        return np.bitwise_and(
+            self.region.reshape(self.region.shape[0], -1), self.shape.region_mask
+        )
 
     def _board(self) -> np.ndarray:
         """The (h, w) uint8 board now."""
-        return self.shape.board(np.bitwise_and(self._data(), self.shape.mask))
+        return self.shape.boards(self._masked())
 
     # ------------------------------------------------------------------ rules
 
-    def _push(self, board_bytes: bytes | None) -> None:
+    def _push(self) -> None:
         """The current board becomes the newest previous board (before a generation)."""
-        if self._needs_canon() and self.canon is None and board_bytes is not None:
-            self.canon = hashlib.sha256(board_bytes).digest()[: stability.DIGEST_SIZE]
-        self.history.append([self.pop, self.canon, self.pdig])
-        del self.history[: -stability.HISTORY]
+        self.history.append([self.pop, self.canon, self.fp])
+        if len(self.history) > stability.HISTORY:
+            del self.history[0]
 
-    def _after(self, counts: np.ndarray, masked: np.ndarray, shape: _Shape) -> None:
+    def _after(self, counts: np.ndarray, fp: int, masked: np.ndarray) -> None:
         """The rules after one generation (:func:`engine.life.game.tick`'s order):
-        extinction, ``max_generations``, stability. Marks the run stopped when one ends
-        the run."""
+        extinction, ``max_generations``, stability; ``masked``: the board's masked
+        region (P, (h + 2) s). Marks the run stopped when one of them ends the run."""
         self.done += 1
         self.generation += 1
-        gone = [p.id for p in self.players if not p.out and counts[p.id] == 0]
-        if gone:
-            self.players = tuple(replace(p, out=True) if p.id in gone else p for p in self.players)
-        if sum(1 for p in self.players if not p.out) <= 1:
+        players = self.players
+        if any(not p.out and counts[p.id] == 0 for p in players):
+            self.players = players = tuple(
+                replace(p, out=True) if not p.out and counts[p.id] == 0 else p for p in players
+            )
+        if sum(1 for p in players if not p.out) <= 1:
             self.running = False
             return
         if self.generation >= self.template.config.max_generations:
             self.running = False
             return
         pop = int(counts[0])
-        pdig = _digest(masked)
         canon = None
-        for old_pop, old_canon, old_pdig in self.history:
+        for old_pop, old_canon, old_fp in self.history:
             if old_pop != pop:
                 continue
-            if old_pdig is not None:
-                same = old_pdig == pdig
-            else:
+            if old_fp is None:  # a board of the base's history: its canonical digest
                 if canon is None:
-                    canon = stability.board_digest(shape.board(masked))
-                same = old_canon == canon
-            if same:
-                self.running = False
-                return
-        self.pop, self.pdig, self.canon = pop, pdig, canon
+                    canon = _canon(self.shape.boards(masked))
+                if canon == old_canon:
+                    self.running = False
+                    return
+            elif old_fp == fp:  # the same fingerprint: the plain path decides
+                final = life.tick(self.template, self.done)
+                if final.phase != "running":
+                    self.running, self._final = False, final
+                    return
+        self.pop, self.fp, self.canon = pop, fp, canon
 
 
 def advance(runs: Sequence[tuple[PackedRun, int]]) -> list[int]:
@@ -324,6 +374,15 @@ def advance(runs: Sequence[tuple[PackedRun, int]]) -> list[int]:
     return ran
 
 
+def _masked(shape: _Shape, pb: PackedBoards, planes: list[np.ndarray], out: np.ndarray) -> None:
+    """The first ``len(out)`` boards' regions masked to their cells, into ``out``
+    (k, P, (h + 2) s)."""
+    k = out.shape[0]
+    for p, flat in enumerate(planes):
+        regions = _boards(pb, flat)[:k].reshape(k, -1)
+        np.bitwise_and(regions, shape.region_mask, out=out[:, p])
+
+
 def _advance_chunk(shape: _Shape, runs: list[PackedRun], n: int) -> None:
     """``n`` generations of up to :data:`CHUNK` runs of one shape in one buffer."""
     k = len(runs)
@@ -338,30 +397,29 @@ def _advance_chunk(shape: _Shape, runs: list[PackedRun], n: int) -> None:
             view[k:size] = 0  # empty boards stay empty
         if shape.linked:
             _relink(pb, flat)
-    masked = np.empty((k, len(planes), shape.h, shape.nw), dtype=np.uint64)
+    masked = np.empty((k, len(planes), (shape.h + 2) * shape.s), dtype=np.uint64)
+    fresh = False
     for _ in range(n):
         live = [i for i, run in enumerate(runs) if run.running]
         if not live:
             break
+        need = [i for i in live if runs[i]._needs_canon()]
+        if need:  # canonical digests of the boards the planned record will list
+            if not fresh:
+                _masked(shape, pb, planes, masked)
+            boards = shape.boards(masked[need])
+            for j, i in enumerate(need):
+                runs[i].canon = _canon(boards[j])
         for i in live:
-            run = runs[i]
-            if run._needs_canon() and run.canon is None:
-                if run.done == 0:
-                    board_bytes = run._base_board
-                else:
-                    board_bytes = np.ascontiguousarray(
-                        shape.board(np.bitwise_and(_data_one(pb, planes, i), shape.mask))
-                    ).tobytes()
-                run._push(board_bytes)
-            else:
-                run._push(None)
+            runs[i]._push()
         pb.advance(1)
         planes = _planes(pb)
-        for p, flat in enumerate(planes):
-            np.bitwise_and(_data(pb, flat)[:k], shape.mask, out=masked[:, p])
+        _masked(shape, pb, planes, masked)
+        fresh = True
         counts = shape.counts(masked)
+        fps = shape.fingerprints(masked)
         for i in live:
-            runs[i]._after(counts[i], masked[i], shape)
+            runs[i]._after(counts[i], int(fps[i]), masked[i])
     for p, flat in enumerate(planes):
         view = _boards(pb, flat)
         for i, run in enumerate(runs):
@@ -376,11 +434,6 @@ def _relink(pb: PackedBoards, flat: np.ndarray) -> None:
     col = np.bitwise_and(grid[: pb.rows, 1], np.uint64(1))
     np.bitwise_and(grid[1:, 0], ~np.uint64(1), out=grid[1:, 0])
     np.bitwise_or(grid[1:, 0], col, out=grid[1:, 0])
-
-
-def _data_one(pb: PackedBoards, planes: list[np.ndarray], i: int) -> np.ndarray:
-    """(P, h, nw) data words of board ``i`` of ``pb``."""
-    return np.stack([_data(pb, flat)[i] for flat in planes])
 
 
 class PackedLifeKind:
