@@ -23,6 +23,11 @@ both halves; 10 distinct states repeated):
 
 One gRPC message holds at most 64 MiB (~700 of these states), so a tick of more than
 :data:`CHUNK` games is sent as several ``Engine.Tick`` calls, one after the other.
+
+The sweep measures :class:`EngineRunPath`, the session's packed tick path (issue 11);
+two points of the plain ``Engine.Tick`` path are kept beside it ("before"). The whole
+stack row runs :data:`STACK_GAMES` games through nats-server + engine + session for
+:data:`STACK_SECONDS` (:func:`whole_stack`).
 """
 
 from __future__ import annotations
@@ -43,6 +48,9 @@ GPS = 8  # generations per game-second (DESIGN §3)
 DISTINCT = 10  # distinct game states, repeated to make K
 CHUNK = 200  # games per Engine.Tick call (~18 MB of 300x300 states)
 SWEEP = [50, 100, 200, 300, 500, 1000]
+#: The whole-stack row (DESIGN §8): 300 games keep >= 95 % of their rate for 30 s.
+STACK_GAMES = 300
+STACK_SECONDS = 30.0
 QUICK_SWEEP = [25, 50, 100]
 
 
@@ -139,6 +147,108 @@ class EngineTickPath:
             self._svc.close()
 
 
+class EngineRunPath:
+    """The session's path (issue 11, docs/ARCHITECTURE.md "Ticking"): ``Engine.Run`` with
+    each game's id, the hash of its last recorded state and the generations run since;
+    the engine keeps the games bit-packed in its run cache and advances games of one
+    size together. A run is recorded (events + state sent back) at the checkpoint, every
+    2 s of running time (16 generations at 8 per second); the games' checkpoints are
+    spread over the 16 ticks, as in a host whose games started at different times. A
+    game the cache does not hold (the first tick) is sent again with its state."""
+
+    name = "Engine.Run (packed)"
+
+    CHECKPOINT = 2 * GPS
+
+    def __init__(self) -> None:
+        self._svc: Services | None = None
+        self._channel: Any = None
+        self._stub: Any = None
+        self._protos: list[Any] = []
+        self._games: list[dict[str, Any]] = []
+        self.recorded = 0
+
+    async def start(self) -> None:
+        import grpc
+
+        from cellwar.v1 import engine_pb2_grpc
+        from services.common.grpcutil import GRPC_OPTIONS
+        from services.engine.server import to_proto
+
+        self._protos = [to_proto(running_state(i)) for i in range(DISTINCT)]
+        self._svc = new_services()
+        await self._svc.start_engine()
+        self._channel = grpc.aio.insecure_channel(self._svc.engine_target, options=GRPC_OPTIONS)
+        self._stub = engine_pb2_grpc.EngineStub(self._channel)
+
+    async def prepare(self, games: int) -> None:
+        self._games = [
+            {
+                "id": f"cap{games}-{i}",
+                "base": self._protos[i % DISTINCT],
+                "done": 0,
+                # the first checkpoint of game i falls at tick i % 16: spread out
+                "checkpoint": 1 + i % self.CHECKPOINT,
+            }
+            for i in range(games)
+        ]
+
+    def _item(self, game: dict[str, Any], with_base: bool) -> Any:
+        from cellwar.v1 import engine_pb2
+
+        item = engine_pb2.RunItem(
+            game_id=game["id"],
+            base_hash=game["base"].state_hash,
+            done=game["done"],
+            generations=1,
+            checkpoint=game["checkpoint"],
+        )
+        if with_base:
+            item.base.CopyFrom(game["base"])
+        return item
+
+    async def _call(self, games: list[dict[str, Any]], with_base: bool) -> list[Any]:
+        from cellwar.v1 import engine_pb2
+
+        out = []
+        for start in range(0, len(games), 1000):
+            request = engine_pb2.RunRequest(
+                items=[self._item(g, with_base) for g in games[start : start + 1000]]
+            )
+            out.extend((await self._stub.Run(request, timeout=300)).results)
+        return out
+
+    async def tick(self) -> int:
+        from cellwar.v1 import engine_pb2
+
+        results = await self._call(self._games, False)
+        missed = [g for g, r in zip(self._games, results, strict=True) if r.status == engine_pb2.RunResult.MISS]
+        if missed:
+            again = iter(await self._call(missed, True))
+            results = [next(again) if r.status == engine_pb2.RunResult.MISS else r for r in results]
+        ran = 0
+        for game, result in zip(self._games, results, strict=True):
+            if result.status != engine_pb2.RunResult.OK:
+                continue
+            ran += result.ran == 1
+            if result.events:  # recorded: the next tick names the recorded state
+                game["base"], game["done"], game["checkpoint"] = result.state, 0, self.CHECKPOINT
+                self.recorded += 1
+            else:
+                game["done"] = result.done
+        return ran
+
+    def cpu_seconds(self) -> float:
+        assert self._svc is not None
+        return cpu_seconds(self._svc.child("engine").pid)
+
+    async def close(self) -> None:
+        if self._channel is not None:
+            await self._channel.close()
+        if self._svc is not None:
+            self._svc.close()
+
+
 async def _point(path: TickPath, games: int, cpu_ticks: int, paced_s: float) -> dict[str, Any]:
     """One point of the sweep (see the module doc)."""
     await path.prepare(games)
@@ -188,6 +298,85 @@ async def sweep(
         await path.close()
 
 
+async def whole_stack(games: int, seconds: float) -> dict[str, Any]:
+    """``games`` running 300x300 games through the whole stack (nats-server, engine,
+    session as child processes; the session's ticker at 8 generations/s): each game is
+    created, joined and started through ``Session`` gRPC (30 % soups), then the games'
+    generations are read (spectator GetView) before and after ``seconds``. Returns the
+    achieved generations/s against the requested ``8 x games``, and the engine's and
+    the session's CPU seconds per game-second over the last ``seconds - 6`` s (the first
+    6 s carry the views the first reading asked for)."""
+    import json
+
+    import grpc
+
+    from cellwar.v1 import session_pb2, session_pb2_grpc
+    from services.common.grpcutil import GRPC_OPTIONS
+
+    svc = new_services()
+    try:
+        svc.start_nats()
+        await svc.start_engine()
+        await svc.start_session()
+        async with grpc.aio.insecure_channel(svc.session_target, options=GRPC_OPTIONS) as ch:
+            stub = session_pb2_grpc.SessionStub(ch)
+            config = json.dumps(
+                {"width": 300, "height": 300, "budget": 90_000, "max_generations": 100_000}
+            ).encode()
+            limit = asyncio.Semaphore(8)
+
+            async def start_game(i: int) -> str:
+                async with limit:
+                    gid = (await stub.CreateGame(session_pb2.CreateGameRequest(kind="life", config=config))).game_id
+                    for name in ("a", "b"):
+                        await stub.Join(session_pb2.JoinRequest(game_id=gid, name=f"{name}{i}"))
+                    for pid, zone in ((1, (0, 0, 150, 300)), (2, (150, 0, 300, 300))):
+                        cells = soup_cells(zone, 0.3, i * 2 + pid)
+                        action = json.dumps({"type": "place", "cells": cells}).encode()
+                        await stub.Act(session_pb2.ActRequest(game_id=gid, player_id=pid, action=action))
+                        await stub.EndTurn(session_pb2.EndTurnRequest(game_id=gid, player_id=pid))
+                    return gid
+
+            t_setup = time.perf_counter()
+            ids = await asyncio.gather(*(start_game(i) for i in range(games)))
+            setup_s = time.perf_counter() - t_setup
+
+            async def generations() -> list[int]:
+                async def one(gid: str) -> int:
+                    async with limit:
+                        reply = await stub.GetView(session_pb2.GetViewRequest(game_id=gid))
+                        return int(json.loads(reply.view)["generation"])
+
+                return await asyncio.gather(*(one(g) for g in ids))
+
+            await asyncio.sleep(3.0)  # every game's first tick rebuilt its run cache entry
+            g0 = await generations()
+            t0 = time.perf_counter()
+            await asyncio.sleep(min(6.0, seconds / 2))
+            engine_pid, session_pid = svc.child("engine").pid, svc.child("session").pid
+            c_eng, c_ses, tc = cpu_seconds(engine_pid), cpu_seconds(session_pid), time.perf_counter()
+            await asyncio.sleep(max(seconds - (tc - t0), 1.0))
+            c_eng, c_ses = cpu_seconds(engine_pid) - c_eng, cpu_seconds(session_pid) - c_ses
+            cpu_window = time.perf_counter() - tc
+            t1 = time.perf_counter()
+            g1 = await generations()
+        elapsed = t1 - t0
+        achieved = sum(b - a for a, b in zip(g0, g1, strict=True)) / elapsed
+        return {
+            "games": games,
+            "seconds": elapsed,
+            "setup_s": setup_s,
+            "requested_gps": float(GPS * games),
+            "achieved_gps": achieved,
+            "engine_cpu_per_game_s": c_eng / (games * cpu_window),
+            "session_cpu_per_game_s": c_ses / (games * cpu_window),
+            "engine_cores": c_eng / cpu_window,
+            "session_cores": c_ses / cpu_window,
+        }
+    finally:
+        svc.close()
+
+
 def _kernel_seconds(games: int, repeats: int) -> float:
     """CPU seconds of ``step_many`` of ``games`` 300x300 boards, 8 generations (best)."""
     distinct = np.stack([random_board(300, 2, seed=SEED + i) for i in range(DISTINCT)])
@@ -206,10 +395,15 @@ def run(quick: bool = False) -> dict[str, Any]:
     from services.engine.server import to_proto
 
     counts = QUICK_SWEEP if quick else SWEEP
-    path = EngineTickPath()
-    points = run_async(sweep(path, counts, 2 if quick else 3, 1.0 if quick else 3.0))
+    path = EngineRunPath()
+    # CPU over a whole checkpoint cycle (16 ticks: every game records once)
+    points = run_async(sweep(path, counts, path.CHECKPOINT, 1.0 if quick else 3.0))
     for p in points:
         p["kernel_gps"] = p["games"] * GPS / _kernel_seconds(p["games"], 2 if quick else 3)
+    plain_counts = counts[:2] if quick else [50, 200]
+    plain = run_async(sweep(EngineTickPath(), plain_counts, 2 if quick else 3, 1.0 if quick else 2.0))
+    stack_games, stack_s = (50, 8.0) if quick else (STACK_GAMES, STACK_SECONDS)
+    stack = run_async(whole_stack(stack_games, stack_s))
 
     states = [running_state(i) for i in range(DISTINCT)]
 
@@ -262,6 +456,41 @@ def run(quick: bool = False) -> dict[str, Any]:
             None,
         )
     )
+    for p in plain:
+        rows.append(
+            row(
+                f"  before: Engine.Tick (plain, whole states), {p['games']} games (engine CPU)",
+                "games/core",
+                p["games_per_core"],
+                "- (info)",
+                None,
+            )
+        )
+    share = stack["achieved_gps"] / stack["requested_gps"]
+    rows.append(
+        row(
+            f"whole stack: {stack_games} games through the session for {stack_s:.0f} s, "
+            f"achieved ({share:.0%} of requested)",
+            "generations/s",
+            stack["achieved_gps"],
+            ">= 95 % of requested",
+            share >= 0.95,
+            reference=stack["requested_gps"],
+            ratio=share,
+            detail=stack,
+        )
+    )
+    rows.append(
+        row(
+            "  whole stack: engine CPU per game-second (games per engine core = 1000 / this)",
+            "cpu-ms",
+            stack["engine_cpu_per_game_s"] * 1000,
+            "- (info)",
+            None,
+            games_per_core=1.0 / max(stack["engine_cpu_per_game_s"], 1e-12),
+            session_cpu_per_game_s=stack["session_cpu_per_game_s"],
+        )
+    )
     rows.append(
         row(
             "in-process engine.decide_tick + to_proto, one 300x300 game (CPU)",
@@ -286,6 +515,8 @@ def run(quick: bool = False) -> dict[str, Any]:
         "quick": quick,
         "path": path.name,
         "sweep": points,
+        "plain_sweep": plain,
+        "whole_stack": stack,
         "generations_per_second": GPS,
         "distinct_states": DISTINCT,
         "chunk": CHUNK,
