@@ -60,6 +60,7 @@ import numpy as np
 
 from engine.errors import NO_CHANGE, GameError
 from engine.life import stability
+from engine.life.bitboard import bitboard, colours_of
 from engine.life.state import (
     COLOURS,
     MAX_INT,
@@ -376,39 +377,63 @@ def end_player_turn(state: LifeState, player_id: int) -> LifeState:
 def tick(state: LifeState, generations: int) -> LifeState:
     """Run up to ``generations`` generations of a ``running`` game (other phases:
     unchanged), one at a time; after each: extinction, ``max_generations``, stability
-    (DESIGN.md §3). Stops early when the phase leaves ``running``."""
+    (DESIGN.md §3). Stops early when the phase leaves ``running``.
+
+    The board advances as Python-int bit planes (:mod:`engine.life.bitboard`: one
+    board, no numpy call per generation); stability compares a new board with the
+    boards of this call exactly and with the state's recorded history by population and
+    digest (:mod:`engine.life.stability`), whose digests of the boards it leaves are
+    computed at the end."""
     if state.phase != "running" or generations <= 0:
         return state
-    from engine.life import step  # the bit-parallel kernel
-
     grid = state.grid
-    torus = state.config.torus
-    detector = stability.RepeatDetector(state.history)
-    pop, digest = stability.population(grid), None
+    bb = bitboard(state.config.height, state.config.width, state.config.torus, colours_of(grid))
+    planes = bb.load(grid)
+    counts = bb.counts(planes)
+    # [population, digest or None, planes or None], oldest first (a RepeatDetector on ints)
+    history: list[list] = [[pop, dig, None] for pop, dig in state.history][-stability.HISTORY :]
+    pop, digest = counts[0], None
     generation = state.generation
     players = state.players
     outcome = None
     for _ in range(generations):
-        detector.push(grid, pop, digest)
-        grid = step(grid, torus=torus)
+        history.append([pop, digest, planes])
+        if len(history) > stability.HISTORY:
+            del history[0]
+        planes = bb.step(planes)
         generation += 1
-        players, alive = _extinction(players, grid)
+        counts = bb.counts(planes)
+        players, alive = _extinction_counts(players, counts)
         if alive <= 1:
             outcome = "last_standing"
             break
         if generation >= state.config.max_generations:
             outcome = "score"
             break
-        pop = stability.population(grid)
-        repeat, digest = detector.seen(grid, pop)
-        if repeat:
-            outcome = "stable"
+        pop, digest = counts[0], None
+        for entry in history:
+            if entry[0] != pop:
+                continue
+            if entry[2] is not None:
+                if entry[2] == planes:
+                    outcome = "stable"
+                    break
+                continue
+            if digest is None:
+                digest = stability.board_digest(bb.board(planes))
+            if digest == entry[1]:
+                outcome = "stable"
+                break
+        if outcome is not None:
             break
+    for entry in history:
+        if entry[1] is None:
+            entry[1] = stability.board_digest(bb.board(entry[2]))
     new = replace(
         state,
-        board=np.ascontiguousarray(grid, dtype=np.uint8).tobytes(),
+        board=bb.board(planes).tobytes(),
         generation=generation,
-        history=detector.history(),
+        history=tuple((e[0], e[1]) for e in history),
         players=players,
     )
     if outcome == "last_standing":
@@ -420,14 +445,15 @@ def tick(state: LifeState, generations: int) -> LifeState:
     return new
 
 
-def _extinction(
-    players: tuple[LifePlayer, ...], grid: np.ndarray
+def _extinction_counts(
+    players: tuple[LifePlayer, ...], counts: list[int]
 ) -> tuple[tuple[LifePlayer, ...], int]:
-    """DESIGN.md §3 end condition 1: after a generation, a remaining player with no cells
-    is out. Returns the players and how many remain."""
-    gone = {p.id for p in players if not p.out and not (grid == p.id).any()}
-    if gone:
-        players = tuple(replace(p, out=True) if p.id in gone else p for p in players)
+    """DESIGN.md §3 end condition 1 from the live cells per colour (``counts[c]``): a
+    remaining player with no cells is out. Returns the players and how many remain."""
+    if any(not p.out and counts[p.id] == 0 for p in players):
+        players = tuple(
+            replace(p, out=True) if not p.out and counts[p.id] == 0 else p for p in players
+        )
     return players, sum(1 for p in players if not p.out)
 
 
