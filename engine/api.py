@@ -402,6 +402,26 @@ def apply_event(
     raise GameError("MALFORMED", f"unknown event type {etype!r}")
 
 
+def apply_action_run(
+    state: Any, actor: int, actions: list[Mapping[str, Any]], *, engine_version: str | None = None
+) -> Any | None:
+    """Fold a run of ``ActionApplied`` events of one actor (their actions, in order) as
+    one update when the kind says it is the same as one by one (its
+    ``apply_action_run``: Life placements during blind placement); None otherwise (fold
+    them one by one). The state is upgraded to ``engine_version`` first, as
+    :func:`apply_event` would.
+
+    Raises:
+        GameError: as :func:`apply_action` for the first action the rules refuse.
+    """
+    own = getattr(_rules(state), "apply_action_run", None)
+    if own is None or len(actions) < 2:
+        return None
+    if engine_version:
+        state = upgrade(state, engine_version)
+    return own(state, actor, [dict(a) for a in actions])
+
+
 def fold(state: Any | None, events: Iterable[tuple]) -> Any:
     """Fold ``(type, actor, payload)`` or ``(type, actor, payload, engine_version)`` events
     onto ``state`` (None = from GameCreated), each under its version (:func:`apply_event`).
@@ -410,19 +430,37 @@ def fold(state: Any | None, events: Iterable[tuple]) -> Any:
     their summed count: ``tick(tick(s, a), b) == tick(s, a + b)`` whenever the first tick
     ran all ``a`` generations, which a recorded count guarantees (tested), and one kernel
     call over many generations is much cheaper than many calls over one (replay speed,
-    DESIGN §8).
+    DESIGN §8). Consecutive ``ActionApplied`` events of one actor and version are folded
+    as one update where the kind allows it (:func:`apply_action_run`).
     """
     pending = 0
     pending_version: str | None = None
+    run: list[tuple] = []
 
     def flush(state: Any) -> Any:
         if pending_version is not None:
             state = upgrade(state, pending_version)
         return tick(state, pending)
 
+    def flush_run(state: Any) -> Any:
+        actor, version = run[0][1], run[0][3]
+        after = None
+        if state is not None:
+            after = apply_action_run(
+                state, actor, [e[2]["action"] for e in run], engine_version=version
+            )
+        if after is None:
+            for etype, a, payload, v in run:
+                state = apply_event(state, etype, a, payload, engine_version=v)
+            return state
+        return after
+
     for event in events:
         etype, actor, payload = event[0], event[1], event[2]
         version = event[3] if len(event) > 3 and event[3] else None
+        if run and (etype != "ActionApplied" or actor != run[0][1] or version != run[0][3]):
+            state = flush_run(state)
+            run = []
         if etype == "GenerationsTicked":
             if pending and version != pending_version:
                 state = flush(state)
@@ -433,7 +471,12 @@ def fold(state: Any | None, events: Iterable[tuple]) -> Any:
         if pending:
             state = flush(state)
             pending = 0
+        if etype == "ActionApplied":
+            run.append((etype, actor, payload, version))
+            continue
         state = apply_event(state, etype, actor, payload, engine_version=version)
+    if run:
+        state = flush_run(state)
     if pending:
         state = flush(state)
     return state

@@ -30,6 +30,7 @@ from cellwar.v1.codes import CommandType, EventType
 from engine.api import (
     ENGINE_VERSION,
     EventDraft,
+    apply_action_run,
     apply_event,
     decide_tick,
     encode_state,
@@ -117,7 +118,10 @@ def fold(
     (state None = from ``GameCreated``), through :func:`engine.api.fold` so each event
     folds as the engine folds it (its version's rules where the engine keeps several).
     A run of ``GenerationsTicked`` is folded in one call (one tick of their summed
-    count) and counted once per event for the observers of the whole run.
+    count) and counted once per event for the observers of the whole run; so is a run of
+    one actor's ``ActionApplied`` where the kind folds it at once
+    (:func:`engine.api.apply_action_run`: Life placements during blind placement, whose
+    observers are the actor alone, for each of them).
 
     Raises:
         GameError: the log and the rules disagree (see :func:`engine.api.apply_event`).
@@ -139,16 +143,52 @@ def fold(
         run.clear()
         return after, env
 
+    actions: list[tuple] = []
+
+    def flush_actions(state: Any, env: Envelope) -> tuple[Any, Envelope]:
+        # a run of one actor's actions folded at once where the kind allows it (its
+        # observers are then the same for each: a Life placement's are its actor)
+        first = actions[0]
+        version = item(first)[3] if versioned else None
+        after = None
+        if state is not None and len(actions) > 1:
+            after = apply_action_run(
+                state, first[2], [e[3]["action"] for e in actions], engine_version=version
+            )
+        if after is not None:
+            env = advance(
+                env, state, first[1], first[2], first[3], after, actions[-1][0], len(actions)
+            )
+            state = after
+        else:
+            for e in actions:
+                after = api_fold(state, [item(e)])
+                env = advance(env, state, e[1], e[2], e[3], after, e[0])
+                state = after
+        actions.clear()
+        return state, env
+
     for event in events:
         seq, etype, actor, payload = event[:4]
+        if actions and (
+            etype != EventType.ACTION_APPLIED
+            or actor != actions[0][2]
+            or item(event)[3:] != item(actions[0])[3:]
+        ):
+            state, env = flush_actions(state, env)
         if etype == EventType.GENERATIONS_TICKED:
             run.append(event)
             continue
         if run:
             state, env = flush(state, env)
+        if etype == EventType.ACTION_APPLIED:
+            actions.append(event)
+            continue
         after = api_fold(state, [item(event)])
         env = advance(env, state, etype, actor, payload, after, seq)
         state = after
+    if actions:
+        state, env = flush_actions(state, env)
     if run:
         state, env = flush(state, env)
     return state, env

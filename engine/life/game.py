@@ -91,6 +91,7 @@ __all__ = [
     "LifeState",
     "add_player",
     "apply_action",
+    "apply_action_run",
     "config_from_dict",
     "config_to_dict",
     "decode_state",
@@ -566,6 +567,42 @@ def action_place(state: LifeState, player: LifePlayer, action: dict[str, Any]) -
         raise no_change("every cell given is alive already" if flat.size else "no cell given")
     _check_budget(player, int(new.size))
     return _put_cells(state, player, new)
+
+
+def apply_action_run(
+    state: LifeState, player_id: int, actions: list[dict[str, Any]]
+) -> LifeState | None:
+    """Several actions of one player applied one after the other, as one update, when
+    that is the same thing (a replay folds them at once): ``place`` actions during
+    ``placement`` (blind placement: a placement never triggers a rule after it). Each
+    action is checked in order as :func:`apply_action` checks it (zone, budget, nothing
+    new); None for any other run (fold it action by action).
+
+    Raises:
+        GameError: as :func:`apply_action` would for the first action it refuses.
+    """
+    if state.phase != "placement" or any(a.get("type") != "place" for a in actions):
+        return None
+    player = acting_player(state, player_id)
+    zone = _require_drawing(state, player)
+    dead = state.grid.ravel() == 0
+    taken = np.zeros_like(dead)
+    chosen: list[np.ndarray] = []
+    spent = 0
+    for action in actions:
+        xs, ys = parse_cells(action)
+        _check_in_zone(zone, xs, ys)
+        flat = np.unique(ys * state.config.width + xs)
+        new = flat[dead[flat] & ~taken[flat]]  # dead before the run and not placed in it yet
+        if new.size == 0 and refuses_noops(state):
+            raise no_change("every cell given is alive already" if flat.size else "no cell given")
+        _check_budget(replace(player, budget_left=player.budget_left - spent), int(new.size))
+        spent += int(new.size)
+        taken[new] = True
+        chosen.append(new)
+    if not chosen:
+        return state
+    return _put_cells(state, player, np.concatenate(chosen))
 
 
 def action_erase(state: LifeState, player: LifePlayer, action: dict[str, Any]) -> LifeState:
