@@ -29,6 +29,8 @@ from cellwar.v1.codes import ErrorCode, EventType
 from services.common.errors import ServiceError
 from services.common.jsonwire import dumps, event_payload
 from services.session.ports import EventLog, Rules, SnapshotRepository
+from services.session.replays import ReplayCache
+from services.session.snapshots import Snapshot
 from services.session.store import valid_game_id
 
 log = structlog.get_logger("cellwar.session.games")
@@ -284,6 +286,7 @@ class GameCache:
     Args:
         store, snapshots, engine: the ports (services/session/ports.py).
         directory: optional; ``fetch(game_id)`` gives the directory entry (profile id).
+        snapshot_every: a replay's fold leaves a snapshot at least every this many events.
     """
 
     def __init__(
@@ -292,6 +295,7 @@ class GameCache:
         snapshots: SnapshotRepository,
         engine: Rules,
         directory: Any | None = None,
+        snapshot_every: int = 100,
     ) -> None:
         self.store = store
         self.snapshots = snapshots
@@ -299,6 +303,10 @@ class GameCache:
         self.directory = directory
         self.games: dict[str, Game] = {}
         self._load_locks: dict[str, asyncio.Lock] = {}
+        #: Recently replayed states (services/session/replays.py).
+        self.replays = ReplayCache()
+        #: A replay's fold leaves a snapshot at least every this many events (settings).
+        self.snapshot_every = snapshot_every
         #: ``await peek(game, player_id)``: the view of a game's unrecorded run from the
         #: engine's run cache (set by the ticker: the lease holder knows the run), or None.
         self.peek: Any | None = None
@@ -340,7 +348,8 @@ class GameCache:
 
     async def build(self, game_id: str) -> Game:
         """Rebuild a game: latest snapshot + Engine.Fold of the events after it, checked
-        against the last event's state hash. A snapshot without an envelope (written
+        against the last event's state hash (a long stretch without snapshots gets them
+        filled in, as a replay does). A snapshot without an envelope (written
         before view versions existed) is ignored: the log is folded from GameCreated.
 
         Raises:
@@ -362,7 +371,7 @@ class GameCache:
                 broken = f"seq {event.seq} found where {i + 1} was expected"
             remember_command(commands, event)
         seq = events[-1].seq
-        snap = await self.snapshots.latest(game_id)
+        snap = await self.snapshots.at_or_before(game_id, seq)
         if snap is not None and (
             snap.seq > len(events)
             or events[snap.seq - 1].state_hash != snap.state.state_hash
@@ -374,7 +383,7 @@ class GameCache:
         if not broken:
             try:
                 rest = events[snap.seq :] if snap else events
-                folded = await self.engine.fold(snap.state if snap else None, rest)
+                folded = await self._fold_filling(game_id, seq, snap.state if snap else None, rest)
                 state = folded if folded is not None else state
                 if state.state_hash != events[-1].state_hash:
                     broken = (
@@ -515,6 +524,7 @@ class GameCache:
                 continue
             del self.games[game.game_id]
             self.store.forget(game.game_id)
+            self.replays.forget(game.game_id)
             gone.append(game.game_id)
         if gone:
             log.info("games_evicted", games=len(gone))
@@ -579,8 +589,13 @@ class GameCache:
     # ------------------------------------------------------------------ replay
 
     async def state_at(self, game: Game, seq: int) -> engine_pb2.GameState:
-        """The state after event ``seq``: nearest snapshot at or before it + Engine.Fold of
-        the events after it, checked against the recorded hash of event ``seq``.
+        """The state after event ``seq``, checked against the recorded hash of event
+        ``seq`` (docs/ARCHITECTURE.md "Replay"): folded from the nearest state kept by
+        the replay cache when it is within :attr:`snapshot_every` events before ``seq``,
+        else from the nearest snapshot at or before it (or the start); a fold over more
+        than :attr:`snapshot_every` events without a snapshot (a log written without
+        them, e.g. imported) fills the missing snapshots in as it goes. The answer is kept
+        in the replay cache.
 
         Raises:
             ServiceError: ``MALFORMED`` (seq out of 1..current), ``GAME_BROKEN`` (hash
@@ -590,19 +605,81 @@ class GameCache:
             raise ServiceError(ErrorCode.MALFORMED, f"seq must be within 1..{game.seq}")
         if seq == game.seq and not game.broken:
             return game.state
-        snap = await self.snapshots.at_or_before(game.game_id, seq)
-        if snap is not None and not snap.state.versions:
-            snap = None  # written before envelopes: its view versions are unknown
-        start = snap.seq + 1 if snap else 1
+        kept = self.replays.nearest(game.game_id, seq)
+        if kept is not None and kept.seq == seq:
+            return kept.state
+        base: tuple[int, int | None, engine_pb2.GameState] | None = None
+        if kept is not None and seq - kept.seq <= self.snapshot_every:
+            base = (kept.seq, None, kept.state)
+        else:
+            snap = await self.snapshots.at_or_before(game.game_id, seq)
+            if snap is not None and not snap.state.versions:
+                snap = None  # written before envelopes: its view versions are unknown
+            if kept is not None and (snap is None or kept.seq >= snap.seq):
+                base = (kept.seq, None, kept.state)
+            elif snap is not None:
+                base = (snap.seq, snap.stream_seq, snap.state)
+        start = base[0] + 1 if base else 1
         events = await self.store.read(
-            game.game_id, start, seq, start_stream_seq=snap.stream_seq if snap else None
+            game.game_id, start, seq, start_stream_seq=base[1] if base else None
         )
-        if snap and events and events[0].seq != start:
-            snap, events = None, await self.store.read(game.game_id, 1, seq)
-        state = await self.engine.fold(snap.state if snap else None, events)
-        expected = events[-1].state_hash if events else (snap.state.state_hash if snap else "")
+        if base and events and events[0].seq != start:
+            base, events = None, await self.store.read(game.game_id, 1, seq)
+        state = await self._fold_filling(game.game_id, game.seq, base[2] if base else None, events)
+        expected = events[-1].state_hash if events else (base[2].state_hash if base else "")
         if state is None or state.state_hash != expected:
             raise ServiceError(
                 ErrorCode.GAME_BROKEN, f"replay to seq {seq} does not match the recorded hash"
             )
+        self.replays.put(game.game_id, seq, state)
         return state
+
+    async def _fold_filling(
+        self,
+        game_id: str,
+        last_seq: int,
+        state: engine_pb2.GameState | None,
+        events: Sequence[events_pb2.Event],
+    ) -> engine_pb2.GameState | None:
+        """``Engine.Fold`` of ``events`` onto ``state``; over more than
+        :attr:`snapshot_every` events, in pieces ending at multiples of it, each piece's
+        state (before ``last_seq``, the game's last event) stored as a snapshot of the
+        past (not as the latest) when its hash is the recorded one. Raises ServiceError."""
+        every = self.snapshot_every
+        if len(events) <= every:
+            return await self.engine.fold(state, events)
+        start = 0
+        while start < len(events):
+            end = start
+            while end < len(events) - 1 and events[end].seq % every:
+                end += 1
+            piece = events[start : end + 1]
+            state = await self.engine.fold(state, piece)
+            last = piece[-1]
+            if (
+                state is not None
+                and last.seq % every == 0
+                and last.seq < last_seq
+                and state.state_hash == last.state_hash
+                and state.versions
+            ):
+                position = self.store.position_before(game_id, last.seq)
+                await self.snapshots.put(game_id, Snapshot(last.seq, position, state), latest=False)
+                self.replays.put(game_id, last.seq, state)
+            start = end + 1
+        return state
+
+    async def replay_view(
+        self, game: Game, seq: int, player_id: int, *, reveal: bool = False
+    ) -> bytes:
+        """The engine's view of ``player_id`` of the state after event ``seq`` (a replay),
+        rendered once per kept state. Raises as :meth:`state_at`."""
+        state = await self.state_at(game, seq)
+        kept = self.replays.nearest(game.game_id, seq)
+        if kept is None or kept.seq != seq:
+            kept = self.replays.put(game.game_id, seq, state)
+        view = kept.views.get((player_id, reveal))
+        if view is None:
+            (view,) = await self.engine.views(state, [player_id], reveal=reveal)
+            kept.views[(player_id, reveal)] = view
+        return view

@@ -59,6 +59,11 @@ class EventLog(Protocol):
         ``read(start_stream_seq=...)`` and snapshots."""
         ...
 
+    def position_before(self, game_id: str, seq: int) -> int:
+        """A store position at or before the game's event ``seq`` as far as known (0 =
+        the start)."""
+        ...
+
     def forget(self, game_id: str) -> None:
         """Drop what the store remembers of a game."""
         ...
@@ -67,8 +72,9 @@ class EventLog(Protocol):
 class SnapshotRepository(Protocol):
     """Snapshots of states (a cache: failures read as "no snapshot")."""
 
-    async def put(self, game_id: str, snap: Snapshot) -> bool:
-        """Store a snapshot; False when it was not stored."""
+    async def put(self, game_id: str, snap: Snapshot, *, latest: bool = True) -> bool:
+        """Store a snapshot (``latest``: also as the game's latest); False when it was
+        not stored."""
         ...
 
     async def latest(self, game_id: str) -> Snapshot | None:

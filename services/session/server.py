@@ -212,7 +212,7 @@ async def create_server(
     profiles = Profiles(await bucket(kv.PROFILES))
     engine = EngineClient(engine_target, timeout=settings.engine_timeout_s)
 
-    games = GameCache(store, snapshots, engine, directory)
+    games = GameCache(store, snapshots, engine, directory, snapshot_every=settings.snapshot_every)
     loop = CommandLoop(
         games,
         store,

@@ -67,9 +67,10 @@ class SnapshotStore:
     def __init__(self, kv: KeyValue) -> None:
         self.kv = kv
 
-    async def put(self, game_id: str, snap: Snapshot) -> bool:
-        """Store ``snap`` as ``<game_id>.<seq>``, in its bucket's index and as the latest;
-        False when not stored."""
+    async def put(self, game_id: str, snap: Snapshot, *, latest: bool = True) -> bool:
+        """Store ``snap`` as ``<game_id>.<seq>``, in its bucket's index and (``latest``) as
+        the latest; False when not stored. ``latest=False``: a snapshot of the past
+        filled in by a replay."""
         value = encode(snap)
         if len(value) > MAX_SNAPSHOT_BYTES:
             log.warning("snapshot_too_large", game_id=game_id, seq=snap.seq, bytes=len(value))
@@ -77,7 +78,8 @@ class SnapshotStore:
         try:
             await self.kv.put(f"{game_id}.{snap.seq}", value)
             await self._index(game_id, snap.seq)
-            await self.kv.put(game_id, value)
+            if latest:
+                await self.kv.put(game_id, value)
             return True
         except (TimeoutError, nats.errors.Error) as exc:
             log.warning("snapshot_not_stored", game_id=game_id, seq=snap.seq, error=str(exc))

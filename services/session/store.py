@@ -34,6 +34,8 @@ STREAM = "GAME_EVENTS"
 DUPLICATE_WINDOW_S = 120.0
 #: Server error code of a failed ``Nats-Expected-Last-Subject-Sequence`` check.
 _WRONG_LAST_SEQUENCE = (10071, 10164)
+#: The store remembers the stream sequence of every this many events of a game it read.
+POSITION_EVERY = 100
 #: Events per batched direct get.
 _FETCH_BATCH = 1000
 #: Bytes per batched direct get (the server stops a batch after this many).
@@ -102,6 +104,9 @@ class EventStore:
         self.replicas = replicas
         self.timeout = timeout
         self._tail: dict[str, tuple[int, int]] = {}  # game_id -> (game seq, stream seq)
+        # game_id -> {game seq: stream seq} every POSITION_EVERY events seen (reads skip
+        # the start of a long log from the nearest one)
+        self._positions: dict[str, dict[int, int]] = {}
 
     async def ensure_stream(self) -> None:
         """Create the ``GAME_EVENTS`` stream, or update it to this configuration."""
@@ -232,7 +237,7 @@ class EventStore:
         """
         subj = subject(game_id)
         out: list[events_pb2.Event] = []
-        start = max(start_stream_seq or 1, 1)
+        start = max(start_stream_seq or self.position_before(game_id, from_seq), 1)
         last: tuple[int, int] | None = None
         try:
             while True:
@@ -241,6 +246,8 @@ class EventStore:
                 for stream_seq, data in batch:
                     event = events_pb2.Event.FromString(data)
                     last = (event.seq, stream_seq)
+                    if event.seq % POSITION_EVERY == 0:
+                        self._positions.setdefault(game_id, {})[event.seq] = stream_seq
                     if to_seq is not None and event.seq > to_seq:
                         done = True
                         break
@@ -292,6 +299,15 @@ class EventStore:
         finally:
             await sub.unsubscribe()
 
+    def position_before(self, game_id: str, seq: int) -> int:
+        """A stream sequence at or before the game's event ``seq``, as far as this store
+        knows (0 = the start)."""
+        known = self._positions.get(game_id)
+        if not known:
+            return 0
+        best = max((s for s in known if s <= seq), default=0)
+        return known[best] if best else 0
+
     def stream_seq_of(self, game_id: str) -> int:
         """Stream sequence of the game's last event as last seen by this store (0 = unknown)."""
         tail = self._tail.get(game_id)
@@ -300,3 +316,4 @@ class EventStore:
     def forget(self, game_id: str) -> None:
         """Drop what this store remembers of a game (an evicted game)."""
         self._tail.pop(game_id, None)
+        self._positions.pop(game_id, None)

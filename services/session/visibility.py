@@ -125,9 +125,7 @@ async def replay(games: GameCache, game: Game, player_id: int, seq: int) -> byte
             if not 1 <= seq <= len(items):
                 raise ServiceError(ErrorCode.MALFORMED, f"seq must be within 1..{len(items)}")
             log_seq = int(items[seq - 1]["log_seq"])
-        state = await games.state_at(game, log_seq)
-        views = await games.engine.views(state, [player_id])
-        return merge_view(views[0], game.game_id, seq)
-    state = await games.state_at(game, seq)
-    views = await games.engine.views(state, [player_id], reveal=game.finished)
-    return merge_view(views[0], game.game_id, seq)
+        view = await games.replay_view(game, log_seq, player_id)
+        return merge_view(view, game.game_id, seq)
+    view = await games.replay_view(game, seq, player_id, reveal=game.finished)
+    return merge_view(view, game.game_id, seq)

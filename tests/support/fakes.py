@@ -134,6 +134,10 @@ class MemoryEventLog:
         """Stream position of the game's last event as last seen here."""
         return self._tail.get(game_id, 0)
 
+    def position_before(self, game_id: str, seq: int) -> int:
+        """No shortcut in memory: the start."""
+        return 0
+
     def forget(self, game_id: str) -> None:
         """Forget the game's tail."""
         self._tail.pop(game_id, None)
@@ -153,16 +157,20 @@ class MemorySnapshots:
 
     def __init__(self) -> None:
         self.snaps: dict[str, dict[int, Snapshot]] = {}
+        self.latest_seq: dict[str, int] = {}
 
-    async def put(self, game_id: str, snap: Snapshot) -> bool:
-        """Keep a snapshot."""
+    async def put(self, game_id: str, snap: Snapshot, *, latest: bool = True) -> bool:
+        """Keep a snapshot (the latest is the one of the greatest seq put as latest)."""
         self.snaps.setdefault(game_id, {})[snap.seq] = snap
+        if latest:
+            self.latest_seq[game_id] = max(self.latest_seq.get(game_id, 0), snap.seq)
         return True
 
     async def latest(self, game_id: str) -> Snapshot | None:
-        """The newest snapshot."""
+        """The newest snapshot put as latest."""
         snaps = self.snaps.get(game_id) or {}
-        return snaps[max(snaps)] if snaps else None
+        seq = self.latest_seq.get(game_id)
+        return snaps.get(seq) if seq else None
 
     async def at_or_before(self, game_id: str, seq: int) -> Snapshot | None:
         """The snapshot with the greatest seq <= ``seq``."""

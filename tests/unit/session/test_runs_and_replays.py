@@ -1,0 +1,208 @@
+"""The packed tick path and replays in the session's service layer (issue 11), on the
+in-memory fakes (tests/support/fakes.py: the real rules and the engine service's run
+cache in process, no NATS, no gRPC).
+
+* A running game's generations are not recorded per tick: one ``GenerationsTicked{n}``
+  at a checkpoint, when the board stabilises, or before a command (in the command's
+  own append); every recorded hash equals the fold of the log (the plain path).
+* The engine's run cache may lose a game (restart, another replica): the run is rebuilt
+  from the last recorded state, with the same result.
+* ``state_at`` (replays) folds from the nearest snapshot or kept state; scrubbing is
+  served from the replay cache; a log without snapshots gets them filled in.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import engine
+from cellwar.v1.codes import CommandType, EventType
+from services.common.jsonwire import dumps
+from services.engine.server import new_run_cache
+from services.session.commands import Command, CommandLoop
+from services.session.games import GameCache
+from services.session.ticker import Ticker
+from tests.support.fakes import InProcessEngine, MemoryBackend, MemoryEventLog, MemorySnapshots
+
+#: A torus: two gliders side by side never meet and never settle.
+GLIDERS = {"width": 40, "height": 40, "players": 2, "budget": 200, "torus": True, "max_generations": 100_000}
+GLIDER_1 = [[6, 5], [7, 6], [5, 7], [6, 7], [7, 7]]
+GLIDER_2 = [[26, 5], [27, 6], [25, 7], [26, 7], [27, 7]]
+#: Two blocks: stable at once.
+BLOCKS = {"width": 20, "height": 20, "players": 2, "budget": 20}
+
+
+class Leases:
+    """This instance holds every lease (the lease machinery is tested on NATS)."""
+
+    def holder(self, game_id: str) -> str:
+        return "me"
+
+    def holds(self, game_id: str) -> bool:
+        return True
+
+    async def acquire(self, game_ids) -> set[str]:
+        return set(game_ids)
+
+
+class Instance:
+    def __init__(self, backend: MemoryBackend, snapshots: MemorySnapshots | None = None) -> None:
+        self.store = MemoryEventLog(backend)
+        self.engine = InProcessEngine()
+        self.snapshots = snapshots or MemorySnapshots()
+        self.games = GameCache(self.store, self.snapshots, self.engine, snapshot_every=10)
+        self.loop = CommandLoop(self.games, self.store, self.engine)
+        # 8 generations per second, a tick every 1/8 s, a checkpoint every 2 s
+        self.ticker = Ticker(self.games, self.loop, Leases(), 8.0, 0.125, checkpoint_s=2.0)
+
+    async def run(self, gid: str, type_: str, actor: int, payload: dict, key: str = ""):
+        return await self.loop.handle(Command(gid, type_, actor, dumps(payload), key))
+
+    async def start(self, config: dict, cells_1: list, cells_2: list) -> str:
+        game = await self.loop.create("life", config)
+        gid = game.game_id
+        await self.run(gid, CommandType.JOIN, 0, {"name": "a"})
+        await self.run(gid, CommandType.JOIN, 0, {"name": "b"})
+        for pid, cells in ((1, cells_1), (2, cells_2)):
+            await self.run(gid, CommandType.ACTION, pid, {"type": "place", "cells": cells})
+            await self.run(gid, CommandType.END_TURN, pid, {})
+        return gid
+
+    async def ticks(self, n: int) -> None:
+        for _ in range(n):
+            await self.ticker.tick_once(0.125)
+
+
+def folds_to_every_hash(events) -> None:
+    """Every recorded hash equals the fold of the log up to it (the plain path)."""
+    state = None
+    for e in events:
+        state = engine.apply_event(
+            state, e.type, e.actor, json.loads(e.payload), engine_version=e.engine_version
+        )
+        assert engine.state_hash(state) == e.state_hash, f"seq {e.seq} ({e.type})"
+
+
+def counts(events) -> list[int]:
+    return [json.loads(e.payload)["count"] for e in events if e.type == EventType.GENERATIONS_TICKED]
+
+
+@pytest.fixture
+def backend() -> MemoryBackend:
+    return MemoryBackend()
+
+
+async def test_ticks_are_not_recorded_until_the_checkpoint(backend):
+    a = Instance(backend)
+    gid = await a.start(GLIDERS, GLIDER_1, GLIDER_2)
+    recorded = len(a.store.events(gid))
+    await a.ticks(10)
+    game = a.games.games[gid]
+    assert len(a.store.events(gid)) == recorded  # 10 ticks, nothing written
+    assert game.run_done == 10 and game.generation == 10
+    assert json.loads((await a.games.view(game, 1))[1])["generation"] == 10
+    await a.ticks(6)  # 16 generations: 2 s of running at speed 1
+    events = a.store.events(gid)
+    assert counts(events) == [16] and len(events) == recorded + 1
+    assert game.run_done == 0 and game.state.generation == 16
+    folds_to_every_hash(events)
+
+
+async def test_a_command_records_the_run_first_in_its_own_append(backend):
+    a = Instance(backend)
+    gid = await a.start(GLIDERS, GLIDER_1, GLIDER_2)
+    await a.ticks(5)
+    appends = backend.appends
+    outcome = await a.run(gid, CommandType.ACTION, 1, {"type": "pause"}, key="k-pause")
+    events = a.store.events(gid)
+    assert backend.appends == appends + 1  # one append: the generations, then the command
+    assert [e.type for e in events[-2:]] == [EventType.GENERATIONS_TICKED, "ControlChanged"]
+    assert counts(events) == [5]
+    assert events[-2].command_id == "" and events[-1].command_id.startswith("p1:k-pause")
+    assert outcome.seq == events[-1].seq and outcome.player_id == 1
+    assert json.loads((await a.games.view(outcome.game, 1))[1])["phase"] == "paused"
+    folds_to_every_hash(events)
+    # the retry is answered from the log, nothing more is written
+    again = await a.run(gid, CommandType.ACTION, 1, {"type": "pause"}, key="k-pause")
+    assert again.repeated and again.seq == outcome.seq and len(a.store.events(gid)) == len(events)
+
+
+async def test_a_refused_command_leaves_the_run_going(backend):
+    a = Instance(backend)
+    gid = await a.start(GLIDERS, GLIDER_1, GLIDER_2)
+    await a.ticks(3)
+    before = len(a.store.events(gid))
+    with pytest.raises(Exception):  # noqa: B017 - any rule refusal
+        await a.run(gid, CommandType.ACTION, 1, {"type": "place", "cells": [[1, 1]]})  # running
+    assert len(a.store.events(gid)) == before and a.games.games[gid].run_done == 3
+    await a.ticks(13)
+    assert counts(a.store.events(gid)) == [16]
+    folds_to_every_hash(a.store.events(gid))
+
+
+async def test_a_stable_board_is_recorded_at_once(backend):
+    a = Instance(backend)
+    gid = await a.start(BLOCKS, [[1, 1], [2, 1], [1, 2], [2, 2]], [[15, 1], [16, 1], [15, 2], [16, 2]])
+    await a.ticks(1)
+    events = a.store.events(gid)
+    assert counts(events) == [1] and a.games.games[gid].state.phase == "redraw"
+    folds_to_every_hash(events)
+
+
+async def test_a_run_lost_by_the_engine_is_rebuilt_the_same(backend):
+    a = Instance(backend)
+    b = Instance(MemoryBackend())
+    gid_a = await a.start(GLIDERS, GLIDER_1, GLIDER_2)
+    gid_b = await b.start(GLIDERS, GLIDER_1, GLIDER_2)
+    caches = [b.engine.runs]
+    for step in range(40):
+        await a.ticks(1)
+        await b.ticks(1)
+        if step % 7 == 3:  # b's engine restarts (or the call went to another replica)
+            b.engine.runs = new_run_cache()
+            caches.append(b.engine.runs)
+    ea, eb = a.store.events(gid_a), b.store.events(gid_b)
+    assert [e.state_hash for e in ea] == [e.state_hash for e in eb]
+    assert counts(ea) == [16, 16] == counts(eb)
+    assert a.engine.runs.misses == 1  # the first tick only
+    assert sum(c.misses for c in caches) == len(caches)  # one per lost cache
+    folds_to_every_hash(eb)
+
+
+async def test_a_replay_folds_from_snapshots_and_kept_states(backend):
+    snapshots = MemorySnapshots()
+    a = Instance(backend, snapshots)
+    gid = await a.start(BLOCKS, [[1, 1], [2, 1], [1, 2]], [[15, 1], [16, 1], [15, 2]])
+    await a.ticks(2)  # the L-shapes become blocks: stable, redraw
+    assert a.games.games[gid].state.phase == "redraw"
+    for k in range(30):  # placements in redraw: many events
+        game = a.games.games[gid]
+        if game.state.phase != "redraw":
+            break
+        pid = 1 + k % 2
+        cell = [2 + k // 4 + (10 if pid == 2 else 0), 6 + 2 * (k // 2 % 2)]
+        await a.run(gid, CommandType.ACTION, pid, {"type": "place", "cells": [cell]})
+    game = a.games.games[gid]
+    events = a.store.events(gid)
+    assert len(events) > 25
+    b = Instance(backend, MemorySnapshots())  # another instance, no snapshot at all
+    game_b = await b.games.get(gid)
+    # the first load filled snapshots in every 10 events
+    assert sorted(b.snapshots.snaps[gid]) == [s for s in range(10, len(events), 10)]
+    state = None
+    for e in events:  # every replayed state is the fold from scratch
+        state = engine.apply_event(state, e.type, e.actor, json.loads(e.payload), engine_version=e.engine_version)
+        replayed = await b.games.state_at(game_b, e.seq)
+        assert replayed.state_hash == engine.state_hash(state) == e.state_hash
+    # scrubbing back over kept states: no snapshot read, no event read, no fold
+    folds = b.engine.calls.get("Fold", 0)
+    for seq in range(len(events) - 1, 0, -3):
+        await b.games.state_at(game_b, seq)
+    assert b.engine.calls.get("Fold", 0) == folds and b.games.replays.hits >= 8
+    # a view rendered once per kept state
+    views = b.engine.calls.get("Views", 0)
+    first = await b.games.replay_view(game_b, 5, 0)
+    assert await b.games.replay_view(game_b, 5, 0) == first
+    assert b.engine.calls.get("Views", 0) == views + 1
