@@ -12,6 +12,8 @@ from __future__ import annotations
 import asyncio
 import functools
 import json
+import threading
+from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -108,11 +110,38 @@ def envelope_of(msg: engine_pb2.GameState) -> Envelope:
     return Envelope(msg.seq, tuple(msg.versions), anchor)
 
 
+#: Recently decoded states by hash (their bytes kept to compare): a game's next command
+#: ships the state its last one returned, so most decodes are found here.
+_DECODED: OrderedDict[str, tuple[bytes, Any]] = OrderedDict()
+#: Bytes of encoded states kept at most (their decoded copies take about as much again).
+_DECODED_MAX_BYTES = 32 * 1024 * 1024
+_DECODED_LOCK = threading.Lock()
+_decoded_bytes = 0
+
+
 def from_proto(msg: engine_pb2.GameState) -> Any:
-    """The engine state in a ``GameState`` message. Raises GameError MALFORMED."""
+    """The engine state in a ``GameState`` message (a recently decoded one when its bytes
+    are the same: states are immutable values). Raises GameError MALFORMED."""
     if not msg.state:
         raise GameError(ErrorCode.MALFORMED, "a game state is required")
-    return engine.decode_state(msg.state)
+    data = msg.state
+    key = msg.state_hash
+    if key:
+        with _DECODED_LOCK:
+            hit = _DECODED.get(key)
+            if hit is not None and hit[0] == data:
+                _DECODED.move_to_end(key)
+                return hit[1]
+    state = engine.decode_state(data)
+    if key and len(data) <= _DECODED_MAX_BYTES // 16:
+        global _decoded_bytes
+        with _DECODED_LOCK:
+            old = _DECODED.pop(key, None)
+            _decoded_bytes += len(data) - (len(old[0]) if old else 0)
+            _DECODED[key] = (data, state)
+            while _decoded_bytes > _DECODED_MAX_BYTES:
+                _decoded_bytes -= len(_DECODED.popitem(last=False)[1][0])
+    return state
 
 
 def _json(data: bytes, what: str) -> Any:

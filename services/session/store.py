@@ -237,11 +237,19 @@ class EventStore:
         """
         subj = subject(game_id)
         out: list[events_pb2.Event] = []
-        start = max(start_stream_seq or self.position_before(game_id, from_seq), 1)
+        if start_stream_seq:
+            start, at_seq = start_stream_seq, max(from_seq - 1, 1)
+        else:
+            at_seq, start = self._position(game_id, from_seq)
+        start = max(start, 1)
         last: tuple[int, int] | None = None
         try:
             while True:
-                batch, pending = await self._direct_batch(subj, start)
+                size = _FETCH_BATCH
+                if to_seq is not None:  # a short read asks for what it needs, not 1000
+                    at = last[0] + 1 if last else at_seq
+                    size = max(1, min(_FETCH_BATCH, to_seq - at + 2))
+                batch, pending = await self._direct_batch(subj, start, size)
                 done = False
                 for stream_seq, data in batch:
                     event = events_pb2.Event.FromString(data)
@@ -262,9 +270,11 @@ class EventStore:
             self._tail[game_id] = last
         return out
 
-    async def _direct_batch(self, subj: str, start: int) -> tuple[list[tuple[int, bytes]], int]:
-        """One batched direct get: up to :data:`_FETCH_BATCH` messages of ``subj`` from
-        stream sequence ``start``; returns ``([(stream seq, data)], pending after them)``.
+    async def _direct_batch(
+        self, subj: str, start: int, batch: int = _FETCH_BATCH
+    ) -> tuple[list[tuple[int, bytes]], int]:
+        """One batched direct get: up to ``batch`` messages of ``subj`` from stream
+        sequence ``start``; returns ``([(stream seq, data)], pending after them)``.
 
         Raises:
             nats.errors.Error / TimeoutError: NATS did not answer or refused.
@@ -276,7 +286,7 @@ class EventStore:
             request = {
                 "seq": start,
                 "next_by_subj": subj,
-                "batch": _FETCH_BATCH,
+                "batch": batch,
                 "max_bytes": _FETCH_BYTES,
             }
             await nc.publish(
@@ -299,14 +309,17 @@ class EventStore:
         finally:
             await sub.unsubscribe()
 
+    def _position(self, game_id: str, seq: int) -> tuple[int, int]:
+        """``(game seq, stream seq)`` of the nearest known event at or before ``seq``
+        (``(1, 0)``: the start)."""
+        known = self._positions.get(game_id)
+        best = max((s for s in known if s <= seq), default=0) if known else 0
+        return (best, known[best]) if best else (1, 0)
+
     def position_before(self, game_id: str, seq: int) -> int:
         """A stream sequence at or before the game's event ``seq``, as far as this store
         knows (0 = the start)."""
-        known = self._positions.get(game_id)
-        if not known:
-            return 0
-        best = max((s for s in known if s <= seq), default=0)
-        return known[best] if best else 0
+        return self._position(game_id, seq)[1]
 
     def stream_seq_of(self, game_id: str) -> int:
         """Stream sequence of the game's last event as last seen by this store (0 = unknown)."""
