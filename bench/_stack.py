@@ -256,11 +256,11 @@ class Services:
         """``python -m services.session`` on a free port (NATS and engine started first);
         ``settings``: more ``Settings`` fields. Waits for SERVING."""
         target = f"127.0.0.1:{free_port()}"
+        settings.setdefault("instance_id", "bench-session")
         env = self._env(
             nats_url=self.nats_url,
             engine_addr=self.engine_target,
             session_addr=target,
-            instance_id="bench-session",
             **settings,
         )
         child = self._spawn("session", [sys.executable, "-m", "services.session"], env)

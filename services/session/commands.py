@@ -194,6 +194,8 @@ class CommandLoop:
                     await self.games.refresh(game)
                 if game.broken:
                     raise broken_error(game)
+                if key and key not in game.commands and game.commands_from > 1:
+                    await self.games.complete_commands(game)
                 repeated = repeated_command(game, key, digest)
                 if repeated is not None:
                     log.info("command_repeated", game_id=game.game_id, command_id=key)
@@ -258,7 +260,7 @@ class CommandLoop:
         if command_id:
             existing = await self._existing(game_id)
             if existing is not None:
-                return self._same_create(existing, command_id, digest)
+                return await self._same_create(existing, command_id, digest)
         reply = await self.engine.decide(None, CommandType.CREATE, 0, payload)
         level = reply.state.policy.progress_level
         if profile_id and level and self.progress is not None:
@@ -271,7 +273,7 @@ class CommandLoop:
         except (ConcurrencyError, DuplicateCommandError) as exc:
             existing = await self._existing(game_id) if command_id else None
             if existing is not None:
-                return self._same_create(existing, command_id, digest)
+                return await self._same_create(existing, command_id, digest)
             raise ServiceError(ErrorCode.CONFLICT, "game id taken; retry") from exc
         created = event_payload(stored[0])
         meta: dict[str, Any] = {
@@ -296,8 +298,10 @@ class CommandLoop:
                 return None
             raise
 
-    @staticmethod
-    def _same_create(game: Game, command_id: str, digest: str) -> Game:
+    async def _same_create(self, game: Game, command_id: str, digest: str) -> Game:
+        if command_id not in game.commands and game.commands_from > 1:
+            async with game.lock:
+                await self.games.complete_commands(game)
         if repeated_command(game, command_id, digest) is not None:
             return game
         raise ServiceError(ErrorCode.CONFLICT, "this command id created another game")

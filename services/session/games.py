@@ -113,7 +113,9 @@ class Game:
             policy).
         seq: per-game seq of the last event (0 = none yet).
         stream_seq: the store position of event ``seq`` (0 = unknown).
-        commands: scoped command key -> result, for every command in the log.
+        commands: scoped command key -> result, for every command in the log from event
+            ``commands_from`` on (1 = every one; a game rebuilt from a snapshot reads the
+            older ones when a command needs them: :meth:`GameCache.complete_commands`).
         meta: ``kind``, ``config`` (from GameCreated), ``created_at`` (ISO time) and,
             for a game played for a profile, ``profile_id`` (from the directory entry,
             as the engine's events do not carry it).
@@ -152,6 +154,7 @@ class Game:
     inbox_stream_seq: int = 0
     watchers: int = 0
     touched: float = 0.0
+    commands_from: int = 1
     run_done: int = 0
     run_generation: int = 0
     run_views: dict[int, bytes] = field(default_factory=dict)
@@ -347,42 +350,52 @@ class GameCache:
         self.games[game.game_id] = game
 
     async def build(self, game_id: str) -> Game:
-        """Rebuild a game: latest snapshot + Engine.Fold of the events after it, checked
-        against the last event's state hash (a long stretch without snapshots gets them
-        filled in, as a replay does). A snapshot without an envelope (written
-        before view versions existed) is ignored: the log is folded from GameCreated.
+        """Rebuild a game from the nearest snapshot at or before its last event (the
+        latest) + Engine.Fold of the events after it, checked against the last event's
+        state hash; a stretch without snapshots gets them filled in, as a replay does. A
+        snapshot without an envelope (written before view versions existed), or whose
+        hash is not the one its event recorded, is ignored: the log is folded from
+        ``GameCreated``. Only the events from the snapshot on are read: the command ids
+        of the older ones are read when a command needs them
+        (:meth:`complete_commands`).
 
         Raises:
             ServiceError: ``GAME_NOT_FOUND``, ``UNAVAILABLE``.
         """
-        events = await self.store.read(game_id)
-        if not events or events[0].type != EventType.GAME_CREATED:
+        first = await self.store.read(game_id, 1, 1)
+        if not first or first[0].type != EventType.GAME_CREATED:
             raise not_found(game_id)
-        created = event_payload(events[0])
+        created = event_payload(first[0])
         meta: dict[str, Any] = {
             "kind": created.get("kind", ""),
             "config": created.get("config", {}),
-            "created_at": events[0].time.ToJsonString(),
+            "created_at": first[0].time.ToJsonString(),
         }
+        last = await self.store.last_seq(game_id)
+        snap = await self.snapshots.at_or_before(game_id, last) if last > 1 else None
+        if snap is not None and (snap.seq > last or not snap.state.versions):
+            log.info("snapshot_ignored", game_id=game_id, seq=snap.seq)
+            snap = None
+        events: list[events_pb2.Event] = []
+        if snap is not None:  # from the snapshot's own event on, to check its hash
+            events = await self.store.read(game_id, snap.seq, start_stream_seq=snap.stream_seq)
+            if not events or events[0].seq != snap.seq or events[0].state_hash != snap.state.state_hash:
+                log.info("snapshot_ignored", game_id=game_id, seq=snap.seq)
+                snap = None
+        if snap is None:
+            events = await self.store.read(game_id)
+        start = snap.seq if snap else 1
         commands: dict[str, CommandResult] = {}
         broken = ""
         for i, event in enumerate(events):
-            if event.seq != i + 1 and not broken:
-                broken = f"seq {event.seq} found where {i + 1} was expected"
+            if event.seq != start + i and not broken:
+                broken = f"seq {event.seq} found where {start + i} was expected"
             remember_command(commands, event)
         seq = events[-1].seq
-        snap = await self.snapshots.at_or_before(game_id, seq)
-        if snap is not None and (
-            snap.seq > len(events)
-            or events[snap.seq - 1].state_hash != snap.state.state_hash
-            or not snap.state.versions
-        ):
-            log.info("snapshot_ignored", game_id=game_id, seq=snap.seq)
-            snap = None
         state = engine_pb2.GameState()
         if not broken:
             try:
-                rest = events[snap.seq :] if snap else events
+                rest = events[1:] if snap else events
                 folded = await self._fold_filling(game_id, seq, snap.state if snap else None, rest)
                 state = folded if folded is not None else state
                 if state.state_hash != events[-1].state_hash:
@@ -401,6 +414,7 @@ class GameCache:
             if profile_id:
                 meta["profile_id"] = profile_id
         game = Game(game_id, state, seq, commands, meta, broken=broken)
+        game.commands_from = start
         game.stream_seq = self.store.stream_seq_of(game_id)
         game.last_snapshot_seq = snap.seq if snap else 0
         game.last_event_type = events[-1].type
@@ -409,11 +423,31 @@ class GameCache:
         )
         return game
 
+    async def complete_commands(self, game: Game) -> None:
+        """Read the command ids of the events before :attr:`Game.commands_from` (a game
+        rebuilt from a snapshot knows only the later ones) into its command map. Call
+        under the game's lock. Raises ServiceError ``UNAVAILABLE``."""
+        if game.commands_from <= 1:
+            return
+        older: dict[str, CommandResult] = {}
+        for event in await self.store.read(game.game_id, 1, game.commands_from - 1):
+            remember_command(older, event)
+        for key, result in older.items():
+            newer = game.commands.get(key)
+            if newer is None:
+                game.commands[key] = result
+            else:  # a command across the boundary: its first event gives the player
+                game.commands[key] = CommandResult(
+                    newer.seq, result.player_id, newer.digest or result.digest
+                )
+        game.commands_from = 1
+
     async def reload(self, game: Game) -> None:
         """Replace a cached game's state with the log's. Call under the game's lock.
         Raises ServiceError."""
         fresh = await self.build(game.game_id)
         game.commands, game.meta, game.broken = fresh.commands, fresh.meta, fresh.broken
+        game.commands_from = fresh.commands_from
         game.last_snapshot_seq = max(game.last_snapshot_seq, fresh.last_snapshot_seq)
         game.state, game.seq, game.stream_seq = fresh.state, fresh.seq, fresh.stream_seq
         game.last_event_type = fresh.last_event_type

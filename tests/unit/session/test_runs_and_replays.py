@@ -23,6 +23,7 @@ from services.common.jsonwire import dumps
 from services.engine.server import new_run_cache
 from services.session.commands import Command, CommandLoop
 from services.session.games import GameCache
+from services.session.projections import SnapshotProjection
 from services.session.ticker import Ticker
 from tests.support.fakes import InProcessEngine, MemoryBackend, MemoryEventLog, MemorySnapshots
 
@@ -53,7 +54,12 @@ class Instance:
         self.engine = InProcessEngine()
         self.snapshots = snapshots or MemorySnapshots()
         self.games = GameCache(self.store, self.snapshots, self.engine, snapshot_every=10)
-        self.loop = CommandLoop(self.games, self.store, self.engine)
+        self.loop = CommandLoop(
+            self.games,
+            self.store,
+            self.engine,
+            projections=[SnapshotProjection(self.snapshots, self.store, 10)],
+        )
         # 8 generations per second, a tick every 1/8 s, a checkpoint every 2 s
         self.ticker = Ticker(self.games, self.loop, Leases(), 8.0, 0.125, checkpoint_s=2.0)
 
@@ -206,3 +212,33 @@ async def test_a_replay_folds_from_snapshots_and_kept_states(backend):
     first = await b.games.replay_view(game_b, 5, 0)
     assert await b.games.replay_view(game_b, 5, 0) == first
     assert b.engine.calls.get("Views", 0) == views + 1
+
+
+async def test_a_rebuild_reads_from_its_snapshot_and_old_keys_when_needed(backend):
+    snapshots = MemorySnapshots()
+    a = Instance(backend, snapshots)
+    gid = await a.start(BLOCKS, [[1, 1], [2, 1], [1, 2]], [[15, 1], [16, 1], [15, 2]])
+    await a.run(gid, CommandType.ACTION, 1, {"type": "speed", "multiplier": 2}, key="early")
+    await a.ticks(2)
+    for k in range(12):
+        pid = 1 + k % 2
+        cell = [3 + k // 2 + (10 if pid == 2 else 0), 9]
+        await a.run(gid, CommandType.ACTION, pid, {"type": "place", "cells": [cell]})
+    log = a.store.events(gid)
+    assert max(snapshots.snaps[gid]) >= 10
+    b = Instance(backend, snapshots)
+    reads: list[tuple] = []
+    real_read = b.store.read
+
+    async def counting_read(game_id, from_seq=1, to_seq=None, **kw):
+        reads.append((from_seq, to_seq))
+        return await real_read(game_id, from_seq, to_seq, **kw)
+
+    b.store.read = counting_read
+    game = await b.games.get(gid)
+    assert game.state.state_hash == log[-1].state_hash and game.commands_from > 1
+    assert all(f == 1 and t == 1 or f >= game.commands_from for f, t in reads)  # never the whole log
+    # a retry of a command recorded before the snapshot is answered from the log
+    again = await b.run(gid, CommandType.ACTION, 1, {"type": "speed", "multiplier": 2}, key="early")
+    assert again.repeated and game.commands_from == 1
+    assert len(b.store.events(gid)) == len(log)
