@@ -22,6 +22,8 @@ from tests.support.stack import SessionProcess
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(90)]
 
 CONFIG = {"width": 80, "height": 60, "players": 2, "budget": 100, "max_generations": 1200}
+#: Two gliders on a torus: they never meet, the game runs to max_generations.
+TORUS = {"width": 40, "height": 40, "players": 2, "budget": 100, "torus": True, "max_generations": 1200}
 
 
 @pytest.fixture
@@ -49,7 +51,18 @@ async def recorded_generation(nats_url: str, gid: str) -> int:
     return sum(int(json.loads(e.payload)["count"]) for e in events if e.type == "GenerationsTicked")
 
 
-async def test_killed_session_resumes_the_running_game(nats_url, engine_target, tmp_path):
+async def start_game(client: SessionClient, config: dict, cells_1: dict, cells_2: dict) -> str:
+    gid = await client.create(config)
+    await client.join(gid, "alice")
+    await client.join(gid, "bob")
+    await client.act(gid, 1, cells_1)
+    await client.end_turn(gid, 1)
+    await client.act(gid, 2, cells_2)
+    await client.end_turn(gid, 2)
+    return gid
+
+
+async def test_killed_session_resumes_the_running_games(nats_url, engine_target, tmp_path):
     log_path = str(tmp_path / "session.log")
     session = SessionProcess(
         nats_url,
@@ -62,42 +75,50 @@ async def test_killed_session_resumes_the_running_game(nats_url, engine_target, 
     await session.start()
     client = SessionClient.open(session.target)
     try:
-        gid = await client.create(CONFIG)
-        await client.join(gid, "alice")
-        await client.join(gid, "bob")
-        await client.act(gid, 1, {"type": "stamp", "pattern": "gosper_glider_gun", "x": 1, "y": 1})
-        await client.end_turn(gid, 1)
-        await client.act(
-            gid, 2, {"type": "place", "cells": [[70, 50], [71, 50], [70, 51], [71, 51]]}
+        gun = await start_game(
+            client,
+            CONFIG,
+            {"type": "stamp", "pattern": "gosper_glider_gun", "x": 1, "y": 1},
+            {"type": "place", "cells": [[70, 50], [71, 50], [70, 51], [71, 51]]},
         )
-        await client.end_turn(gid, 2)
-        before = await wait_generation(client, gid, 250)
-        assert before["phase"] == "running"
+        gliders = await start_game(
+            client,
+            TORUS,
+            {"type": "place", "cells": [[6, 5], [7, 6], [5, 7], [6, 7], [7, 7]]},
+            {"type": "place", "cells": [[26, 5], [27, 6], [25, 7], [26, 7], [27, 7]]},
+        )
+        games = {gun: CONFIG, gliders: TORUS}
+        before = {gid: await wait_generation(client, gid, 250) for gid in games}
+        assert all(v["phase"] == "running" for v in before.values())
 
         session.kill()
         with pytest.raises(grpc.aio.AioRpcError):
-            await client.view(gid)
-        recorded = await recorded_generation(nats_url, gid)
-        # at least two checkpoints landed; at most one checkpoint (100) is lost
-        assert 200 <= recorded <= before["generation"] + 1
-        assert before["generation"] - recorded <= 100 + 40  # + ticks seen while killing
-        await session.start()  # same port, same instance id: resumes its lease at once
+            await client.view(gun)
+        recorded = {gid: await recorded_generation(nats_url, gid) for gid in games}
+        for gid in games:
+            # a checkpoint landed; at most a checkpoint interval (100 generations), its
+            # tick of 25 overshooting it and the one in flight at the kill are lost
+            assert 100 <= recorded[gid] <= before[gid]["generation"] + 200
+            assert before[gid]["generation"] - recorded[gid] <= 100 + 2 * 25 + 25
+        await session.start()  # same port, same instance id: resumes its leases at once
 
-        after = await client.view(gid)
-        assert after["phase"] != "finished" and after["generation"] >= recorded
-        final = await client.wait_finished(gid, [1, 2], timeout=40)
-        assert final["generation"] == CONFIG["max_generations"]
+        for gid in games:  # each goes on from its last recorded generation
+            after = await client.view(gid)
+            assert after["generation"] >= recorded[gid]
+        for gid, config in games.items():
+            final = await client.wait_finished(gid, [1, 2], timeout=40)
+            assert final["generation"] == config["max_generations"]
 
-        events = await client.events(gid)
-        assert [e.seq for e in events] == list(range(1, len(events) + 1))
-        assert Counter(e.type for e in events)["GameFinished"] == 1
-        assert events[-1].type == "GameFinished"
-        ticked = sum(
-            int(json.loads(e.payload)["count"]) for e in events if e.type == "GenerationsTicked"
-        )
-        assert ticked == final["generation"]  # no tick lost or recorded twice
-        state = await fold_from_scratch(engine_target, events)
-        assert state.state_hash == events[-1].state_hash
+            events = await client.events(gid)
+            assert [e.seq for e in events] == list(range(1, len(events) + 1))
+            assert Counter(e.type for e in events)["GameFinished"] == 1
+            assert events[-1].type == "GameFinished"
+            ticked = sum(
+                int(json.loads(e.payload)["count"]) for e in events if e.type == "GenerationsTicked"
+            )
+            assert ticked == final["generation"]  # no tick lost or recorded twice
+            state = await fold_from_scratch(engine_target, events)
+            assert state.state_hash == events[-1].state_hash
     finally:
         await client.close()
         session.stop()
