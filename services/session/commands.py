@@ -354,22 +354,6 @@ class CommandLoop:
                 return False
             return stored is not None
 
-    async def record_tick(
-        self, game: Game, expected_seq: int, result: engine_pb2.TickResult
-    ) -> bool:
-        """Append a tick's events unless the game changed since the tick was computed.
-        Returns True when recorded. Never raises for store trouble (logged; the next
-        tick redoes it)."""
-        async with game.lock:
-            if game.stale or game.broken or game.seq != expected_seq or not result.events:
-                return False
-            try:
-                stored = await self._append(game, result.events, result.state, (), "")
-            except StoreUnavailable as exc:
-                log.warning("tick_not_recorded", game_id=game.game_id, error=str(exc))
-                return False
-            return stored is not None
-
     async def version_after(self, outcome: Outcome, player_id: int) -> int:
         """``player_id``'s view version right after the command of ``outcome`` (known for
         a command run here; folded from the log for a retry answered from it).

@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from cellwar.v1 import events_pb2
+from cellwar.v1 import engine_pb2, events_pb2
 from cellwar.v1.codes import CommandType, ErrorCode, EventType
 from services.common.errors import ServiceError
 from services.common.jsonwire import dumps
@@ -211,7 +211,7 @@ async def test_conflict_after_losing_every_race(backend):
     assert mine == []
 
 
-async def test_a_tick_is_recorded_only_when_the_game_did_not_move(backend):
+async def test_a_run_is_recorded_only_when_the_game_did_not_move(backend):
     a = Instance(backend)
     gid = await life_game(a)
     await a.place(gid, 1, [[1, 1], [2, 1], [3, 1]])
@@ -220,9 +220,15 @@ async def test_a_tick_is_recorded_only_when_the_game_did_not_move(backend):
     await a.run(gid, CommandType.END_TURN, 2, {})
     game = await a.games.get(gid)
     assert game.running
-    reply = await a.engine.tick([(game.state, 2)])
-    assert not await a.loop.record_tick(game, game.seq - 1, reply.results[0])  # moved
-    assert await a.loop.record_tick(game, game.seq, reply.results[0])
+    item = engine_pb2.RunItem(
+        game_id=gid, base_hash=game.state.state_hash, generations=2, record=True, base=game.state
+    )
+    (result,) = await a.engine.run([item])
+    assert [d.type for d in result.events] == [EventType.GENERATIONS_TICKED]
+    base = game.state.state_hash
+    assert not await a.loop.record_run(game, game.seq - 1, base, result, {})  # moved
+    assert not await a.loop.record_run(game, game.seq, "another base", result, {})
+    assert await a.loop.record_run(game, game.seq, base, result, {})
     assert a.store.events(gid)[-1].type == EventType.GENERATIONS_TICKED
     assert game.state.generation == 2
 
