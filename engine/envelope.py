@@ -15,8 +15,11 @@ It is a pure function of the log, however the log was applied: event by event
 - ``seq`` is the per-game seq of the last event applied (0 before ``GameCreated``).
 - ``anchor`` (kinds whose removal rolls the turn back, :func:`engine.policy.keeps_turn_anchor`):
   the state after the event at which the current turn began (the summary's ``turn``
-  changed, or a ``RolledBack`` restored it: then its ``to_seq``), and the
+  changed, or a ``RolledBack`` restored it: then its ``to_seq``; a fork's seat taken
+  over moves it too, so a rollback never gives a seat its old name back), and the
   ``PlayerRemoved`` events recorded since. :mod:`engine.removal` plans a rollback from it.
+- ``open_seats``: a fork's seats nobody has taken over yet (:mod:`engine.fork`); while
+  any is free a join takes the lowest, and actions, turn ends and ticks wait.
 """
 
 from __future__ import annotations
@@ -38,6 +41,8 @@ from engine.api import (
 )
 from engine.api import decide as decide_command
 from engine.api import fold as api_fold
+from engine.errors import GameError
+from engine.fork import open_seats
 from engine.policy import keeps_turn_anchor
 from engine.removal import plan_removal
 
@@ -66,6 +71,7 @@ class Envelope:
     seq: int = 0
     versions: tuple[int, ...] = field(default_factory=tuple)
     anchor: Anchor | None = None
+    open_seats: tuple[int, ...] = ()
 
 
 def advance(
@@ -86,17 +92,24 @@ def advance(
     for pid in observers(before, etype, actor, payload, after):
         if 0 <= pid < seats:
             versions[pid] += count
+    seats = env.open_seats
+    claimed = False
+    if etype == EventType.GAME_FORKED:
+        seats = open_seats(after)
+    elif etype == EventType.PLAYER_JOINED and payload.get("player_id") in seats:
+        seats = tuple(s for s in seats if s != payload.get("player_id"))
+        claimed = True
     anchor = env.anchor
     if not keeps_turn_anchor(after):
         anchor = None
     elif etype == EventType.ROLLED_BACK:
         anchor = Anchor(int(payload["to_seq"]), encode_state(after), state_hash(after))
-    elif before is None or summary(before).turn != summary(after).turn:
+    elif before is None or claimed or summary(before).turn != summary(after).turn:
         anchor = Anchor(seq, encode_state(after), state_hash(after))
     elif etype == EventType.PLAYER_REMOVED:
         removal = EventDraft(EventType.PLAYER_REMOVED, actor, dict(payload), "")
         anchor = replace(anchor, removals=(*anchor.removals, removal))
-    return Envelope(seq, tuple(versions), anchor)
+    return Envelope(seq, tuple(versions), anchor, seats)
 
 
 def _versioned_fold() -> bool:
@@ -162,21 +175,41 @@ def _track(
     return drafts, state, env
 
 
+#: Commands a fork refuses while a seat is free (:mod:`engine.fork`).
+_WAIT_FOR_SEATS = frozenset({CommandType.ACTION, CommandType.END_TURN})
+
+
 def decide(
     state: Any | None,
     env: Envelope,
     command_type: str,
     actor: int,
     payload: Mapping[str, Any],
+    *,
+    engine_version: str | None = None,
 ) -> tuple[list[EventDraft], Any, Envelope]:
     """Run a command (:func:`engine.api.decide`; ``remove_player`` through
     :func:`engine.removal.plan_removal`, which may roll the turn back first). Returns the
     events, the state after them and the envelope after them (their seqs follow
-    ``env.seq``).
+    ``env.seq``). ``fork`` starts a new game (a fresh envelope) in ``state``; while a
+    fork has free seats (``env.open_seats``) a join takes the lowest of them and actions
+    and turn ends are refused. ``engine_version``: decide under those rules instead of
+    the current ones (:mod:`engine.reenact`).
 
     Raises:
-        GameError: the rules refuse the command (nothing is recorded).
+        GameError: the rules refuse the command (nothing is recorded); ``WRONG_PHASE``
+            for an action or turn end while a fork waits for its players.
     """
+    if command_type == CommandType.FORK:
+        drafts, after = decide_command(state, command_type, actor, payload)
+        return _track(None, Envelope(), [(d, after) for d in drafts])
+    if env.open_seats and command_type in _WAIT_FOR_SEATS:
+        raise GameError(
+            "WRONG_PHASE",
+            f"this fork waits for players to take seats {list(env.open_seats)} (POST /join)",
+        )
+    if command_type == CommandType.JOIN and env.open_seats:
+        payload = {**dict(payload or {}), "seat": env.open_seats[0]}
     if command_type == CommandType.REMOVE_PLAYER and state is not None:
         payload = dict(payload or {})
         steps = plan_removal(
@@ -186,17 +219,25 @@ def decide(
             actor,
             env.anchor,
             env.seq,
+            engine_version=engine_version,
         )
     else:
-        drafts, after = decide_command(state, command_type, actor, payload)
+        drafts, after = decide_command(
+            state, command_type, actor, payload, engine_version=engine_version
+        )
         steps = [(d, after) for d in drafts]
     if state is None:
         env = Envelope()
     return _track(state, env, steps)
 
 
-def tick(state: Any, env: Envelope, generations: int) -> tuple[list[EventDraft], Any, Envelope]:
+def tick(
+    state: Any, env: Envelope, generations: int, *, engine_version: str | None = None
+) -> tuple[list[EventDraft], Any, Envelope]:
     """Tick a running game by up to ``generations`` (:func:`engine.api.decide_tick`):
-    ``GenerationsTicked`` (+ ``GameFinished``), the state and the envelope after them."""
-    drafts, after = decide_tick(state, generations)
+    ``GenerationsTicked`` (+ ``GameFinished``), the state and the envelope after them.
+    A fork with free seats is not ticked (no events)."""
+    if env.open_seats:
+        return [], state, env
+    drafts, after = decide_tick(state, generations, engine_version=engine_version)
     return _track(state, env, [(d, after) for d in drafts])

@@ -21,6 +21,8 @@ field                          ``life``                    ``campaign``         
 ``ticking``                    phase ``running``           phase ``running``             never
 ``expirable``                  phase ``waiting``           phase ``waiting``             phase ``waiting``
 ``progress_level``             0                           the level [§4]                0
+``spectator_delay_min_s``      0                           0                             10 [§12]
+``spectators_see_all``         no (blind placement)        yes                           yes [§5]
 =============================  ==========================  ============================  ===========
 
 A kind module may define ``policy(state) -> Policy`` itself; it then wins over the table.
@@ -43,6 +45,10 @@ BLIND_REASON = (
     "is in blind placement: only its players may see its log (everyone may once placement is over)"
 )
 
+#: The shortest delay of a CellWar spectator (seconds; DESIGN §12 "CellWar N >= 10"):
+#: a spectator sees everything, so it must never see the present of a running game.
+SPECTATOR_DELAY_MIN_S = 10.0
+
 #: Life phases whose log is private (blind placement, DESIGN §3).
 _BLIND_PHASES = frozenset({"waiting", "placement"})
 
@@ -62,6 +68,11 @@ class Policy:
         expirable: seats are open and nothing started: the game may expire.
         active_players: ids of players still in the game (joined, not out), ascending.
         progress_level: the campaign level a finish counts for (0 = none).
+        spectator_delay_min_s: the shortest delay (seconds) a delayed spectator may ask
+            for while the game runs (DESIGN §12 "CellWar N >= 10").
+        spectators_see_all: the spectator's view shows every event's effect (so a
+            delayed spectator's frames are numbered by the game's seq and sent at every
+            event); otherwise by the spectator's own version (Life: blind placement).
     """
 
     log_private: bool = False
@@ -74,6 +85,8 @@ class Policy:
     expirable: bool = False
     active_players: tuple[int, ...] = ()
     progress_level: int = 0
+    spectator_delay_min_s: float = 0.0
+    spectators_see_all: bool = False
 
 
 def _active(state: Any) -> tuple[int, ...]:
@@ -97,6 +110,7 @@ def _campaign(state: Any) -> Policy:
         expirable=state.phase == "waiting",
         active_players=_active(state),
         progress_level=int(state.config.level),
+        spectators_see_all=True,
     )
 
 
@@ -111,6 +125,8 @@ def _cellwar(state: Any) -> Policy:
         rollback_on_leave=True,
         expirable=state.phase == "waiting",
         active_players=_active(state),
+        spectator_delay_min_s=SPECTATOR_DELAY_MIN_S,
+        spectators_see_all=True,
     )
 
 

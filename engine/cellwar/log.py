@@ -26,6 +26,8 @@ What a player's filtered log shows of each observed event:
 
 - ``GameCreated`` with the config's ``units`` reduced to the reader's own start units
   (:func:`own_config`; board size, seats and timeout kept; the lobby shows no units).
+- ``GameForked`` (the first event of a fork, :mod:`engine.fork`) without its ``state``
+  and ``state_hash``, its config reduced like ``GameCreated``'s.
 - ``RolledBack`` reduced to ``{"to_seq"}`` in the reader's own numbering (its base64
   ``state`` would show the whole board; a real seq would count hidden events).
 - The reader's own actions in full; another player's action reduced by
@@ -52,6 +54,7 @@ from engine.api import player_log as any_kind_player_log
 from engine.cellwar.fog import is_visible, vision_mask
 from engine.cellwar.state import FINISHED, CellWarState
 from engine.errors import GameError
+from engine.fork import public_payload
 from engine.playerlog import OwnNumbering, rolled_back_payload
 
 #: Event types every player and a spectator observe.
@@ -183,7 +186,7 @@ def player_log(events: Iterable[Mapping[str, Any]], player_id: int) -> list[dict
     events = list(events)
     if not events:
         return []
-    if events[0].get("type") != "GameCreated":
+    if events[0].get("type") not in ("GameCreated", "GameForked"):
         raise GameError("MALFORMED", "a player log needs the whole log from GameCreated")
     if (events[0].get("payload") or {}).get("kind") != "cellwar":
         return any_kind_player_log(events, player_id)
@@ -204,6 +207,8 @@ def player_log(events: Iterable[Mapping[str, Any]], player_id: int) -> list[dict
                 out.append(numbering.entry(event, rolled_back_payload(payload, numbering)))
             elif etype == "GameCreated":
                 out.append(numbering.entry(event, own_config(payload, player_id)))
+            elif etype == "GameForked":
+                out.append(numbering.entry(event, own_config(public_payload(payload), player_id)))
             elif etype == "ActionApplied" and before is not None and actor != player_id:
                 seen = _reduced(before, state, payload.get("action") or {}, player_id)
                 out.append(numbering.entry(event, seen or {"action": {}}))
