@@ -533,6 +533,9 @@ class ErrorDetail(BaseModel):
 
     code: str = Field(description="Machine code, e.g. OUT_OF_ZONE")
     message: str
+    seq: int | None = Field(
+        None, description="The event the error is about (an imported log's first bad seq)"
+    )
 
 
 class ErrorOut(BaseModel):
@@ -545,3 +548,30 @@ class Status(BaseModel):
     """Answer of /healthz and /readyz."""
 
     status: str
+
+
+# --------------------------------------------------------------------------- replay tools
+
+
+class ForkBody(_Strict):
+    """Body of POST /game/{id}/fork."""
+
+    seq: int = Field(ge=1, le=MAX_INT64, description="The event whose state the fork starts in")
+
+
+class ImportOrigin(_Strict):
+    """Where an imported log came from (kept in the new game's first event)."""
+
+    game_id: str | None = Field(None, min_length=1, max_length=64, description="The game it was exported from")
+    file: str | None = Field(None, min_length=1, max_length=255, description="The file's name")
+
+
+class ImportedOut(BaseModel):
+    """Answer of POST /games/import."""
+
+    game_id: str
+    events: int = Field(description="Events the new game recorded")
+    finished: bool = Field(
+        description="The log ended with a finished game (else the new game is a fork of its "
+        "last state, with free seats)"
+    )

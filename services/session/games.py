@@ -81,13 +81,45 @@ def game_id_for(command_id: str) -> str:
     return uuid.uuid4().hex[:12]
 
 
-def merge_view(view: bytes, game_id: str, seq: int) -> bytes:
-    """A view JSON with ``game_id`` and ``seq`` (the player's version) added (compact,
-    key-sorted)."""
+def merge_view(view: bytes, game_id: str, seq: int, **extra: Any) -> bytes:
+    """A view JSON with ``game_id`` and ``seq`` (the player's version) added, and any
+    ``extra`` keys (e.g. a delayed spectator's ``delay_s``) (compact, key-sorted)."""
     data = json.loads(view)
     data["game_id"] = game_id
     data["seq"] = seq
+    data.update(extra)
     return dumps(data)
+
+
+#: Event types a game's log may start with: a new game, or a fork of another's state.
+FIRST_EVENTS = (EventType.GAME_CREATED, EventType.GAME_FORKED)
+
+
+def origin_of(first: dict[str, Any], etype: str) -> dict[str, Any] | None:
+    """Where a game came from, read from its first event's payload: ``{"game_id",
+    "seq"}`` of a fork's source, merged with the ``origin`` an import recorded (``{"game_id"?,
+    "file"?}``); None for a game created here."""
+    origin: dict[str, Any] = {}
+    if etype == EventType.GAME_FORKED and first.get("from_game"):
+        origin.update(game_id=first.get("from_game"), seq=first.get("from_seq"))
+    if isinstance(first.get("origin"), dict):
+        origin.update(first["origin"])
+    return origin or None
+
+
+def meta_of(first: events_pb2.Event) -> dict[str, Any]:
+    """A game's ``meta`` from its first event (``GameCreated`` or ``GameForked``): ``kind``,
+    ``config``, ``created_at`` and ``origin`` when it came from elsewhere."""
+    payload = event_payload(first)
+    meta: dict[str, Any] = {
+        "kind": payload.get("kind", ""),
+        "config": payload.get("config", {}),
+        "created_at": first.time.ToJsonString(),
+    }
+    origin = origin_of(payload, first.type)
+    if origin is not None:
+        meta["origin"] = origin
+    return meta
 
 
 def not_found(game_id: str) -> ServiceError:
@@ -112,9 +144,11 @@ class Game:
         seq: per-game seq of the last event (0 = none yet).
         stream_seq: the store position of event ``seq`` (0 = unknown).
         commands: scoped command key -> result, for every command in the log.
-        meta: ``kind``, ``config`` (from GameCreated), ``created_at`` (ISO time) and,
-            for a game played for a profile, ``profile_id`` (from the directory entry,
-            as the engine's events do not carry it).
+        meta: ``kind``, ``config`` (from GameCreated, or GameForked for a fork),
+            ``created_at`` (ISO time), ``origin`` (where an imported log or a fork came
+            from: :func:`origin_of`) and, for a game played for a profile,
+            ``profile_id`` (from the directory entry, as the engine's events do not
+            carry it).
         stale: the cache may be behind the log; catch up before the next command.
         broken: why the log cannot be folded ("" = fine); such a game refuses commands.
         due: generations the ticker owes this game (fractional).
@@ -282,14 +316,9 @@ class GameCache:
             ServiceError: ``GAME_NOT_FOUND``, ``UNAVAILABLE``.
         """
         events = await self.store.read(game_id)
-        if not events or events[0].type != EventType.GAME_CREATED:
+        if not events or events[0].type not in FIRST_EVENTS:
             raise not_found(game_id)
-        created = event_payload(events[0])
-        meta: dict[str, Any] = {
-            "kind": created.get("kind", ""),
-            "config": created.get("config", {}),
-            "created_at": events[0].time.ToJsonString(),
-        }
+        meta = meta_of(events[0])
         commands: dict[str, CommandResult] = {}
         broken = ""
         for i, event in enumerate(events):

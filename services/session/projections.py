@@ -77,6 +77,8 @@ def directory_entry(game: Game) -> dict[str, Any]:
     }
     if game.meta.get("profile_id"):
         entry["profile_id"] = game.meta["profile_id"]
+    if game.meta.get("origin"):
+        entry["origin"] = game.meta["origin"]
     return entry
 
 

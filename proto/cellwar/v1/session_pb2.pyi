@@ -205,3 +205,43 @@ class Profile(_message.Message):
     profile_id: str
     data: bytes
     def __init__(self, profile_id: _Optional[str] = ..., data: _Optional[bytes] = ...) -> None: ...
+
+class ForkGameRequest(_message.Message):
+    __slots__ = ("game_id", "player_id", "seq", "command_id")
+    GAME_ID_FIELD_NUMBER: _ClassVar[int]
+    PLAYER_ID_FIELD_NUMBER: _ClassVar[int]
+    SEQ_FIELD_NUMBER: _ClassVar[int]
+    COMMAND_ID_FIELD_NUMBER: _ClassVar[int]
+    game_id: str
+    player_id: int
+    seq: int
+    command_id: str
+    def __init__(self, game_id: _Optional[str] = ..., player_id: _Optional[int] = ..., seq: _Optional[int] = ..., command_id: _Optional[str] = ...) -> None: ...
+
+class ImportGameRequest(_message.Message):
+    __slots__ = ("events", "origin", "command_id")
+    EVENTS_FIELD_NUMBER: _ClassVar[int]
+    ORIGIN_FIELD_NUMBER: _ClassVar[int]
+    COMMAND_ID_FIELD_NUMBER: _ClassVar[int]
+    events: _containers.RepeatedCompositeFieldContainer[_events_pb2.Event]
+    origin: bytes
+    command_id: str
+    def __init__(self, events: _Optional[_Iterable[_Union[_events_pb2.Event, _Mapping]]] = ..., origin: _Optional[bytes] = ..., command_id: _Optional[str] = ...) -> None: ...
+
+class ImportGameReply(_message.Message):
+    __slots__ = ("game_id", "events", "finished")
+    GAME_ID_FIELD_NUMBER: _ClassVar[int]
+    EVENTS_FIELD_NUMBER: _ClassVar[int]
+    FINISHED_FIELD_NUMBER: _ClassVar[int]
+    game_id: str
+    events: int
+    finished: bool
+    def __init__(self, game_id: _Optional[str] = ..., events: _Optional[int] = ..., finished: _Optional[bool] = ...) -> None: ...
+
+class SpectateRequest(_message.Message):
+    __slots__ = ("game_id", "delay_s")
+    GAME_ID_FIELD_NUMBER: _ClassVar[int]
+    DELAY_S_FIELD_NUMBER: _ClassVar[int]
+    game_id: str
+    delay_s: float
+    def __init__(self, game_id: _Optional[str] = ..., delay_s: _Optional[float] = ...) -> None: ...
