@@ -154,6 +154,8 @@ def test_every_screen_in_russian(browser, live_url, problems) -> None:
         page.get_by_test_id("winner-replay").click()
         page.wait_for_function("() => window.cellwarModes.replay().shownSeq")
         expect(page.locator("#replay-events li").first).to_contain_text("Партия создана")
+        page.get_by_test_id("replay-event-3").click()  # a moment of the game: "Fork from here"
+        expect(page.get_by_test_id("replay-fork")).to_be_enabled()
         sweep.check("replay")
         problems.allowed_status.add(("/events", 404))
         page.get_by_test_id("replay-id").fill("no-such-game")
@@ -223,6 +225,20 @@ def test_every_screen_in_russian(browser, live_url, problems) -> None:
             sweep.check("campaign end")
             page.get_by_test_id("camp-end-levels").click()
             page.get_by_test_id("camp-levels-back").click()
+
+        # The lobby and a delayed spectator's screen.
+        page.get_by_test_id("mode-lobby").click()
+        page.wait_for_function(
+            "() => window.cellwarModes.lobby().games.length > 0 || !document.getElementById('lobby-message').hidden"
+        )
+        sweep.check("lobby")
+        watch_buttons = page.locator("[data-testid^=lobby-watch-]")
+        if watch_buttons.count():
+            watch_buttons.first.click()
+            expect(page.get_by_test_id("watch-info")).to_be_visible()
+            sweep.check("spectator")
+            page.get_by_test_id("watch-menu").click()
+        page.get_by_test_id("lobby-back").click()
 
         # Quick match and the leaderboard.
         page.get_by_test_id("mode-quickmatch").click()

@@ -26,9 +26,23 @@ export const api = {
  *   status is 'open', 'reconnecting' or 'closed'
  * @returns {{close: () => void}}
  */
-export function openStream(gameId, token, { onMessage, onStatus = () => {} }) {
+export function openStream(gameId, token, handlers) {
+  return keepSocket(`${gamePath(gameId)}/stream?token=${encodeURIComponent(token)}`, handlers);
+}
+
+/**
+ * A delayed spectator's stream of a game (`?spectate=1&delay_s=N`, no token): the same
+ * messages, showing the game as it was `delaySeconds` ago; reconnects like openStream.
+ * @returns {{close: () => void}}
+ */
+export function openSpectatorStream(gameId, delaySeconds, handlers) {
+  return keepSocket(`${gamePath(gameId)}/stream?spectate=1&delay_s=${encodeURIComponent(delaySeconds)}`, handlers);
+}
+
+/** A WebSocket to `path` of this origin kept open until close() or the game's end. */
+function keepSocket(path, { onMessage, onStatus = () => {} }) {
   const proto = location.protocol === 'https:' ? 'wss:' : 'ws:';
-  const url = `${proto}//${location.host}${gamePath(gameId)}/stream?token=${encodeURIComponent(token)}`;
+  const url = `${proto}//${location.host}${path}`;
   let ws = null;
   let closed = false;
   let delay = 250;
