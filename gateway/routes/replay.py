@@ -6,8 +6,9 @@ Lines, and delayed spectators.
   finished game; a running one only its players, while its log is public.
 - ``POST /games/import`` (a JSON Lines log, or ``{"events": [...], "origin"?}``) → 201
   ``{"game_id", "events", "finished"}``: the engine decides every command again; a log
-  it does not reproduce is 422 ``LOG_MISMATCH`` with the first bad ``seq`` (in the message
-  and as ``error.seq``) and nothing is written.
+  it does not reproduce is 409 ``LOG_MISMATCH`` with the first bad ``seq`` (in the message
+  and as ``error.seq``) and nothing is written. (409, not 422: the body fits the schema,
+  the rules refuse it — the gateway's rule for every service refusal, gateway/errors.py.)
 - ``GET /game/{id}/events?format=jsonl``, ``GET /game/{id}/state?spectate=1&delay_s=N``
   and ``WS /game/{id}/stream?spectate=1``: routes of gateway/routes/games.py and
   stream.py, streams in gateway/replay_streams.py.
@@ -18,16 +19,19 @@ from __future__ import annotations
 import json
 from typing import Annotated, Any
 
+import grpc
 from fastapi import APIRouter, Body, Query, Request, status
 from pydantic import ValidationError
 
 from cellwar.v1 import events_pb2, session_pb2
+from cellwar.v1.codes import ErrorCode
 from gateway.deps import RPC_TIMEOUT_S, CommandId, OptionalPlayer, SessionDep, player_id_of
-from gateway.errors import ApiError, summarise_validation_errors
+from gateway.errors import ApiError, Code, summarise_validation_errors
 from gateway.replay_streams import JSONL
 from gateway.responses import errors
 from gateway.routes.games import GameId
 from gateway.schemas import ForkBody, GameCreated, ImportedOut, ImportOrigin
+from services.common.errors import error_from_rpc
 from services.common.jsonwire import dumps
 
 router = APIRouter(tags=["replay"])
@@ -51,7 +55,8 @@ IMPORT_TIMEOUT_S = 300.0
     "there), with every seat free: join it like a new game (the n-th join takes over the "
     "n-th seat still in the game, with its cells, units and budget). Anyone may fork a "
     "finished game; a game that is not finished only its players (their token), and not "
-    "while its log is private (CellWar under fog, Life in blind placement): 403 FORBIDDEN.",
+    "while its log is private (CellWar under fog, Life in blind placement): 403 FORBIDDEN. "
+    "A `seq` beyond the game's last event is 409 `SEQ_OUT_OF_RANGE`.",
 )
 async def fork_game(
     game_id: GameId,
@@ -61,12 +66,18 @@ async def fork_game(
     cid: CommandId,
 ) -> GameCreated:
     """POST /game/{id}/fork ``{"seq"}`` → 201 ``{"game_id"}``."""
-    reply = await session.ForkGame(
-        session_pb2.ForkGameRequest(
-            game_id=game_id, player_id=player_id_of(player), seq=body.seq, command_id=cid
-        ),
-        timeout=RPC_TIMEOUT_S,
-    )
+    try:
+        reply = await session.ForkGame(
+            session_pb2.ForkGameRequest(
+                game_id=game_id, player_id=player_id_of(player), seq=body.seq, command_id=cid
+            ),
+            timeout=RPC_TIMEOUT_S,
+        )
+    except grpc.aio.AioRpcError as exc:
+        if error_from_rpc(exc)[0] == ErrorCode.MALFORMED:
+            # The only argument the schema cannot bound is seq against the game's last event.
+            raise ApiError(409, Code.SEQ_OUT_OF_RANGE, exc.details() or "seq is beyond the last event") from exc
+        raise
     return GameCreated(game_id=reply.game_id)
 
 
@@ -142,8 +153,10 @@ def to_event(item: Any, n: int) -> events_pb2.Event:
     if not isinstance(payload, dict):
         raise bad("payload must be a JSON object")
     state_hash, version = item.get("state_hash", ""), item.get("engine_version", "")
-    if not isinstance(state_hash, str) or not isinstance(version, str) or len(version) > 32:
-        raise bad("state_hash and engine_version must be strings")
+    if not isinstance(state_hash, str) or len(state_hash) > 64:
+        raise bad("state_hash must be a string of at most 64 characters")
+    if not isinstance(version, str) or len(version) > 32:
+        raise bad("engine_version must be a string of at most 32 characters")
     return events_pb2.Event(
         seq=seq,
         type=etype,
@@ -154,22 +167,43 @@ def to_event(item: Any, n: int) -> events_pb2.Event:
     )
 
 
+#: One event object of a log (the REST shape of ``GET /game/{id}/events``).
+_EVENT_SCHEMA = {
+    "type": "object",
+    "required": ["seq", "type", "actor", "payload"],
+    "properties": {
+        "seq": {"type": "integer", "minimum": 1, "maximum": 2**63 - 1},
+        "type": {"type": "string", "minLength": 1, "maxLength": 64},
+        "actor": {"type": "integer", "minimum": 0, "maximum": 2**32 - 1},
+        "payload": {"type": "object"},
+        "time": {"type": "string"},
+        "state_hash": {"type": "string", "maxLength": 64},
+        "engine_version": {"type": "string", "maxLength": 32},
+    },
+}
+
 _IMPORT_BODY = {
     "requestBody": {
         "required": True,
-        "description": "The whole log of a game: JSON Lines (one event object of GET "
-        "/game/{id}/events per line, as `cellwar export` writes) or that route's "
-        '`{"events": [...]}` document, optionally with `"origin": {"game_id"?, "file"?}`. '
-        "At most CELLWAR_MAX_BODY_BYTES (413 above).",
+        "description": "The whole log of a game: the `{\"events\": [...]}` document of GET "
+        "/game/{id}/events, optionally with `\"origin\": {\"game_id\"?, \"file\"?}`; or "
+        f"the same events as JSON Lines (`Content-Type: {JSONL}`, one event object per line, "
+        "as `cellwar export` writes; a line that is not JSON is 422 `MALFORMED`). At most "
+        "CELLWAR_MAX_BODY_BYTES (413 above).",
         "content": {
-            JSONL: {"schema": {"type": "string"}},
-            "application/jsonl": {"schema": {"type": "string"}},
             "application/json": {
                 "schema": {
                     "type": "object",
                     "properties": {
-                        "events": {"type": "array", "items": {"type": "object"}},
-                        "origin": {"type": "object"},
+                        "events": {"type": "array", "minItems": 1, "items": _EVENT_SCHEMA},
+                        "origin": {
+                            "type": "object",
+                            "additionalProperties": False,
+                            "properties": {
+                                "game_id": {"type": "string", "minLength": 1, "maxLength": 64},
+                                "file": {"type": "string", "minLength": 1, "maxLength": 255},
+                            },
+                        },
                     },
                     "required": ["events"],
                 }
@@ -188,8 +222,9 @@ _IMPORT_BODY = {
     description="Creates a new game from an exported log. The engine decides every command "
     "again (create, joins, actions, turn ends, ticks, removals) under the engine version "
     "that recorded it and compares each event with the recorded one; a log it does not "
-    "reproduce is refused with 422 `LOG_MISMATCH` naming the first bad `seq` (also "
-    "`error.seq`), and nothing is written. A finished log is copied as recorded, with "
+    "reproduce is refused with 409 `LOG_MISMATCH` naming the first bad `seq` (also "
+    "`error.seq`; `MALFORMED` for a gap or an event without `state_hash`, "
+    "`UNKNOWN_ENGINE_VERSION`), and nothing is written. A finished log is copied as recorded, with "
     "`origin` added to its first event; a log that stops before the end becomes a fork of "
     "its last state (free seats, playable on). Origin: the document's `origin`, or the "
     "query's `origin_game_id` / `origin_file`.",
@@ -208,6 +243,8 @@ async def import_game(
 ) -> ImportedOut:
     """POST /games/import → 201 ``{"game_id", "events", "finished"}``."""
     items, origin = parse_log(await request.body())
+    if not items:
+        raise _malformed("the log has no events")
     events = [to_event(item, n) for n, item in enumerate(items, start=1)]
     merged = dict(origin or {})
     if origin_game_id is not None:

@@ -140,7 +140,8 @@ async def test_a_tampered_log_is_refused_at_its_seq_and_nothing_is_written(api: 
     with pytest.raises(ApiError) as info:
         await api.import_log(tampered, idempotency_key=key)
     err = info.value
-    assert (err.status, err.code, err.seq) == (422, "LOG_MISMATCH", seq)
+    # 409: the body fits the schema and the rules refuse it (gateway/errors.py)
+    assert (err.status, err.code, err.seq) == (409, "LOG_MISMATCH", seq)
     assert f"seq {seq}" in err.message
     with pytest.raises(ApiError) as missing:
         await api.events(import_game_id(key))
@@ -164,6 +165,8 @@ async def test_import_refuses_bodies_that_are_not_logs(api: AsyncCellWarClient, 
         r = await http.post("/games/import", content=b'{"seq": 1}\nnot json\n')
         assert r.status_code == 422 and "line 2" in r.json()["error"]["message"]
         r = await http.post("/games/import", content=b"")
+        assert r.status_code == 422 and r.json()["error"]["code"] == "MALFORMED"
+        r = await http.post("/games/import", json={"events": []})
         assert r.status_code == 422 and r.json()["error"]["code"] == "MALFORMED"
     _, events = await finished_life_game(api)
     filtered = [{k: v for k, v in e.items() if k != "state_hash"} for e in events]
@@ -263,7 +266,7 @@ async def test_who_may_fork(api: AsyncCellWarClient):
     assert (await api.events(fork_id))[0]["payload"]["from_seq"] == running
     with pytest.raises(ApiError) as far:
         await api.fork(life, 10_000, lseats[1].token)
-    assert (far.value.status, far.value.code) == (422, "MALFORMED")
+    assert (far.value.status, far.value.code) == (409, "SEQ_OUT_OF_RANGE")
 
 
 # --------------------------------------------------------------------------- spectators
@@ -273,7 +276,7 @@ async def test_cellwar_spectators_are_delayed_by_at_least_ten_seconds(api: Async
     game_id, _ = await seated(api, "cellwar", duel(p2_x=7), 2)
     with pytest.raises(ApiError) as short:
         await api.spectator_state(game_id, delay_s=5)
-    assert (short.value.status, short.value.code) == (422, "MALFORMED")
+    assert (short.value.status, short.value.code) == (409, "MALFORMED")
     with pytest.raises(ApiError) as early:  # the game is younger than 10 s
         await api.spectator_state(game_id)
     assert (early.value.status, early.value.code) == (409, "NOT_YET_VISIBLE")
