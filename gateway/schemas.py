@@ -556,7 +556,9 @@ class Status(BaseModel):
 class ForkBody(_Strict):
     """Body of POST /game/{id}/fork."""
 
-    seq: int = Field(ge=1, le=MAX_INT64, description="The event whose state the fork starts in")
+    seq: int = Field(
+        ge=1, le=2**53 - 1, description="The event whose state the fork starts in (a JSON-safe integer)"
+    )
 
 
 class ImportOrigin(_Strict):

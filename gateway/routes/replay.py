@@ -141,10 +141,17 @@ def to_event(item: Any, n: int) -> events_pb2.Event:
     def bad(why: str) -> ApiError:
         return _malformed(f"event #{n}: {why}")
 
+    def whole(value: Any) -> Any:
+        """A JSON number with no fraction is an integer (JSON Schema's rule): 3.0 is 3."""
+        if isinstance(value, float) and value.is_integer():
+            return int(value)
+        return value
+
     if not isinstance(item, dict):
         raise bad("an event must be a JSON object")
     seq, etype, actor, payload = (item.get(k) for k in ("seq", "type", "actor", "payload"))
-    if not isinstance(seq, int) or isinstance(seq, bool) or not 1 <= seq <= 2**63 - 1:
+    seq, actor = whole(seq), whole(actor)
+    if not isinstance(seq, int) or isinstance(seq, bool) or not 1 <= seq <= 2**53 - 1:
         raise bad(f"seq must be an integer >= 1, got {seq!r}")
     if not isinstance(etype, str) or not 1 <= len(etype) <= 64:
         raise bad(f"type must be an event type name, got {etype!r}")
@@ -172,7 +179,7 @@ _EVENT_SCHEMA = {
     "type": "object",
     "required": ["seq", "type", "actor", "payload"],
     "properties": {
-        "seq": {"type": "integer", "minimum": 1, "maximum": 2**63 - 1},
+        "seq": {"type": "integer", "minimum": 1, "maximum": 2**53 - 1},
         "type": {"type": "string", "minLength": 1, "maxLength": 64},
         "actor": {"type": "integer", "minimum": 0, "maximum": 2**32 - 1},
         "payload": {"type": "object"},
