@@ -88,3 +88,25 @@ async def test_import_of_a_tampered_file_is_refused_with_its_seq(api: AsyncCellW
 
     run = await cellwar_cli("import", tmp_path / "no-such-file.jsonl", "--url", gateway)
     assert run.code == 2
+
+
+async def test_a_played_fork_exports_and_verifies_offline(api: AsyncCellWarClient, gateway: str, tmp_path: Path):
+    """A fork's log starts with GameForked (its state inside): `cellwar verify` folds it
+    with the engine library alone and checks every hash."""
+    game_id = await api.create_game("cellwar", CELLWAR)
+    red = await api.join(game_id, "red")
+    await api.join(game_id, "green")
+    await api.move(game_id, red.token, 1, 1, 0)
+    await wait_finished(api, game_id)
+    fork_id = await api.fork(game_id, 3)
+    a = await api.join(fork_id, "a")
+    await api.join(fork_id, "b")
+    await api.move(fork_id, a.token, 1, 0, 1)  # a different game: red steps down first
+    await api.leave(fork_id, a.token)  # red leaves in its turn: rolled back, green wins
+    served = await wait_finished(api, fork_id)
+    exported = tmp_path / "fork.jsonl"
+    assert (await cellwar_cli("export", fork_id, "--url", gateway, "-o", exported)).code == 0
+    run = await cellwar_cli("verify", exported)
+    assert run.code == 0 and f"OK ({len(served)} events, all hashes checked)" in run.out
+    types = [e["type"] for e in read(exported)]
+    assert types[0] == "GameForked" and "RolledBack" in types
