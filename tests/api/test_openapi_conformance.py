@@ -203,7 +203,10 @@ def test_stateful_sequences_conform(live_gateway):
     really reach the rules of games they created."""
     schema.config.update(base_url=live_gateway)
 
-    class Machine(schema.as_state_machine()):
+    # Fork and import (tag "replay") answer a game id too, so every one of their calls is
+    # a link source that thins out the create → join sequences counted below; they are
+    # checked by the fuzzing phase above and left out of this one.
+    class Machine(schema.exclude(tag="replay").as_state_machine()):
         def before_call(self, case) -> None:  # noqa: ANN001
             _fresh_idempotency_key(case)
 
