@@ -12,8 +12,8 @@ The per-kind values, in one table (sources in brackets):
 =============================  ==========================  ============================  ===========
 field                          ``life``                    ``campaign``                  ``cellwar``
 =============================  ==========================  ============================  ===========
-``log_private``                phase waiting or placement  never (one player)            not finished
-                               [DESIGN §3 blind placement]                               [§5 fog]
+``log_private``                not finished                never (one player)            not finished
+                               [§3 blind placement, §5]                                  [§5 fog]
 ``spectators_live``            always (blind view: empty)  always                        finished only
 ``lobby_hidden_keys``          —                           —                             ``units``
 ``disconnect_timeout_s``       0 (not tracked)             0                             config [§5]
@@ -38,13 +38,11 @@ from engine.kinds import rules_for
 FOG_REASON = (
     "is running under fog of war: only its players may see it (everyone may once it is finished)"
 )
-#: Why a blind placement log is private.
+#: Why a Life log is private: its past holds the blind placements.
 BLIND_REASON = (
-    "is in blind placement: only its players may see its log (everyone may once placement is over)"
+    "has blind placements in its log: only its players may see it, each what it saw "
+    "(everyone may once it is finished)"
 )
-
-#: Life phases whose log is private (blind placement, DESIGN §3).
-_BLIND_PHASES = frozenset({"waiting", "placement"})
 
 
 @dataclass(frozen=True)
@@ -81,7 +79,11 @@ def _active(state: Any) -> tuple[int, ...]:
 
 
 def _life(state: Any) -> Policy:
-    private = state.phase in _BLIND_PHASES
+    # Private until the end, not only during placement: the whole log would tell, once
+    # the board is visible, how many drawing actions each opponent took blind and when
+    # (DESIGN §5 "not counts, not timing of hidden events"; issue 10 §1), and the game's
+    # seqs would not be the player's own numbering any more.
+    private = state.phase != "finished"
     return Policy(
         log_private=private,
         private_reason=BLIND_REASON if private else "",

@@ -487,7 +487,7 @@ async def test_cellwar_hidden_units_are_indistinguishable_over_rest_and_websocke
     # The pairs really differ in hidden moves, and player 1's factory produced often
     # (its new units' ids would count the enemy's units if ids were global).
     assert len(played) == PAIRS and hidden > PAIRS * 9 // 10 and differ > PAIRS // 2 and produced > PAIRS // 4
-    assert all(len(a.seen) > 10 for a, _ in played)
+    assert min(sum(m.startswith("WS ") for m in a.seen) for a, _ in played) >= 3
 
 
 async def test_life_blind_placements_are_indistinguishable_over_rest_and_websocket(base_url):
@@ -497,4 +497,4 @@ async def test_life_blind_placements_are_indistinguishable_over_rest_and_websock
     # Half the pairs (the same final cells) are compared after placement too.
     running = sum('"phase":"running"' in "".join(a.seen) for a, _ in played)
     assert len(played) == PAIRS and differ > PAIRS // 2 and running >= PAIRS // 2
-    assert all(len(a.seen) > 8 for a, _ in played)
+    assert min(sum(m.startswith("WS ") for m in a.seen) for a, _ in played) >= 3
