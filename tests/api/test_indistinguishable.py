@@ -67,7 +67,13 @@ from websockets.exceptions import ConnectionClosed
 import engine
 from engine.life.zones import zones_for
 from tests.api.conftest import TEST_SECRET
-from tests.support.hidden_games import Script, Step, cellwar_pairs, life_pairs
+from tests.support.hidden_games import (
+    Script,
+    Step,
+    cellwar_pairs,
+    cellwar_rollback_pair,
+    life_pairs,
+)
 from tests.support.nats import free_port
 from tests.support.stack import ROOT, EngineProcess, SessionProcess
 
@@ -75,6 +81,9 @@ pytestmark = [pytest.mark.integration, pytest.mark.timeout(900)]
 
 #: Pairs per kind (issue 10 must-show 1: at least 200 random games each).
 PAIRS = int(__import__('os').environ.get('LEAKS_PAIRS', '200'))
+#: Pairs of 3-player CellWar games where player 2 leaves in its turn, with or without
+#: hidden moves to roll back.
+ROLLBACK_PAIRS = 20
 #: Games driven at once (two per pair).
 CONCURRENCY = 24
 #: Seconds to wait for a frame, or for the stream to close, on a loaded machine.
@@ -498,3 +507,17 @@ async def test_life_blind_placements_are_indistinguishable_over_rest_and_websock
     running = sum('"phase":"running"' in "".join(a.seen) for a, _ in played)
     assert len(played) == PAIRS and differ > PAIRS // 2 and running >= PAIRS // 2
     assert min(sum(m.startswith("WS ") for m in a.seen) for a, _ in played) >= 3
+
+
+async def test_cellwar_a_rollback_of_hidden_moves_is_indistinguishable(base_url):
+    """Player 2 leaves during its own turn of a 3-player game, after moving hidden units
+    in one game and none in the other: the ``RolledBack`` that undoes the hidden moves
+    exists in one log only, and must tell player 1 nothing (engine/cellwar/log.py: a
+    rollback is observed by whom it shows something)."""
+    pairs = cellwar_pairs(ROLLBACK_PAIRS, cellwar_rollback_pair)
+    played = await play_pairs(base_url, pairs)
+
+    def rolled(driver: Driver) -> bool:
+        return any(e["type"] == "RolledBack" for e in driver.script.events)
+
+    assert sum(rolled(a) != rolled(b) for a, b in played) >= ROLLBACK_PAIRS // 3

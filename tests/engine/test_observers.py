@@ -203,11 +203,13 @@ def test_a_rollback_names_the_readers_own_version():
     rec.afters.append(start)
     rec.state = start
     rec.cmd("remove_player", 0, player_id=2, reason="disconnected")
-    # p1's move (seq 5) was in the others' fog: at seq 6 p1 is at version 6, p2 and p3 at 5
-    for pid, version_at in ((1, 6), (2, 5), (3, 5)):
-        log = engine.player_log(rec.events, pid)
-        back = next(e for e in log if e["type"] == "RolledBack")
-        assert back["payload"] == {"to_seq": version_at}
+    # The rollback undid only moves in p1's and p3's fog: they do not observe it (issue 10
+    # §1: it would tell them p2 had acted). p2 does; its to_seq is p2's own version at
+    # seq 6, 5 (p1's move at seq 5 was in its fog).
+    for pid in (1, 3):
+        assert "RolledBack" not in [e["type"] for e in engine.player_log(rec.events, pid)]
+    back = next(e for e in engine.player_log(rec.events, 2) if e["type"] == "RolledBack")
+    assert back["payload"] == {"to_seq": 5}
     p3 = engine.player_log(rec.events, 3)
-    assert [e["log_seq"] for e in p3] == [1, 2, 3, 4, 6, 9, 10]  # p1's and p2's moves left out
-    assert [e["seq"] for e in p3] == list(range(1, 8))
+    assert [e["log_seq"] for e in p3] == [1, 2, 3, 4, 6, 10]  # the moves and the rollback left out
+    assert [e["seq"] for e in p3] == list(range(1, 7))

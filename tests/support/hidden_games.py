@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import engine
-from engine.api import observers
+from engine import envelope
 from engine.life.zones import zones_for
 
 # --------------------------------------------------------------------------- data
@@ -77,11 +77,11 @@ class Script:
         kind, config: the ``POST /game/create`` body.
         players: seats (all joined by the driver, player 1 first).
         steps: the commands after every seat joined.
-        events: ``[{"type", "actor", "payload"}]`` of the whole game, as
-            ``engine.decide`` recorded it (the public log of the finished game).
+        events: ``[{"type", "actor", "payload"}]`` of the whole game, as the engine
+            service decides it (the public log of the finished game).
         states: the engine state after each event (``states[i]`` after ``events[i]``).
         step_events: for each step, the seq (1-based) of its last event.
-        versions: player 1's view version after each event (``engine.api.observers``:
+        versions: player 1's view version after each event (the engine's envelope:
             the events it observes), which the session must serve as its ``seq``.
     """
 
@@ -94,23 +94,24 @@ class Script:
     step_events: list[int] = field(default_factory=list)
     versions: list[int] = field(default_factory=list)
     state: Any = None
+    envelope: Any = None
 
     # ------------------------------------------------------------ recording
 
     def decide(self, command: str, actor: int, payload: dict[str, Any]) -> None:
-        """Run a command through ``engine.decide`` and keep its events. Raises GameError."""
-        drafts, new = engine.decide(self.state, command, actor, payload)
-        before = self.state
+        """Run a command as the engine service does (``engine.envelope.decide``: a
+        removal in one's own CellWar turn is rolled back first) and keep its events.
+        Raises GameError."""
+        drafts, new, self.envelope = envelope.decide(self.state, self.envelope, command, actor, payload)
         for d in drafts:
             self.events.append({"type": d.type, "actor": d.actor, "payload": d.payload})
-            self.states.append(new)
-            version = self.versions[-1] if self.versions else 0
-            self.versions.append(version + (1 in observers(before, d.type, d.actor, d.payload, new)))
-            before = new
+            self.states.append(new)  # (the state after the command, for every one of its events)
+            self.versions.append(self.envelope.versions[1] if len(self.envelope.versions) > 1 else 0)
         self.state = new
 
     def start(self) -> None:
         """Create the game and join every seat (player 1 first)."""
+        self.envelope = envelope.Envelope()
         self.decide("create", 0, {"kind": self.kind, "config": self.config})
         for p in range(1, self.players + 1):
             self.decide("join", 0, {"name": f"p{p}"})
@@ -282,14 +283,69 @@ def _mark_reveal(game: Script) -> None:
     game.steps[-1] = Step(last.actor, last.command, last.body, last.at, last.hidden, reveals=True)
 
 
-def cellwar_pairs(count: int) -> list[tuple[int, Script, Script]]:
-    """``count`` pairs from seeds 1, 2, ... (seeds that get stuck are skipped)."""
+def cellwar_rollback_pair(seed: int) -> tuple[Script, Script]:
+    """Two 3-player CellWar games in which player 2 leaves during its own turn: in one it
+    first moved hidden units (so the turn is rolled back), in the other it moved none;
+    its shared unit acts first in both or in neither. Player 3 plays on, then player 1
+    leaves (the end).
+
+    Raises:
+        Stuck: a unit had nothing to do in its region.
+    """
+    setup = random.Random(seed)
+    cells = [(x, y) for x in range(NEAR_X + 1) for y in range(HEIGHT)]
+    setup.shuffle(cells)
+    near = []
+    for owner, n in ((1, setup.randint(1, 2)), (2, 1), (3, setup.randint(1, 2))):
+        for _ in range(n):
+            x, y = cells.pop()
+            near.append({"owner": owner, "type": setup.choice(["infantry", "fortification"]), "x": x, "y": y})
+    far_cells = [(x, y) for x in range(FAR_X, WIDTH) for y in range(HEIGHT)]
+    near_first = setup.random() < 0.5
+    moving = setup.randrange(2)  # the game whose player 2 moves hidden units before leaving
+    games = []
+    for variant in (0, 1):
+        hidden = random.Random(seed * 7919 + variant)
+        far = [
+            {"owner": 2, "type": hidden.choice(["infantry", "fortification"]), "x": x, "y": y}
+            for x, y in hidden.sample(far_cells, hidden.randint(1, 3))
+        ]
+        game = Script("cellwar", {"width": WIDTH, "height": HEIGHT, "players": 3, "units": near + far}, 3)
+        game.start()
+        shared = random.Random(seed)
+        _cellwar_turn(game, 1, shared, hidden)
+        if game.finished:
+            raise Stuck("the game ended before player 2's turn")
+        choice = shared.random()
+        if near_first:
+            unit = next(u for u in game.state.units_of(2) if u.x <= NEAR_X)
+            move = _choose(game.state, 2, unit, random.Random(choice), far=False)
+            game.step(Step(2, "action", move, at=(unit.x, unit.y)), {"unit_id": unit.id, **move})
+        if variant == moving:
+            for unit in [u for u in game.state.units_of(2) if u.x >= FAR_X][: hidden.randint(1, 3)]:
+                move = _choose(game.state, 2, unit, hidden, far=True)
+                game.step(Step(2, "action", move, at=(unit.x, unit.y), hidden=True), {"unit_id": unit.id, **move})
+        game.step(Step(2, "leave"))
+        if not game.finished:
+            _cellwar_turn(game, 3, shared, hidden)
+        if game.finished:
+            _mark_reveal(game)
+        else:
+            game.step(Step(1, "leave", reveals=True))
+        games.append(game)
+    check_pair(*games)
+    return games[0], games[1]
+
+
+def cellwar_pairs(count: int, pair=cellwar_pair) -> list[tuple[int, Script, Script]]:
+    """``count`` pairs made by ``pair`` from seeds 1, 2, ... (seeds that get stuck are
+    skipped)."""
     out = []
     seed = 0
     while len(out) < count:
         seed += 1
         try:
-            out.append((seed, *cellwar_pair(seed)))
+            out.append((seed, *pair(seed)))
         except Stuck:
             continue
     return out
