@@ -110,7 +110,7 @@ async def gateway_process(session_target: str) -> AsyncIterator[str]:
         CELLWAR_RATE_LIMIT_PER_S="0",
         CELLWAR_RATE_LIMIT_BURST="0",
         CELLWAR_LOG_LEVEL="warning",
-        PYTHONPATH=str(ROOT),
+        PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
     )
     proc = subprocess.Popen(
         [sys.executable, "-m", "gateway"], cwd=ROOT, env=env,
