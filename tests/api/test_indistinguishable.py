@@ -93,12 +93,12 @@ TIME = re.compile(r'"time":"[^"]*"')
 
 #: The probes drawn at a probe point (module docstring) and their weights.
 PROBES = ["none", "state", "events", "replay", "valid", "valid_unit", "foreign", "end_turn", "retry", "lobby"]
-PROBE_WEIGHTS = [4, 4, 3, 3, 1, 1, 3, 1, 2, 0.3]
+PROBE_WEIGHTS = [6, 3, 3, 2, 1, 1, 3, 1, 2, 0.3]
 
 
 @contextlib.asynccontextmanager
 async def gateway_process(session_target: str) -> AsyncIterator[str]:
-    """``python -m gateway`` on a free port (rate limits off, warnings only) in front of
+    """``python -m gateway`` on a free port (every limit off, warnings only) in front of
     ``session_target``; yields its base URL once ``/healthz`` answers."""
     port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("CELLWAR_")}
@@ -107,8 +107,15 @@ async def gateway_process(session_target: str) -> AsyncIterator[str]:
         CELLWAR_SECRET=TEST_SECRET,
         CELLWAR_HTTP_HOST="127.0.0.1",
         CELLWAR_HTTP_PORT=str(port),
+        # every limit off: one test client sends every request of 800 games
         CELLWAR_RATE_LIMIT_PER_S="0",
         CELLWAR_RATE_LIMIT_BURST="0",
+        CELLWAR_CREATE_LIMIT_PER_MIN="0",
+        CELLWAR_JOIN_LIMIT_PER_MIN="0",
+        CELLWAR_READ_LIMIT_PER_S="0",
+        CELLWAR_READ_LIMIT_BURST="0",
+        CELLWAR_READ_CONCURRENCY="0",
+        CELLWAR_READ_GLOBAL_PER_S="0",
         CELLWAR_LOG_LEVEL="warning",
         PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
     )
@@ -296,8 +303,15 @@ class Driver:
                 self.record_response("POST", f"{self.game}/join", None, {"name": "p1"}, r)
         for p in range(2, s.players + 1):
             self.views[p] = (await self.call("GET", f"{self.game}/state", pid=p)).json()
-        url = self.base.replace("http://", "ws://") + f"{self.game}/stream?token={self.tokens[1]}"
-        self.frames = Frames(await websockets.connect(url, max_size=None, open_timeout=DEADLINE_S))
+        url = self.base.replace("http://", "ws://") + f"{self.game}/stream"
+        self.frames = Frames(
+            await websockets.connect(
+                url,
+                subprotocols=["cellwar.v1", f"bearer.{self.tokens[1]}"],
+                max_size=None,
+                open_timeout=DEADLINE_S,
+            )
+        )
         try:
             await self.probe(first=True)
             steps = s.steps
@@ -399,10 +413,17 @@ class Driver:
             command, body, key = self.last_command
             r = await self.call("POST", f"{g}/{command}", body=body, key=key)
             assert r.status_code == 200, r.text
-        elif what == "lobby":
-            r = await self.http.get(self.base + "/games")
-            mine = [e for e in r.json()["games"] if e["game_id"] == self.game_id]
-            self.record(f"GET /games -> {r.status_code} {json.dumps(mine, sort_keys=True)}")
+        elif what == "lobby":  # its own entry: other games are not the pair's business
+            mine, cursor, pages = [], None, 0
+            while not mine and pages < 100:
+                params = {"limit": 200, **({"cursor": cursor} if cursor else {})}
+                r = await self.http.get(self.base + "/games", params=params)
+                assert r.status_code == 200, r.text
+                mine = [e for e in r.json()["games"] if e["game_id"] == self.game_id]
+                cursor, pages = r.json().get("next_cursor"), pages + 1
+                if not cursor:
+                    break
+            self.record(f"GET /games -> {json.dumps(mine, sort_keys=True)}")
 
     async def refused_action(self, state: Any) -> None:
         """A command the rules refuse: CellWar, a unit id that is not player 1's (an

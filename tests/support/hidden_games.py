@@ -242,7 +242,7 @@ def cellwar_pair(seed: int) -> tuple[Script, Script]:
     factory = (min(cells[0][0], NEAR_X - 1), cells[0][1])
     near = [{"owner": 1, "type": "factory", "x": factory[0], "y": factory[1]}]
     taken = {factory}
-    for owner, n in ((1, setup.randint(1, 2)), (2, 1)):
+    for owner, n in ((1, 1), (2, 1)):
         for x, y in (c for c in cells[1:] if c not in taken):
             kind = setup.choice(["infantry", "infantry", "fortification"])
             near.append({"owner": owner, "type": kind, "x": x, "y": y})
@@ -411,9 +411,9 @@ def life_pair(seed: int) -> tuple[Script, Script]:
     same_cells = seed % 2 == 0
     config = {"width": width, "height": height, "players": players, "budget": 20}
     zones = zones_for(width, height, players)
-    n = 4 if players == 4 and min(width, height) == 8 else 5
+    n = 3
     targets = {p: _sample(zones[p], setup, n) for p in zones}
-    spares = {p: [c for c in _sample(zones[p], setup, n + 3) if c not in targets[p]][:3] for p in zones}
+    spares = {p: [c for c in _sample(zones[p], setup, n + 2) if c not in targets[p]][:2] for p in zones}
     p1_style = setup.randrange(4)
     speed_by = setup.choice([None, *range(2, players + 1)])
     games = []
