@@ -16,7 +16,9 @@ the same places of the shared sequence. Recorded for player 1, in order:
   ``/valid_actions`` (with and without ``unit_id``, any id), refused commands and their
   error bodies (another player's turn, a unit id that is not its own, a cell out of its
   zone), a retried command (same ``Idempotency-Key``), the game's lobby entry;
-- every WebSocket frame, in order, grouped by the probe point before which it arrived.
+- every WebSocket frame, in order, grouped by the probe point before which it arrived;
+- in one pair of ten, before the games may differ: its whole filtered log and a replay
+  at each of its own seqs (and one past the last).
 
 A probe point follows each shared step *and the hidden steps after it*: the frames
 that arrived since the last probe point must be exactly those player 1's own view
@@ -84,6 +86,9 @@ PAIRS = int(__import__('os').environ.get('LEAKS_PAIRS', '200'))
 #: Pairs of 3-player CellWar games where player 2 leaves in its turn, with or without
 #: hidden moves to roll back.
 ROLLBACK_PAIRS = 20
+#: One pair in this many also reads, before the games may differ, its whole filtered
+#: log and a replay at each of its own seqs (and one past the last).
+WHOLE_PAST_EVERY = 10
 #: Games driven at once (two per pair).
 CONCURRENCY = 24
 #: Seconds to wait for a frame, or for the stream to close, on a loaded machine.
@@ -223,6 +228,7 @@ class Driver:
     """
 
     def __init__(self, http: httpx.AsyncClient, base: str, script: Script, probe_seed: int) -> None:
+        self.whole_past = probe_seed % WHOLE_PAST_EVERY == 0
         self.http = http
         self.base = base
         self.script = script
@@ -325,6 +331,10 @@ class Driver:
                     i += 1
                 if not step.hidden:
                     await self.probe()
+            if self.whole_past:  # the whole filtered log, and a replay at each own seq
+                await self.call("GET", f"{self.game}/events")
+                for seq in range(1, self.version + 2):
+                    await self.call("GET", f"{self.game}/replay", params={"seq": seq})
             self.revealed = True
             for step in steps[i:]:
                 await self.run_step(step)
