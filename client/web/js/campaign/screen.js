@@ -77,7 +77,7 @@ export class CampaignScreen {
     this.chart = new CellChart($('chart-camp'), this.series, { name: names });
     this.endChart = new CellChart($('chart-camp-end'), this.series, { name: names });
     this._onChange = () => {
-      if (this.game && this.game.latest) this.series.add(this.game.latest);
+      if (this.game && this.game.latest) this.series.add(this.game.latest, undefined, this.game.latestPid);
       this.invalidate();
     };
     this._onError = (e) => flash(errorText(e.detail));
@@ -217,7 +217,7 @@ export class CampaignScreen {
     g.addEventListener('error', this._onError);
     $('camp-end').hidden = true;
     this.series.reset(g.gameId);
-    this.series.add(g.latest);
+    this.series.add(g.latest, undefined, g.latestPid);
     if ((g.latest.generation || 0) > 0) {
       backfill(this.series, g.gameId, { token: parked.token, alive: () => this.game === g }).catch(() => {});
     }
