@@ -422,7 +422,12 @@ export class HotseatGame extends EventTarget {
 
   resume() { return this.action(this.anyActivePid(), { type: 'resume' }); }
 
-  speed(multiplier) { return this.action(this.anyActivePid(), { type: 'speed', multiplier }); }
+  /** Set the speed (1, 2, 4, 8); the speed the game already has is not sent (the server
+   * would refuse it: NO_CHANGE). */
+  speed(multiplier) {
+    if (this.latest && (this.latest.speed || 1) === multiplier) return Promise.resolve(null);
+    return this.action(this.anyActivePid(), { type: 'speed', multiplier });
+  }
 
   /** Choose the seat that draws in the redraw phase. */
   setRedrawPid(pid) {

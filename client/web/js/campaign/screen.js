@@ -14,7 +14,7 @@ import { HotseatGame } from '../hotseat.js';
 import { getLang, t, tn } from '../i18n.js';
 import { gamePath, request } from '../http.js';
 import { errorText, flash } from '../modes-ui.js';
-import { confirmDialog } from '../screens/dialogs.js';
+import { confirmDialog, errorKind } from '../screens/dialogs.js';
 import { backfill } from '../stats/backfill.js';
 import { CellChart } from '../stats/chart.js';
 import { CellSeries } from '../stats/series.js';
@@ -80,7 +80,7 @@ export class CampaignScreen {
       if (this.game && this.game.latest) this.series.add(this.game.latest, undefined, this.game.latestPid);
       this.invalidate();
     };
-    this._onError = (e) => flash(errorText(e.detail));
+    this._onError = (e) => flash(errorText(e.detail), errorKind(e.detail));
     this._bind();
   }
 

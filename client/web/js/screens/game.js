@@ -19,7 +19,7 @@ import { CellSeries } from '../stats/series.js';
 import { Countdown } from '../timer.js';
 import { TOOLS } from '../tools.js';
 import { patchGame, saveGame } from '../storage.js';
-import { confirmDialog, modalOpen, toast } from './dialogs.js';
+import { apiErrorText, confirmDialog, errorKind, modalOpen, toast } from './dialogs.js';
 
 const $ = (id) => document.getElementById(id);
 
@@ -60,7 +60,7 @@ export class GameScreen {
       if (this.game && this.game.latest) this.series.add(this.game.latest, undefined, this.game.latestPid);
       this.invalidate();
     };
-    this._onError = (e) => toast(t('error.generic', { message: `${e.detail.code}: ${e.detail.message}` }));
+    this._onError = (e) => toast(apiErrorText(e.detail), errorKind(e.detail));
     this._onStatus = (e) => {
       if (e.detail === 'reconnecting') toast(t('status.reconnecting'), 'info', 1500);
     };
