@@ -7,14 +7,15 @@ from __future__ import annotations
 import pytest
 
 from cellwar.v1.codes import ErrorCode
+from gateway.errors import Code as GatewayCode
 from tests.browser.conftest import TIMEOUT_MS
 from tests.browser.lifekit import new_game, wait_snapshot
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(90)]
 
-#: Codes of the gateway's own answers (no route, wrong method, any other status):
-#: gateway/errors.py.
-GATEWAY_CODES = ["NOT_FOUND", "METHOD_NOT_ALLOWED", "ERROR"]
+#: Codes of the gateway's own answers (gateway/errors.py), and its fallback for an HTTP
+#: error of no known status.
+GATEWAY_CODES = [c.value for c in GatewayCode] + ["ERROR"]
 
 TEXTS = """async (codes) => {
     const i18n = await import('/js/i18n.js');
@@ -32,7 +33,7 @@ TEXTS = """async (codes) => {
 
 
 def test_every_error_code_has_a_text_in_both_languages(page, live_url, problems) -> None:
-    codes = [c.value for c in ErrorCode] + GATEWAY_CODES
+    codes = sorted({c.value for c in ErrorCode} | set(GATEWAY_CODES))
     page.goto(live_url + "/")
     texts = page.evaluate(TEXTS, codes)
     for code in codes:

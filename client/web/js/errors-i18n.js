@@ -1,5 +1,5 @@
 // The texts of the API's machine codes (proto/cellwar/v1/codes.py ErrorCode, and the
-// gateway's own NOT_FOUND / METHOD_NOT_ALLOWED / ERROR), en and ru, merged into i18n.js by
+// gateway's own: gateway/errors.py Code, and ERROR), en and ru, merged into i18n.js by
 // `addStrings`. `apiErrorText` (screens/dialogs.js) looks them up as `error.<CODE>`;
 // tests/browser/test_error_texts.py fails on a code of the enum that has no text here,
 // in i18n.js or in modes-i18n.js. The Russian texts carry no server message (it is
@@ -31,6 +31,9 @@ addStrings('en', {
   'error.NOT_FOUND': 'Not found.',
   'error.METHOD_NOT_ALLOWED': 'The server does not accept this request.',
   'error.ERROR': 'The server refused the request.',
+  'error.TOKEN_EXPIRED': 'Your seat in this game has expired: join the game again.',
+  'error.BUSY': 'The server is busy right now. Try again in a few seconds.',
+  'error.SEQ_OUT_OF_RANGE': 'This game has no event that far.',
 });
 
 addStrings('ru', {
@@ -57,4 +60,7 @@ addStrings('ru', {
   'error.NOT_FOUND': 'Не найдено.',
   'error.METHOD_NOT_ALLOWED': 'Сервер не принимает такой запрос.',
   'error.ERROR': 'Сервер отклонил запрос.',
+  'error.TOKEN_EXPIRED': 'Срок вашего места в партии истёк: присоединитесь к ней снова.',
+  'error.BUSY': 'Сервер сейчас занят. Попробуйте через несколько секунд.',
+  'error.SEQ_OUT_OF_RANGE': 'В этой партии нет события с таким номером.',
 });
