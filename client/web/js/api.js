@@ -19,7 +19,9 @@ export const api = {
 
 /**
  * Open the game's WebSocket stream for one player token and keep it open (reconnects
- * with back-off until close() is called).
+ * with back-off until close() is called). The token travels as the subprotocol
+ * `bearer.<token>` beside `cellwar.v1` (gateway/routes/stream.py), never in the URL, so
+ * no proxy or server log sees it.
  * @param {string} gameId
  * @param {string} token
  * @param {{onMessage: (msg: object) => void, onStatus?: (status: string) => void}} handlers
@@ -28,7 +30,8 @@ export const api = {
  */
 export function openStream(gameId, token, { onMessage, onStatus = () => {} }) {
   const proto = location.protocol === 'https:' ? 'wss:' : 'ws:';
-  const url = `${proto}//${location.host}${gamePath(gameId)}/stream?token=${encodeURIComponent(token)}`;
+  const url = `${proto}//${location.host}${gamePath(gameId)}/stream`;
+  const protocols = token ? ['cellwar.v1', `bearer.${token}`] : ['cellwar.v1'];
   let ws = null;
   let closed = false;
   let delay = 250;
@@ -36,7 +39,7 @@ export function openStream(gameId, token, { onMessage, onStatus = () => {} }) {
 
   const connect = () => {
     if (closed) return;
-    ws = new WebSocket(url);
+    ws = new WebSocket(url, protocols);
     ws.onopen = () => {
       delay = 250;
       onStatus('open');
