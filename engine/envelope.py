@@ -17,6 +17,11 @@ It is a pure function of the log, however the log was applied: event by event
   the state after the event at which the current turn began (the summary's ``turn``
   changed, or a ``RolledBack`` restored it: then its ``to_seq``), and the
   ``PlayerRemoved`` events recorded since. :mod:`engine.removal` plans a rollback from it.
+- ``turn_seq`` (games with a turn timer, :mod:`engine.timers`): the per-game seq of the
+  event at which the current timed turn began (its :class:`~engine.timers.TurnTimer`
+  key changed), 0 while no timer runs. The session adds ``turn_time_s`` to that event's
+  recorded time for the deadline; the command ``time_out`` names it (``{"turn_seq"}``)
+  and is refused for any other turn.
 """
 
 from __future__ import annotations
@@ -40,6 +45,7 @@ from engine.api import decide as decide_command
 from engine.api import fold as api_fold
 from engine.policy import keeps_turn_anchor
 from engine.removal import plan_removal
+from engine.timers import check_turn_seq, turn_timer
 
 
 @dataclass(frozen=True)
@@ -61,11 +67,25 @@ class Anchor:
 @dataclass(frozen=True)
 class Envelope:
     """Per-player versions (index = player id, 0 = spectator), the per-game seq of the
-    last event, and the turn anchor (None for kinds without rollback)."""
+    last event, the turn anchor (None for kinds without rollback), and ``turn_seq``: the
+    seq of the event that began the current timed turn (0 = no timer runs)."""
 
     seq: int = 0
     versions: tuple[int, ...] = field(default_factory=tuple)
     anchor: Anchor | None = None
+    turn_seq: int = 0
+
+
+def _turn_seq(env: Envelope, before: Any | None, after: Any, seq: int) -> int:
+    """The envelope's ``turn_seq`` after an event (seq ``seq``) turned ``before`` into
+    ``after``: the event's seq when a new timed turn began with it, 0 when no timer runs."""
+    timer = turn_timer(after)
+    if timer is None:
+        return 0
+    previous = turn_timer(before)
+    if previous is None or previous.key != timer.key:
+        return seq
+    return env.turn_seq
 
 
 def advance(
@@ -96,7 +116,7 @@ def advance(
     elif etype == EventType.PLAYER_REMOVED:
         removal = EventDraft(EventType.PLAYER_REMOVED, actor, dict(payload), "")
         anchor = replace(anchor, removals=(*anchor.removals, removal))
-    return Envelope(seq, tuple(versions), anchor)
+    return Envelope(seq, tuple(versions), anchor, _turn_seq(env, before, after, seq))
 
 
 def _versioned_fold() -> bool:
@@ -170,13 +190,16 @@ def decide(
     payload: Mapping[str, Any],
 ) -> tuple[list[EventDraft], Any, Envelope]:
     """Run a command (:func:`engine.api.decide`; ``remove_player`` through
-    :func:`engine.removal.plan_removal`, which may roll the turn back first). Returns the
-    events, the state after them and the envelope after them (their seqs follow
-    ``env.seq``).
+    :func:`engine.removal.plan_removal`, which may roll the turn back first; ``time_out``
+    only for the timed turn that is running, :func:`engine.timers.check_turn_seq`).
+    Returns the events, the state after them and the envelope after them (their seqs
+    follow ``env.seq``).
 
     Raises:
         GameError: the rules refuse the command (nothing is recorded).
     """
+    if command_type == CommandType.TIME_OUT and state is not None:
+        check_turn_seq(state, env.turn_seq, dict(payload or {}))
     if command_type == CommandType.REMOVE_PLAYER and state is not None:
         payload = dict(payload or {})
         steps = plan_removal(

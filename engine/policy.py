@@ -21,7 +21,12 @@ field                          ``life``                    ``campaign``         
 ``ticking``                    phase ``running``           phase ``running``             never
 ``expirable``                  phase ``waiting``           phase ``waiting``             phase ``waiting``
 ``progress_level``             0                           the level [§4]                0
+``turn_time_s``                config, placement/redraw    0 (no timer)                  config, playing
+                               [§11]                                                     [§11]
 =============================  ==========================  ============================  ===========
+
+``turn_time_s`` is the length of the timed turn running now (:func:`engine.timers.turn_timer`;
+0 = none); the envelope's ``turn_seq`` says where it began.
 
 A kind module may define ``policy(state) -> Policy`` itself; it then wins over the table.
 """
@@ -29,10 +34,11 @@ A kind module may define ``policy(state) -> Policy`` itself; it then wins over t
 from __future__ import annotations
 
 import inspect
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from engine.kinds import rules_for
+from engine.timers import turn_timer
 
 #: Why a fogged log is private (the sentence a FORBIDDEN answer gives).
 FOG_REASON = (
@@ -60,6 +66,7 @@ class Policy:
         expirable: seats are open and nothing started: the game may expire.
         active_players: ids of players still in the game (joined, not out), ascending.
         progress_level: the campaign level a finish counts for (0 = none).
+        turn_time_s: seconds of the timed turn running now (0 = no timer runs).
     """
 
     log_private: bool = False
@@ -72,6 +79,7 @@ class Policy:
     expirable: bool = False
     active_players: tuple[int, ...] = ()
     progress_level: int = 0
+    turn_time_s: int = 0
 
 
 def _active(state: Any) -> tuple[int, ...]:
@@ -127,7 +135,9 @@ def policy(state: Any) -> Policy:
     if own is not None:
         return own(state)
     table = _TABLE.get(state.kind)
-    return table(state) if table is not None else Policy(active_players=_active(state))
+    found = table(state) if table is not None else Policy(active_players=_active(state))
+    timer = turn_timer(state)
+    return replace(found, turn_time_s=timer.seconds) if timer is not None else found
 
 
 def keeps_turn_anchor(state: Any) -> bool:

@@ -69,11 +69,13 @@ def to_proto(state: Any, env: Envelope | None = None) -> engine_pb2.GameState:
             expirable=p.expirable,
             active_players=list(p.active_players),
             progress_level=p.progress_level,
+            turn_time_s=p.turn_time_s,
         ),
     )
     if env is not None:
         msg.versions.extend(env.versions)
         msg.seq = env.seq
+        msg.turn_seq = env.turn_seq
         if env.anchor is not None:
             a = env.anchor
             msg.anchor.CopyFrom(
@@ -102,7 +104,7 @@ def envelope_of(msg: engine_pb2.GameState) -> Envelope:
                 for d in a.removals
             ),
         )
-    return Envelope(msg.seq, tuple(msg.versions), anchor)
+    return Envelope(msg.seq, tuple(msg.versions), anchor, msg.turn_seq)
 
 
 def from_proto(msg: engine_pb2.GameState) -> Any:

@@ -27,6 +27,7 @@ class EventType(StrEnum):
     PLAYER_REMOVED = "PlayerRemoved"
     ROLLED_BACK = "RolledBack"
     GAME_EXPIRED = "GameExpired"
+    TURN_TIMED_OUT = "TurnTimedOut"
     GAME_FINISHED = "GameFinished"
 
 
@@ -39,6 +40,7 @@ class CommandType(StrEnum):
     END_TURN = "end_turn"
     REMOVE_PLAYER = "remove_player"
     EXPIRE = "expire"
+    TIME_OUT = "time_out"
 
 
 class RemovalReason(StrEnum):
