@@ -82,19 +82,13 @@ def game_id_for(command_id: str) -> str:
     return uuid.uuid4().hex[:12]
 
 
-#: ``merge_view``'s default: leave ``turn_deadline`` out (replays are not live).
-_NO_DEADLINE_KEY = object()
-
-
-def merge_view(view: bytes, game_id: str, seq: int, turn_deadline: Any = _NO_DEADLINE_KEY) -> bytes:
-    """A view JSON with ``game_id`` and ``seq`` (the player's version) added (compact,
-    key-sorted), and ``turn_deadline`` when given (a live view: ISO 8601 UTC, or None
-    when no turn timer runs)."""
+def merge_view(view: bytes, game_id: str, seq: int, turn_deadline: str | None = None) -> bytes:
+    """A view JSON with ``game_id``, ``seq`` (the player's version) and ``turn_deadline``
+    (ISO 8601 UTC; None when no turn timer runs) added (compact, key-sorted)."""
     data = json.loads(view)
     data["game_id"] = game_id
     data["seq"] = seq
-    if turn_deadline is not _NO_DEADLINE_KEY:
-        data["turn_deadline"] = turn_deadline
+    data["turn_deadline"] = turn_deadline
     return dumps(data)
 
 
@@ -572,6 +566,22 @@ class GameCache:
             if game.turn_began[0] != state.turn_seq:
                 return None
         return game.turn_began[1] + state.policy.turn_time_s
+
+    async def deadline_at(self, game: Game, state: engine_pb2.GameState) -> float | None:
+        """The turn deadline (unix seconds) of an earlier ``state`` of ``game`` (a replay:
+        the deadline the game showed then), None when no timer ran.
+
+        Raises:
+            StoreUnavailable: NATS did not answer.
+        """
+        if not state.policy.turn_time_s or not state.turn_seq or state.finished:
+            return None
+        if game.turn_began[0] == state.turn_seq:
+            return game.turn_began[1] + state.policy.turn_time_s
+        events = await self.store.read(game.game_id, state.turn_seq, state.turn_seq)
+        if not events or events[0].seq != state.turn_seq:
+            return None
+        return event_time(events[0]) + state.policy.turn_time_s
 
     # ------------------------------------------------------------------ replay
 

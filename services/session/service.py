@@ -150,7 +150,10 @@ class SessionServicer(session_pb2_grpc.SessionServicer):
 
     @rpc
     async def Join(self, request, context):  # noqa: N802
-        outcome = await self._run(request, CommandType.JOIN, 0, dumps({"name": request.name}))
+        join = {"name": request.name}
+        if request.profile_id:  # recorded by the engine in a rated game only
+            join["profile_id"] = request.profile_id
+        outcome = await self._run(request, CommandType.JOIN, 0, dumps(join))
         return await self._reply(outcome, outcome.player_id)
 
     @rpc

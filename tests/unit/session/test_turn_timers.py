@@ -134,7 +134,27 @@ async def test_a_fresh_instance_finds_the_same_deadline_in_the_log():
     assert len(timed_out(fresh, gid)) == 1
 
 
-def test_a_replay_view_has_no_deadline_key_and_a_live_one_has_it():
-    assert "turn_deadline" not in json.loads(merge_view(b'{"a":1}', "g", 3))
-    assert json.loads(merge_view(b'{"a":1}', "g", 3, None))["turn_deadline"] is None
-    assert iso_time(0.25) == "1970-01-01T00:00:00.250Z"
+def test_every_view_has_a_deadline_key_in_iso_utc():
+    assert json.loads(merge_view(b'{"a":1}', "g", 3))["turn_deadline"] is None
+    assert json.loads(merge_view(b'{"a":1}', "g", 3, iso_time(0.25)))["turn_deadline"] == (
+        "1970-01-01T00:00:00.250Z"
+    )
+
+
+async def test_a_replay_shows_the_deadline_the_game_showed_then():
+    from services.session.visibility import replay
+
+    clock = Clock()
+    a = Instance(MemoryBackend(), clock)
+    gid = await started(a)
+    game = await a.games.get(gid)
+    then = (await a.games.turn_deadline(game))
+    clock.now = then + 1
+    await a.pass_once(gid)
+    game = await a.games.get(gid)
+    assert game.seq == 4
+    old = json.loads(await replay(a.games, game, 1, 3))
+    assert old["turn_deadline"] == iso_time(then) and old["turn"] == 1
+    now = json.loads(await replay(a.games, game, 1, 4))
+    assert now["turn_deadline"] == iso_time(await a.games.turn_deadline(game))
+    assert json.loads(await replay(a.games, game, 1, 2))["turn_deadline"] is None  # waiting
