@@ -55,8 +55,9 @@ _OPTIONAL_TOKEN = {"security": [{}]}
 
 _VIEW_DOC = (
     "The view: `game_id, kind, seq, phase, turn, you, players, width, height, winner, "
-    "result`, plus for Life `generation, torus, zone, stable, speed, board` (multi-state "
-    "RLE) and for CellWar `round, units, visible`."
+    "result, turn_deadline` (when the running timed turn ends, ISO 8601 UTC; null without "
+    "a turn timer), plus for Life `generation, torus, zone, stable, speed, board` "
+    "(multi-state RLE) and for CellWar `round, units, visible`."
 )
 
 
