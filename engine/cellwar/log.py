@@ -8,10 +8,11 @@ log of the events a player observes, numbered in its own sequence
 (:mod:`engine.playerlog`). The rule:
 
 - **Public events**, observed by every seat and by a spectator: ``GameCreated``,
-  ``PlayerJoined``, ``TurnEnded`` (the turn passes), ``PlayerRemoved``,
-  ``GameFinished``, and any action or rollback whose effect is public: it changes the
-  phase, the turn, the round, a player's ``out``/``connected`` or the winner (an attacker
-  eliminated on a fortification passes the turn; the last unit destroyed ends the game).
+  ``PlayerJoined``, ``TurnEnded`` (the turn passes), ``TurnTimedOut`` (so does it, by
+  the clock), ``PlayerRemoved``, ``GameFinished``, and any action or rollback whose
+  effect is public: it changes the phase, the turn, the round, a player's
+  ``out``/``connected`` or the winner (an attacker eliminated on a fortification passes
+  the turn; the last unit destroyed ends the game).
 - **An action** (``ActionApplied``) is otherwise observed by the actor and by each other
   player whose view it changes: a unit appears, leaves, moves or changes type or
   standing in a cell that player sees, or one of its own units is hit (its vision
@@ -61,7 +62,7 @@ from engine.playerlog import OwnNumbering, rolled_back_payload
 
 #: Event types every player and a spectator observe.
 PUBLIC_TYPES = frozenset(
-    {"GameCreated", "PlayerJoined", "TurnEnded", "PlayerRemoved", "GameFinished"}
+    {"GameCreated", "PlayerJoined", "TurnEnded", "TurnTimedOut", "PlayerRemoved", "GameFinished"}
 )
 #: Event types observed by the seats whose view they change (module docstring).
 VIEW_TYPES = frozenset({"ActionApplied", "RolledBack"})
