@@ -37,6 +37,10 @@ reveal=False)``                                ``game_id``/``seq``, which the se
 after) -> set``                                information; default every seat + spectator)
 ``upgrade(state, version) -> State``           optional: the state under newer rules (default:
                                                only ``rules`` changes)
+``turn_timer(state) -> TurnTimer | None``      optional: the timed turn running now (kinds with
+                                               ``turn_time_s``; :mod:`engine.timers`)
+``time_out(state) -> State``                   with ``turn_timer``: the current timed turn ran
+                                               out (``TurnTimedOut``)
 =============================================  ===================================================
 
 On top of those, :func:`decide` and :func:`fold` turn commands into events and events
