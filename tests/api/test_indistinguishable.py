@@ -483,7 +483,9 @@ class Driver:
             seq = s.step_events[self.rng.choice(hidden)]  # the event of a hidden step
             r = await self.call("GET", f"{g}/replay", pid=readers[1], params={"seq": seq})
             assert r.status_code == 200, r.text
-            shown = {k: v for k, v in r.json()["view"].items() if k not in ("game_id", "seq")}
+            # game_id, seq and turn_deadline are the session's envelope, not the engine's
+            envelope = ("game_id", "seq", "turn_deadline")
+            shown = {k: v for k, v in r.json()["view"].items() if k not in envelope}
             whole = engine.get_visible_state(s.states[seq - 1], readers[1] or None, reveal=True)
             assert shown == json.loads(json.dumps(whole)), f"replay {seq} for player {readers[1]}"
 
