@@ -198,8 +198,11 @@ class _Requests:
         return "GET", f"/game/{game_id}/state", {"params": params}
 
     @staticmethod
-    def join(game_id: str, name: str, key: str | None) -> tuple[str, str, dict]:
-        return "POST", f"/game/{game_id}/join", {"json": {"name": name}, "headers": _post_headers(None, key)}
+    def join(game_id: str, name: str, key: str | None, profile_token: str | None = None) -> tuple[str, str, dict]:
+        headers = _post_headers(None, key)
+        if profile_token:
+            headers["X-Profile-Token"] = profile_token
+        return "POST", f"/game/{game_id}/join", {"json": {"name": name}, "headers": headers}
 
     @staticmethod
     def action(game_id: str, token: str, action: dict[str, Any], key: str | None) -> tuple[str, str, dict]:
@@ -328,9 +331,18 @@ class AsyncCellWarClient:
         """Campaign progress: ``{"profile_id", "name", "unlocked", "best"}``."""
         return await self._call("GET", "/profile", headers=_auth(profile_token))
 
-    async def join(self, game_id: str, name: str, *, idempotency_key: str | None = None) -> Seat:
-        """Take the next free seat of ``game_id``. Raises ApiError 409 ``GAME_FULL``."""
-        method, path, kw = _Requests.join(game_id, name, idempotency_key)
+    async def join(
+        self,
+        game_id: str,
+        name: str,
+        *,
+        idempotency_key: str | None = None,
+        profile_token: str | None = None,
+    ) -> Seat:
+        """Take the next free seat of ``game_id``. Raises ApiError 409 ``GAME_FULL``.
+        ``profile_token``: in a rated game (config ``"rated": true``), the profile whose
+        rating the seat counts for."""
+        method, path, kw = _Requests.join(game_id, name, idempotency_key, profile_token)
         data = await self._call(method, path, **kw)
         return Seat(game_id, int(data["player_id"]), str(data["player_token"]))
 
@@ -708,9 +720,17 @@ class CellWarClient:
         """Campaign progress: ``{"profile_id", "name", "unlocked", "best"}``."""
         return self._call("GET", "/profile", headers=_auth(profile_token))
 
-    def join(self, game_id: str, name: str, *, idempotency_key: str | None = None) -> Seat:
-        """Take the next free seat of ``game_id``."""
-        method, path, kw = _Requests.join(game_id, name, idempotency_key)
+    def join(
+        self,
+        game_id: str,
+        name: str,
+        *,
+        idempotency_key: str | None = None,
+        profile_token: str | None = None,
+    ) -> Seat:
+        """Take the next free seat of ``game_id`` (``profile_token``: a rated game's
+        profile for the seat)."""
+        method, path, kw = _Requests.join(game_id, name, idempotency_key, profile_token)
         data = self._call(method, path, **kw)
         return Seat(game_id, int(data["player_id"]), str(data["player_token"]))
 

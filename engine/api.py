@@ -37,6 +37,10 @@ reveal=False)``                                ``game_id``/``seq``, which the se
 after) -> set``                                information; default every seat + spectator)
 ``upgrade(state, version) -> State``           optional: the state under newer rules (default:
                                                only ``rules`` changes)
+``turn_timer(state) -> TurnTimer | None``      optional: the timed turn running now (kinds with
+                                               ``turn_time_s``; :mod:`engine.timers`)
+``time_out(state) -> State``                   with ``turn_timer``: the current timed turn ran
+                                               out (``TurnTimedOut``)
 =============================================  ===================================================
 
 On top of those, :func:`decide` and :func:`fold` turn commands into events and events
@@ -58,6 +62,8 @@ from engine import versions
 from engine.errors import NO_CHANGE, GameError
 from engine.kinds import rules_for
 from engine.lifecycle import expire
+from engine.options import seat_profile
+from engine.timers import time_out, timed_out_players
 
 #: Recorded in every event; bump when a rule change would fold old logs differently
 #: (:mod:`engine.versions`, docs/ARCHITECTURE.md "Engine versions and golden logs").
@@ -360,13 +366,17 @@ def decide(
     """Run a command; return the events that record it and the state after them.
 
     ``command_type``: ``"create"`` (payload ``{"kind", "config"}``, state None),
-    ``"join"`` (``{"name"}``; ``{"name", "seat"}`` takes over seat ``seat`` of a fork,
-    :mod:`engine.fork`), ``"action"`` (the action dict), ``"end_turn"``,
-    ``"remove_player"`` (``{"player_id", "reason"}``; the rollback of a removal during
-    one's own CellWar turn is planned by :mod:`engine.envelope`, which knows where the
-    turn began), ``"expire"`` (``{}``: a waiting game expires, :mod:`engine.lifecycle`),
-    ``"fork"`` (``{"from_game", "from_seq", "origin"?}``: a new game that starts in
-    ``state`` as it is, ``GameForked``, :mod:`engine.fork`).
+    ``"join"`` (``{"name", "profile_id"?}``: the profile is recorded in ``PlayerJoined``
+    only in a rated game, :func:`engine.options.seat_profile`; ``{"name", "seat"}`` takes
+    over seat ``seat`` of a fork, :mod:`engine.fork`), ``"action"`` (the action dict),
+    ``"end_turn"``, ``"remove_player"`` (``{"player_id", "reason"}``; the rollback of a
+    removal during one's own CellWar turn is planned by :mod:`engine.envelope`, which
+    knows where the turn began), ``"expire"`` (``{}``: a waiting game expires,
+    :mod:`engine.lifecycle`), ``"time_out"`` (``{"turn_seq"}``: the current timed turn
+    ran out, :mod:`engine.timers`; :mod:`engine.envelope` checks ``turn_seq`` against the
+    turn that is running — here it is not checked), ``"fork"`` (``{"from_game",
+    "from_seq", "origin"?}``: a new game that starts in ``state`` as it is,
+    ``GameForked``, :mod:`engine.fork`).
     Folding the returned events onto ``state`` gives the returned state (tested).
     The command is decided under the current rules (:data:`ENGINE_VERSION`), or under
     ``engine_version`` when given (re-deciding an imported log under the version that
@@ -396,6 +406,7 @@ def decide(
         name = payload.get("name")
         if not isinstance(name, str) or not name.strip() or len(name) > 40:
             raise GameError("MALFORMED", "name must be a non-empty string of at most 40 characters")
+        profile_id = seat_profile(state, payload.get("profile_id"))
         seat = payload.get("seat")
         if seat is not None:
             new = claim_seat(state, seat, name.strip())
@@ -403,7 +414,8 @@ def decide(
         else:
             new = add_player(state, name.strip())
             pid = summary(new).players_joined
-        drafts = [EventDraft("PlayerJoined", pid, {"player_id": pid, "name": name.strip()}, state_hash(new))]
+        joined = {"player_id": pid, "name": name.strip(), **({"profile_id": profile_id} if profile_id else {})}
+        drafts = [EventDraft("PlayerJoined", pid, joined, state_hash(new))]
     elif command_type == "action":
         new = apply_action(state, actor, payload)
         etype = "ControlChanged" if payload.get("type") in CONTROL_ACTIONS else "ActionApplied"
@@ -414,6 +426,12 @@ def decide(
     elif command_type == CommandType.EXPIRE:
         new = expire(state)
         drafts = [EventDraft(EventType.GAME_EXPIRED, 0, {}, state_hash(new))]
+    elif command_type == CommandType.TIME_OUT:
+        late = timed_out_players(state)
+        new = time_out(state)
+        # actor: the player whose turn ran out (0 for a round of several, Life's redraw)
+        who = summary(state).turn
+        drafts = [EventDraft(EventType.TURN_TIMED_OUT, who, {"players": late}, state_hash(new))]
     elif command_type == "remove_player":
         pid = int(payload.get("player_id", actor))
         new = remove_player(state, pid)
@@ -503,6 +521,8 @@ def apply_event(
         return state
     if etype == EventType.GAME_EXPIRED:
         return expire(state)
+    if etype == EventType.TURN_TIMED_OUT:
+        return time_out(state)
     raise GameError("MALFORMED", f"unknown event type {etype!r}")
 
 

@@ -18,6 +18,11 @@ It is a pure function of the log, however the log was applied: event by event
   changed, or a ``RolledBack`` restored it: then its ``to_seq``; a fork's seat taken
   over moves it too, so a rollback never gives a seat its old name back), and the
   ``PlayerRemoved`` events recorded since. :mod:`engine.removal` plans a rollback from it.
+- ``turn_seq`` (games with a turn timer, :mod:`engine.timers`): the per-game seq of the
+  event at which the current timed turn began (its :class:`~engine.timers.TurnTimer`
+  key changed), 0 while no timer runs. The session adds ``turn_time_s`` to that event's
+  recorded time for the deadline; the command ``time_out`` names it (``{"turn_seq"}``)
+  and is refused for any other turn.
 - ``open_seats``: a fork's seats nobody has taken over yet (:mod:`engine.fork`); while
   any is free a join takes the lowest, and actions, turn ends and ticks wait.
 """
@@ -45,6 +50,7 @@ from engine.errors import GameError
 from engine.fork import open_seats
 from engine.policy import keeps_turn_anchor
 from engine.removal import plan_removal
+from engine.timers import check_turn_seq, turn_timer
 
 
 @dataclass(frozen=True)
@@ -66,12 +72,26 @@ class Anchor:
 @dataclass(frozen=True)
 class Envelope:
     """Per-player versions (index = player id, 0 = spectator), the per-game seq of the
-    last event, and the turn anchor (None for kinds without rollback)."""
+    last event, the turn anchor (None for kinds without rollback), and ``turn_seq``: the
+    seq of the event that began the current timed turn (0 = no timer runs)."""
 
     seq: int = 0
     versions: tuple[int, ...] = field(default_factory=tuple)
     anchor: Anchor | None = None
+    turn_seq: int = 0
     open_seats: tuple[int, ...] = ()
+
+
+def _turn_seq(env: Envelope, before: Any | None, after: Any, seq: int) -> int:
+    """The envelope's ``turn_seq`` after an event (seq ``seq``) turned ``before`` into
+    ``after``: the event's seq when a new timed turn began with it, 0 when no timer runs."""
+    timer = turn_timer(after)
+    if timer is None:
+        return 0
+    previous = turn_timer(before)
+    if previous is None or previous.key != timer.key:
+        return seq
+    return env.turn_seq
 
 
 def advance(
@@ -109,7 +129,12 @@ def advance(
     elif etype == EventType.PLAYER_REMOVED:
         removal = EventDraft(EventType.PLAYER_REMOVED, actor, dict(payload), "")
         anchor = replace(anchor, removals=(*anchor.removals, removal))
-    return Envelope(seq, tuple(versions), anchor, seats)
+    turn_seq = _turn_seq(env, before, after, seq)
+    if seats:
+        turn_seq = 0  # a fork waiting for its players: no turn runs, no clock either
+    elif claimed and turn_timer(after) is not None:
+        turn_seq = seq  # the last seat taken over: the forked turn's clock starts now
+    return Envelope(seq, tuple(versions), anchor, turn_seq, seats)
 
 
 def _versioned_fold() -> bool:
@@ -176,7 +201,7 @@ def _track(
 
 
 #: Commands a fork refuses while a seat is free (:mod:`engine.fork`).
-_WAIT_FOR_SEATS = frozenset({CommandType.ACTION, CommandType.END_TURN})
+_WAIT_FOR_SEATS = frozenset({CommandType.ACTION, CommandType.END_TURN, CommandType.TIME_OUT})
 
 
 def decide(
@@ -189,12 +214,13 @@ def decide(
     engine_version: str | None = None,
 ) -> tuple[list[EventDraft], Any, Envelope]:
     """Run a command (:func:`engine.api.decide`; ``remove_player`` through
-    :func:`engine.removal.plan_removal`, which may roll the turn back first). Returns the
-    events, the state after them and the envelope after them (their seqs follow
-    ``env.seq``). ``fork`` starts a new game (a fresh envelope) in ``state``; while a
-    fork has free seats (``env.open_seats``) a join takes the lowest of them and actions
-    and turn ends are refused. ``engine_version``: decide under those rules instead of
-    the current ones (:mod:`engine.reenact`).
+    :func:`engine.removal.plan_removal`, which may roll the turn back first; ``time_out``
+    only for the timed turn that is running, :func:`engine.timers.check_turn_seq`).
+    Returns the events, the state after them and the envelope after them (their seqs
+    follow ``env.seq``). ``fork`` starts a new game (a fresh envelope) in ``state``;
+    while a fork has free seats (``env.open_seats``) a join takes the lowest of them and
+    actions and turn ends are refused. ``engine_version``: decide under those rules
+    instead of the current ones (:mod:`engine.reenact`).
 
     Raises:
         GameError: the rules refuse the command (nothing is recorded); ``WRONG_PHASE``
@@ -210,6 +236,8 @@ def decide(
         )
     if command_type == CommandType.JOIN and env.open_seats:
         payload = {**dict(payload or {}), "seat": env.open_seats[0]}
+    if command_type == CommandType.TIME_OUT and state is not None:
+        check_turn_seq(state, env.turn_seq, dict(payload or {}))
     if command_type == CommandType.REMOVE_PLAYER and state is not None:
         payload = dict(payload or {})
         steps = plan_removal(

@@ -16,7 +16,8 @@ recorded event              command decided again
                             ``origin`` an earlier import added, are not compared)
 ``GameForked`` (first)      none: its state must have its recorded hash (the source game is
                             not in the file; :func:`engine.api.forked_state`)
-``PlayerJoined``            ``join {"name"}`` (a fork's free seat is taken in seat order)
+``PlayerJoined``            ``join {"name", "profile_id"?}`` (a fork's free seat is taken in
+                            seat order)
 ``ActionApplied``,          ``action`` = the recorded ``payload.action``, by the actor
 ``ControlChanged``
 ``TurnEnded``               ``end_turn`` by the actor
@@ -26,6 +27,8 @@ recorded event              command decided again
                             actor from that player's ``PlayerRemoved`` further on): the
                             engine plans the rollback again from its own turn anchor
 ``GameExpired``             ``expire``
+``TurnTimedOut``            ``time_out {"turn_seq"}`` of the timed turn running then (the
+                            envelope's ``turn_seq``)
 ``GameFinished``            none: it must be one the previous command gave
 ==========================  =================================================================
 
@@ -118,12 +121,17 @@ def _check_shape(events: Sequence[Recorded]) -> None:
         raise LogMismatch(ErrorCode.MALFORMED, 1, "a log starts with GameCreated or GameForked")
 
 
-def _command(state: Any, events: Sequence[Recorded], i: int) -> tuple[str, int, dict]:
+def _command(state: Any, env: Envelope, events: Sequence[Recorded], i: int) -> tuple[str, int, dict]:
     """The command that recorded ``events[i]`` (module table): ``(type, actor, payload)``."""
     e = events[i]
     p = dict(e.payload)
     if e.type == EventType.PLAYER_JOINED:
-        return CommandType.JOIN, 0, {"name": p.get("name")}
+        join = {"name": p.get("name")}
+        if p.get("profile_id"):
+            join["profile_id"] = p["profile_id"]
+        return CommandType.JOIN, 0, join
+    if e.type == EventType.TURN_TIMED_OUT:
+        return CommandType.TIME_OUT, 0, {"turn_seq": env.turn_seq}
     if e.type in (EventType.ACTION_APPLIED, EventType.CONTROL_CHANGED):
         action = p.get("action")
         if not isinstance(action, Mapping):
@@ -207,7 +215,7 @@ def reenact(events: Sequence[Recorded]) -> Reenacted:
                 created = dict(event.payload)
                 command = (CommandType.CREATE, 0, {k: created.get(k) for k in _CREATED_KEYS})
             elif event.type != EventType.GENERATIONS_TICKED:
-                command = _command(state, events, i)
+                command = _command(state, env, events, i)
             if i > 0 and event.type == EventType.GENERATIONS_TICKED:
                 count = event.payload.get("count")
                 if not isinstance(count, int) or isinstance(count, bool) or count < 1:

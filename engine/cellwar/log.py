@@ -8,14 +8,20 @@ log of the events a player observes, numbered in its own sequence
 (:mod:`engine.playerlog`). The rule:
 
 - **Public events**, observed by every seat and by a spectator: ``GameCreated``,
-  ``PlayerJoined``, ``TurnEnded`` (the turn passes), ``PlayerRemoved``, ``RolledBack``,
-  ``GameFinished``, and any action whose effect is public: it changes the phase, the
-  turn, the round, a player's ``out``/``connected`` or the winner (an attacker eliminated
-  on a fortification passes the turn; the last unit destroyed ends the game).
+  ``PlayerJoined``, ``TurnEnded`` (the turn passes), ``TurnTimedOut`` (so does it, by
+  the clock), ``PlayerRemoved``, ``GameFinished``, and any action or rollback whose
+  effect is public: it changes the phase, the turn, the round, a player's
+  ``out``/``connected`` or the winner (an attacker eliminated on a fortification passes
+  the turn; the last unit destroyed ends the game).
 - **An action** (``ActionApplied``) is otherwise observed by the actor and by each other
   player whose view it changes: a unit appears, leaves, moves or changes type or
   standing in a cell that player sees, or one of its own units is hit (its vision
-  changes). Outside its own turn a player sees what its units see now
+  changes).
+- **A rollback** (``RolledBack``, a player removed during its own turn) follows the same
+  rule as an action: the acting player and each player whose view it changes. It is
+  recorded only when something happened in that turn, so were it public, a player
+  would learn that the leaver had moved units it never saw (issue 10 §1); a rollback
+  that undoes only fogged moves changes nothing a player sees and is not observed. Outside its own turn a player sees what its units see now
   (:func:`engine.cellwar.fog.vision_mask`), so this is exactly "its view JSON changed"
   (tested with Hypothesis). A factory seen producing into a fogged cell changes nothing
   a player sees (enemy ``acted`` flags are hidden), so it is not observed.
@@ -59,8 +65,10 @@ from engine.playerlog import OwnNumbering, rolled_back_payload
 
 #: Event types every player and a spectator observe.
 PUBLIC_TYPES = frozenset(
-    {"GameCreated", "PlayerJoined", "TurnEnded", "PlayerRemoved", "GameFinished", "RolledBack"}
+    {"GameCreated", "PlayerJoined", "TurnEnded", "TurnTimedOut", "PlayerRemoved", "GameFinished"}
 )
+#: Event types observed by the seats whose view they change (module docstring).
+VIEW_TYPES = frozenset({"ActionApplied", "RolledBack"})
 
 
 def own_config(payload: Mapping[str, Any], player_id: int) -> dict[str, Any]:
@@ -115,15 +123,15 @@ def observers(
         etype / actor / payload: the event (payload a dict).
 
     Returns:
-        Every seat and 0 for a public event; else the actor and each seat whose view it
-        changes.
+        Every seat and 0 for a public event; else (an action or a rollback that changes
+        nothing public) the actor and each seat whose view it changes.
     """
     everyone = frozenset(range(0, after.config.players + 1))
-    if etype != "ActionApplied" or before is None:
+    if etype not in VIEW_TYPES or before is None:
         return everyone
     if after.phase == FINISHED or _public_part(before) != _public_part(after):
         return everyone
-    seen = {actor}
+    seen = {actor} if actor else set()
     for p in before.players:
         if p.id != actor and not p.out and _seen(before, p.id) != _seen(after, p.id):
             seen.add(p.id)

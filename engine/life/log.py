@@ -23,9 +23,10 @@ observes, numbered in its own sequence (:mod:`engine.playerlog`):
 - ``GameForked`` (the first event of a fork, :mod:`engine.fork`) without its ``state``
   (the whole board, blind placements included) and ``state_hash``.
 - **No ``state_hash``** on any event of the filtered log: a hash of the full state is a
-  function of the hidden cells (a guess could be checked against it). Once placement is
-  over the session serves the whole log with hashes instead
-  (``services/session/visibility.py``).
+  function of the hidden cells (a guess could be checked against it). The log stays
+  filtered until the game is finished (engine/policy.py: the whole log would tell, once
+  the board is visible, how each opponent drew blind); then the session serves the
+  whole log with hashes (``services/session/visibility.py``).
 - Items are numbered ``seq`` = 1..k (the reader's version) with ``log_seq`` = the real
   seq; nothing tells how many events were left out.
 

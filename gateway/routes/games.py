@@ -56,8 +56,9 @@ _OPTIONAL_TOKEN = {"security": [{}]}
 
 _VIEW_DOC = (
     "The view: `game_id, kind, seq, phase, turn, you, players, width, height, winner, "
-    "result`, plus for Life `generation, torus, zone, stable, speed, board` (multi-state "
-    "RLE) and for CellWar `round, units, visible`."
+    "result, turn_deadline` (when the running timed turn ends, ISO 8601 UTC; null without "
+    "a turn timer), plus for Life `generation, torus, zone, stable, speed, board` "
+    "(multi-state RLE) and for CellWar `round, units, visible`."
 )
 
 
@@ -72,7 +73,9 @@ def _dumps(obj: Any) -> bytes:
     responses=errors(401, 404, 409, 413, 422, 429, 503),
     summary="Create a game",
     description="Create a Life, campaign or CellWar game. Omitted config fields take "
-    "the defaults (Life: 60×60, 2 players, budget 100, hard edges, 5000 generations). "
+    "the defaults (Life: 60×60, 2 players, budget 100, hard edges, 5000 generations; no "
+    "turn timer: `turn_time_s` sets one). `\"rated\": true` (Life, CellWar) makes the "
+    "game count for ratings: seats joined with `X-Profile-Token` are rated when it ends. "
     "Campaign: send `X-Profile-Token` (from POST /profiles) so the level counts for your "
     "profile; a level above the profile's `unlocked` is refused with 409 `LEVEL_LOCKED`. "
     "A config that fits the schema but not the rules (CellWar: a unit off the board, two "
@@ -99,20 +102,33 @@ async def create_game(
 @router.post(
     "/game/{game_id}/join",
     response_model=Joined,
-    responses=errors(404, 409, 413, 422, 429, 503),
+    responses=errors(401, 404, 409, 413, 422, 429, 503),
     summary="Take a seat",
     description="Join the next free seat (ids from 1). Keep `player_token`: send it as "
     "`Authorization: Bearer <token>` on every call of this game. It expires after "
     "`CELLWAR_TOKEN_MAX_AGE_S` (7 days; renew with POST /game/{id}/token). Limited to "
-    "`CELLWAR_JOIN_LIMIT_PER_MIN` (60) joins a minute per client address (429).",
+    "`CELLWAR_JOIN_LIMIT_PER_MIN` (60) joins a minute per client address (429). In a rated "
+    "game, `X-Profile-Token` (from POST /profiles) makes the seat count for that profile's "
+    "rating (the event log records the profile id, never the token); without it the seat "
+    "plays at the provisional rating and is not rated.",
 )
 async def join_game(
-    request: Request, game_id: GameId, body: JoinBody, session: SessionDep, signer: SignerDep, cid: CommandId
+    request: Request,
+    game_id: GameId,
+    body: JoinBody,
+    session: SessionDep,
+    signer: SignerDep,
+    cid: CommandId,
+    profile_id: ProfileHeader,
 ) -> Joined:
-    """POST /game/{id}/join → ``{"player_id", "player_token"}``."""
+    """POST /game/{id}/join → ``{"player_id", "player_token"}``; ``X-Profile-Token``: the
+    profile that holds the seat in a rated game."""
     request.state.game_id = game_id
     reply = await session.Join(
-        session_pb2.JoinRequest(game_id=game_id, name=body.name, command_id=cid), timeout=RPC_TIMEOUT_S
+        session_pb2.JoinRequest(
+            game_id=game_id, name=body.name, command_id=cid, profile_id=profile_id or ""
+        ),
+        timeout=RPC_TIMEOUT_S,
     )
     request.state.player_id = reply.player_id
     return Joined(player_id=reply.player_id, player_token=signer.issue(game_id, reply.player_id))

@@ -76,12 +76,14 @@ def to_proto(state: Any, env: Envelope | None = None) -> engine_pb2.GameState:
             progress_level=p.progress_level,
             spectator_delay_min_s=p.spectator_delay_min_s,
             spectators_see_all=p.spectators_see_all,
+            turn_time_s=p.turn_time_s,
         ),
     )
     if env is not None:
         msg.versions.extend(env.versions)
         msg.seq = env.seq
         msg.open_seats.extend(env.open_seats)
+        msg.turn_seq = env.turn_seq
         if env.anchor is not None:
             a = env.anchor
             msg.anchor.CopyFrom(
@@ -110,7 +112,7 @@ def envelope_of(msg: engine_pb2.GameState) -> Envelope:
                 for d in a.removals
             ),
         )
-    return Envelope(msg.seq, tuple(msg.versions), anchor, tuple(msg.open_seats))
+    return Envelope(msg.seq, tuple(msg.versions), anchor, msg.turn_seq, tuple(msg.open_seats))
 
 
 def from_proto(msg: engine_pb2.GameState) -> Any:

@@ -20,6 +20,7 @@ import json
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 
 import structlog
@@ -29,7 +30,7 @@ from cellwar.v1.codes import ErrorCode, EventType
 from services.common.errors import ServiceError
 from services.common.jsonwire import dumps, event_payload
 from services.session.ports import EventLog, Rules, SnapshotRepository
-from services.session.store import valid_game_id
+from services.session.store import StoreUnavailable, valid_game_id
 
 log = structlog.get_logger("cellwar.session.games")
 
@@ -81,12 +82,16 @@ def game_id_for(command_id: str) -> str:
     return uuid.uuid4().hex[:12]
 
 
-def merge_view(view: bytes, game_id: str, seq: int, **extra: Any) -> bytes:
-    """A view JSON with ``game_id`` and ``seq`` (the player's version) added, and any
-    ``extra`` keys (e.g. a delayed spectator's ``delay_s``) (compact, key-sorted)."""
+def merge_view(
+    view: bytes, game_id: str, seq: int, turn_deadline: str | None = None, **extra: Any
+) -> bytes:
+    """A view JSON with ``game_id``, ``seq`` (the player's version) and ``turn_deadline``
+    (ISO 8601 UTC; None when no turn timer runs) added, and any ``extra`` keys (e.g. a
+    delayed spectator's ``delay_s``) (compact, key-sorted)."""
     data = json.loads(view)
     data["game_id"] = game_id
     data["seq"] = seq
+    data["turn_deadline"] = turn_deadline
     data.update(extra)
     return dumps(data)
 
@@ -120,6 +125,18 @@ def meta_of(first: events_pb2.Event) -> dict[str, Any]:
     if origin is not None:
         meta["origin"] = origin
     return meta
+
+
+def iso_time(unix_s: float | None) -> str | None:
+    """``unix_s`` as ISO 8601 UTC with milliseconds (``2025-01-01T12:00:00.000Z``)."""
+    if unix_s is None:
+        return None
+    return datetime.fromtimestamp(unix_s, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def event_time(event: events_pb2.Event) -> float:
+    """The recorded time of an event, unix seconds."""
+    return event.time.seconds + event.time.nanos / 1e9
 
 
 def not_found(game_id: str) -> ServiceError:
@@ -158,6 +175,9 @@ class Game:
             position of the newest.
         watchers: open Watch streams on this instance.
         touched: loop time of the last use (eviction).
+        turn_began: ``(seq, unix time)`` of the recorded event at which a timed turn
+            began (the state's ``turn_seq``; services/session/timers.py), ``(0, 0.0)``
+            when not known yet.
     """
 
     game_id: str
@@ -176,6 +196,7 @@ class Game:
     inbox_stream_seq: int = 0
     watchers: int = 0
     touched: float = 0.0
+    turn_began: tuple[int, float] = (0, 0.0)
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     changed: asyncio.Event = field(default_factory=asyncio.Event)
     _rendering: dict[tuple[int, int], asyncio.Task] = field(default_factory=dict)
@@ -231,6 +252,7 @@ class Game:
         record their command ids, the views when known, and wake the watchers."""
         for event in events:
             remember_command(self.commands, event)
+        self.note_turn_start(events, state.turn_seq)
         self.state = state
         self.seq = events[-1].seq if events else self.seq
         self.last_event_type = events[-1].type if events else self.last_event_type
@@ -238,6 +260,27 @@ class Game:
         self.views = dict(enumerate(views))
         self._rendering = {}
         self.notify()
+
+
+    @property
+    def timed(self) -> bool:
+        """A turn timer runs now (the engine's policy and envelope say so)."""
+        return bool(
+            self.state.policy.turn_time_s
+            and self.state.turn_seq
+            and not self.state.finished
+            and not self.broken
+        )
+
+    def note_turn_start(self, events: Sequence[events_pb2.Event], turn_seq: int) -> None:
+        """Remember the time of the event at which the timed turn ``turn_seq`` began, when
+        it is among ``events``."""
+        if not turn_seq or self.turn_began[0] == turn_seq:
+            return
+        for event in events:
+            if event.seq == turn_seq:
+                self.turn_began = (turn_seq, event_time(event))
+                return
 
 
 def remember_command(commands: dict[str, CommandResult], event: events_pb2.Event) -> None:
@@ -356,6 +399,7 @@ class GameCache:
             if profile_id:
                 meta["profile_id"] = profile_id
         game = Game(game_id, state, seq, commands, meta, broken=broken)
+        game.note_turn_start(events, state.turn_seq)
         game.stream_seq = self.store.stream_seq_of(game_id)
         game.last_snapshot_seq = snap.seq if snap else 0
         game.last_event_type = events[-1].type
@@ -372,6 +416,7 @@ class GameCache:
         game.last_snapshot_seq = max(game.last_snapshot_seq, fresh.last_snapshot_seq)
         game.state, game.seq, game.stream_seq = fresh.state, fresh.seq, fresh.stream_seq
         game.last_event_type = fresh.last_event_type
+        game.turn_began = fresh.turn_began
         game.views, game._rendering = {}, {}
         game.stale = False
         game.notify()
@@ -526,10 +571,49 @@ class GameCache:
         """
         seq = game.seq
         raw = await self.raw_view(game, player_id)
+        try:
+            deadline = await self.turn_deadline(game)
+        except StoreUnavailable as exc:  # shown again with the next view
+            log.warning("turn_deadline_unknown", game_id=game.game_id, error=str(exc))
+            deadline = None
         if game.seq != seq:  # moved on meanwhile: render the newest
             return await self.view(game, player_id)
         version = game.version(player_id)
-        return version, merge_view(raw, game.game_id, version)
+        return version, merge_view(raw, game.game_id, version, iso_time(deadline))
+
+    async def turn_deadline(self, game: Game) -> float | None:
+        """When the current timed turn runs out (unix seconds): the recorded time of the
+        event that began it (the state's ``turn_seq``) + the policy's ``turn_time_s``;
+        None when no timer runs. The same on every instance (a function of the log).
+
+        Raises:
+            StoreUnavailable: the event had to be read and NATS did not answer.
+        """
+        if not game.timed:
+            return None
+        state = game.state
+        if game.turn_began[0] != state.turn_seq:
+            events = await self.store.read(game.game_id, state.turn_seq, state.turn_seq)
+            game.note_turn_start(events, state.turn_seq)
+            if game.turn_began[0] != state.turn_seq:
+                return None
+        return game.turn_began[1] + state.policy.turn_time_s
+
+    async def deadline_at(self, game: Game, state: engine_pb2.GameState) -> float | None:
+        """The turn deadline (unix seconds) of an earlier ``state`` of ``game`` (a replay:
+        the deadline the game showed then), None when no timer ran.
+
+        Raises:
+            StoreUnavailable: NATS did not answer.
+        """
+        if not state.policy.turn_time_s or not state.turn_seq or state.finished:
+            return None
+        if game.turn_began[0] == state.turn_seq:
+            return game.turn_began[1] + state.policy.turn_time_s
+        events = await self.store.read(game.game_id, state.turn_seq, state.turn_seq)
+        if not events or events[0].seq != state.turn_seq:
+            return None
+        return event_time(events[0]) + state.policy.turn_time_s
 
     # ------------------------------------------------------------------ replay
 

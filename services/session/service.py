@@ -161,7 +161,10 @@ class SessionServicer(session_pb2_grpc.SessionServicer):
 
     @rpc
     async def Join(self, request, context):  # noqa: N802
-        outcome = await self._run(request, CommandType.JOIN, 0, dumps({"name": request.name}))
+        join = {"name": request.name}
+        if request.profile_id:  # recorded by the engine in a rated game only
+            join["profile_id"] = request.profile_id
+        outcome = await self._run(request, CommandType.JOIN, 0, dumps(join))
         return await self._reply(outcome, outcome.player_id)
 
     @rpc
@@ -315,17 +318,19 @@ class SessionServicer(session_pb2_grpc.SessionServicer):
         await self._stream(request, context, "Spectate", body)
 
     async def _watch(self, game: Game, player_id: int, context) -> None:
-        """The loop of :meth:`Watch`: a view when the player's version or the presence
-        changed (never at an event this player does not observe)."""
-        sent: tuple[int, int] | None = None
+        """The loop of :meth:`Watch`: a view when the player's version moved or its view
+        changed (a player's ``connected``) — never at an event this player does not
+        observe, and never the same view again (a presence change that shows nothing new
+        to this player, e.g. a clock dropped for a player who is out, sends nothing:
+        issue 10 §1, a frame's timing must tell nothing either)."""
+        sent: tuple[int, bytes] | None = None
         while not self.closing.is_set():
             changed = game.changed
             presence = self.presence.version(game.game_id)
             version, view = await self._view(game, player_id)
-            key = (version, presence)
-            if key != sent:
+            if (version, view) != sent:
                 await context.write(session_pb2.WatchUpdate(type="view", seq=version, view=view))
-                sent = key
+                sent = (version, view)
             if game.finished and game.version(player_id) == version:
                 await context.write(
                     session_pb2.WatchUpdate(type="finished", seq=version, view=view)

@@ -33,7 +33,7 @@ from cellwar.v1 import events_pb2
 from cellwar.v1.codes import ErrorCode, EventType
 from services.common.errors import ServiceError
 from services.common.jsonwire import dumps
-from services.session.games import Game, GameCache, merge_view
+from services.session.games import Game, GameCache, iso_time, merge_view
 
 
 def fogged(game: Game) -> bool:
@@ -172,7 +172,7 @@ async def replay(games: GameCache, game: Game, player_id: int, seq: int) -> byte
             log_seq = int(items[seq - 1]["log_seq"])
         state = await games.state_at(game, log_seq)
         views = await games.engine.views(state, [player_id])
-        return merge_view(views[0], game.game_id, seq)
+        return merge_view(views[0], game.game_id, seq, iso_time(await games.deadline_at(game, state)))
     state = await games.state_at(game, seq)
     views = await games.engine.views(state, [player_id], reveal=game.finished)
-    return merge_view(views[0], game.game_id, seq)
+    return merge_view(views[0], game.game_id, seq, iso_time(await games.deadline_at(game, state)))

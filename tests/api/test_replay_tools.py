@@ -235,13 +235,14 @@ async def test_a_life_fork_runs_again_once_its_seats_are_taken(api: AsyncCellWar
     game_id, events = await finished_life_game(api)
     placed = [e["seq"] for e in events if e["type"] == "TurnEnded"][-1]  # running, gen 0
     fork_id = await api.fork(game_id, placed)
-    log = await api.events(fork_id)
-    assert log[0]["state_hash"] == events[placed - 1]["state_hash"]
     a = await api.join(fork_id, "a")
     await asyncio.sleep(0.3)  # the ticker runs every 1/8 s: a fork with free seats is not ticked
     assert (await api.state(fork_id, a.token))["generation"] == 0
     await api.join(fork_id, "b")
     assert (await wait_finished(api, fork_id, a.token))["winner"] == 1
+    log = await api.events(fork_id)  # a Life log is public once the game is finished
+    assert log[0]["type"] == "GameForked"
+    assert log[0]["state_hash"] == events[placed - 1]["state_hash"]
 
 
 async def test_who_may_fork(api: AsyncCellWarClient):
@@ -257,15 +258,19 @@ async def test_who_may_fork(api: AsyncCellWarClient):
         await api.fork(life, 3, lseats[1].token)
     assert blind.value.code == "FORBIDDEN"
     await api.place(life, lseats[1].token, BLOCK_2)
-    await api.end_turn(life, lseats[1].token)  # placement over: the log is public
-    with pytest.raises(ApiError) as spectator:
-        await api.fork(life, 3)
+    await api.end_turn(life, lseats[1].token)  # placement over, but the log stays private
+    with pytest.raises(ApiError) as running:  # until the end (it tells how each drew blind)
+        await api.fork(life, 3, lseats[1].token)
+    assert running.value.code == "FORBIDDEN"
+    life, _ = await finished_life_game(api)  # finished: anyone may fork
+    fork_id = await api.fork(life, 3)
+    a = await api.join(fork_id, "a")
+    assert (await api.state(fork_id, a.token))["generation"] == 0
+    with pytest.raises(ApiError) as spectator:  # a Life fork's log is private until its end
+        await api.events(fork_id)
     assert spectator.value.code == "FORBIDDEN"
-    running = len(await api.events(life, lseats[1].token))  # right after placement
-    fork_id = await api.fork(life, running, lseats[1].token)
-    assert (await api.events(fork_id))[0]["payload"]["from_seq"] == running
     with pytest.raises(ApiError) as far:
-        await api.fork(life, 10_000, lseats[1].token)
+        await api.fork(life, 10_000)
     assert (far.value.status, far.value.code) == (409, "SEQ_OUT_OF_RANGE")
 
 

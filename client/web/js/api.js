@@ -19,7 +19,9 @@ export const api = {
 
 /**
  * Open the game's WebSocket stream for one player token and keep it open (reconnects
- * with back-off until close() is called).
+ * with back-off until close() is called). The token travels as the subprotocol
+ * `bearer.<token>` beside `cellwar.v1` (gateway/routes/stream.py), never in the URL, so
+ * no proxy or server log sees it.
  * @param {string} gameId
  * @param {string} token
  * @param {{onMessage: (msg: object) => void, onStatus?: (status: string) => void}} handlers
@@ -27,7 +29,8 @@ export const api = {
  * @returns {{close: () => void}}
  */
 export function openStream(gameId, token, handlers) {
-  return keepSocket(`${gamePath(gameId)}/stream?token=${encodeURIComponent(token)}`, handlers);
+  // the token travels as the bearer subprotocol, never in the URL (it would reach logs)
+  return keepSocket(`${gamePath(gameId)}/stream`, token, handlers);
 }
 
 /**
@@ -36,13 +39,17 @@ export function openStream(gameId, token, handlers) {
  * @returns {{close: () => void}}
  */
 export function openSpectatorStream(gameId, delaySeconds, handlers) {
-  return keepSocket(`${gamePath(gameId)}/stream?spectate=1&delay_s=${encodeURIComponent(delaySeconds)}`, handlers);
+  return keepSocket(`${gamePath(gameId)}/stream?spectate=1&delay_s=${encodeURIComponent(delaySeconds)}`, null, handlers);
 }
 
-/** A WebSocket to `path` of this origin kept open until close() or the game's end. */
-function keepSocket(path, { onMessage, onStatus = () => {} }) {
+/**
+ * A WebSocket to `path` of this origin kept open until close() or the game's end;
+ * `token` (or null for a spectator) is offered as the subprotocol `bearer.<token>`.
+ */
+function keepSocket(path, token, { onMessage, onStatus = () => {} }) {
   const proto = location.protocol === 'https:' ? 'wss:' : 'ws:';
   const url = `${proto}//${location.host}${path}`;
+  const protocols = token ? ['cellwar.v1', `bearer.${token}`] : ['cellwar.v1'];
   let ws = null;
   let closed = false;
   let delay = 250;
@@ -50,7 +57,7 @@ function keepSocket(path, { onMessage, onStatus = () => {} }) {
 
   const connect = () => {
     if (closed) return;
-    ws = new WebSocket(url);
+    ws = new WebSocket(url, protocols);
     ws.onopen = () => {
       delay = 250;
       onStatus('open');

@@ -27,6 +27,7 @@ class EventType(StrEnum):
     PLAYER_REMOVED = "PlayerRemoved"
     ROLLED_BACK = "RolledBack"
     GAME_EXPIRED = "GameExpired"
+    TURN_TIMED_OUT = "TurnTimedOut"
     GAME_FINISHED = "GameFinished"
     #: The first event of a fork: the state at ``from_seq`` of ``from_game`` (engine/fork.py).
     GAME_FORKED = "GameForked"
@@ -43,6 +44,7 @@ class CommandType(StrEnum):
     EXPIRE = "expire"
     #: Start a new game in a given state (``Engine.Decide`` with that state; engine/fork.py).
     FORK = "fork"
+    TIME_OUT = "time_out"
 
 
 class RemovalReason(StrEnum):

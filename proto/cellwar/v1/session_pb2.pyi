@@ -27,14 +27,16 @@ class CreateGameReply(_message.Message):
     def __init__(self, game_id: _Optional[str] = ...) -> None: ...
 
 class JoinRequest(_message.Message):
-    __slots__ = ("game_id", "name", "command_id")
+    __slots__ = ("game_id", "name", "command_id", "profile_id")
     GAME_ID_FIELD_NUMBER: _ClassVar[int]
     NAME_FIELD_NUMBER: _ClassVar[int]
     COMMAND_ID_FIELD_NUMBER: _ClassVar[int]
+    PROFILE_ID_FIELD_NUMBER: _ClassVar[int]
     game_id: str
     name: str
     command_id: str
-    def __init__(self, game_id: _Optional[str] = ..., name: _Optional[str] = ..., command_id: _Optional[str] = ...) -> None: ...
+    profile_id: str
+    def __init__(self, game_id: _Optional[str] = ..., name: _Optional[str] = ..., command_id: _Optional[str] = ..., profile_id: _Optional[str] = ...) -> None: ...
 
 class ActRequest(_message.Message):
     __slots__ = ("game_id", "player_id", "action", "command_id")
