@@ -61,13 +61,15 @@ class ApiError(Exception):
             close code minus 4000 for a stream closed with an error.
         code: machine code, e.g. ``"OUT_OF_ZONE"``, ``"UNAUTHORIZED"``.
         message: the server's explanation.
+        seq: the event the error is about (an imported log's first bad seq), or None.
     """
 
-    def __init__(self, status: int, code: str, message: str) -> None:
+    def __init__(self, status: int, code: str, message: str, seq: int | None = None) -> None:
         super().__init__(f"{status} {code}: {message}")
         self.status = status
         self.code = code
         self.message = message
+        self.seq = seq
 
 
 @dataclass(frozen=True)
@@ -88,12 +90,14 @@ class Seat:
 def _raise_for_error(response: httpx.Response) -> None:
     if response.is_success:
         return
+    seq = None
     try:
         err = response.json()["error"]
         code, message = str(err["code"]), str(err["message"])
+        seq = err.get("seq") if isinstance(err.get("seq"), int) else None
     except (ValueError, KeyError, TypeError):
         code, message = "HTTP_ERROR", response.text[:500]
-    raise ApiError(response.status_code, code, message)
+    raise ApiError(response.status_code, code, message, seq)
 
 
 def _auth(token: str | None) -> dict[str, str]:
@@ -133,6 +137,14 @@ def stream_subprotocols(token: str | None) -> list[str]:
     return [STREAM_SUBPROTOCOL, f"bearer.{token}"] if token else [STREAM_SUBPROTOCOL]
 
 
+def spectate_url(base_url: str, game_id: str, delay_s: float | None = None) -> str:
+    """The WebSocket URL of a delayed spectator's stream (``?spectate=1&delay_s=N``)."""
+    url = stream_url(base_url, game_id, None)
+    query = "spectate=1" + (f"&delay_s={delay_s:g}" if delay_s is not None else "")
+    parts = urlsplit(url)
+    return urlunsplit((parts.scheme, parts.netloc, parts.path, query, ""))
+
+
 def _closed_error(exc: ConnectionClosed, last_error: dict[str, Any] | None) -> ApiError | None:
     """The ApiError of a stream closed with a 4xxx code, else None (a clean close)."""
     rcvd = exc.rcvd
@@ -160,8 +172,37 @@ class _Requests:
         return "POST", "/profiles", {"json": {"name": name}}
 
     @staticmethod
-    def join(game_id: str, name: str, key: str | None) -> tuple[str, str, dict]:
-        return "POST", f"/game/{game_id}/join", {"json": {"name": name}, "headers": _post_headers(None, key)}
+    def fork(game_id: str, seq: int, token: str | None, key: str | None) -> tuple[str, str, dict]:
+        return "POST", f"/game/{game_id}/fork", {"json": {"seq": seq}, "headers": _post_headers(token, key)}
+
+    @staticmethod
+    def import_log(
+        log: str | bytes | Sequence[dict[str, Any]],
+        origin_game_id: str | None,
+        origin_file: str | None,
+        key: str | None,
+    ) -> tuple[str, str, dict]:
+        params = {k: v for k, v in (("origin_game_id", origin_game_id), ("origin_file", origin_file)) if v}
+        headers = _post_headers(None, key)
+        if isinstance(log, str | bytes):
+            headers["Content-Type"] = "application/x-ndjson"
+            content = log.encode() if isinstance(log, str) else log
+            return "POST", "/games/import", {"content": content, "headers": headers, "params": params}
+        return "POST", "/games/import", {"json": {"events": list(log)}, "headers": headers, "params": params}
+
+    @staticmethod
+    def spectator_state(game_id: str, delay_s: float | None) -> tuple[str, str, dict]:
+        params: dict[str, Any] = {"spectate": 1}
+        if delay_s is not None:
+            params["delay_s"] = delay_s
+        return "GET", f"/game/{game_id}/state", {"params": params}
+
+    @staticmethod
+    def join(game_id: str, name: str, key: str | None, profile_token: str | None = None) -> tuple[str, str, dict]:
+        headers = _post_headers(None, key)
+        if profile_token:
+            headers["X-Profile-Token"] = profile_token
+        return "POST", f"/game/{game_id}/join", {"json": {"name": name}, "headers": headers}
 
     @staticmethod
     def action(game_id: str, token: str, action: dict[str, Any], key: str | None) -> tuple[str, str, dict]:
@@ -290,9 +331,18 @@ class AsyncCellWarClient:
         """Campaign progress: ``{"profile_id", "name", "unlocked", "best"}``."""
         return await self._call("GET", "/profile", headers=_auth(profile_token))
 
-    async def join(self, game_id: str, name: str, *, idempotency_key: str | None = None) -> Seat:
-        """Take the next free seat of ``game_id``. Raises ApiError 409 ``GAME_FULL``."""
-        method, path, kw = _Requests.join(game_id, name, idempotency_key)
+    async def join(
+        self,
+        game_id: str,
+        name: str,
+        *,
+        idempotency_key: str | None = None,
+        profile_token: str | None = None,
+    ) -> Seat:
+        """Take the next free seat of ``game_id``. Raises ApiError 409 ``GAME_FULL``.
+        ``profile_token``: in a rated game (config ``"rated": true``), the profile whose
+        rating the seat counts for."""
+        method, path, kw = _Requests.join(game_id, name, idempotency_key, profile_token)
         data = await self._call(method, path, **kw)
         return Seat(game_id, int(data["player_id"]), str(data["player_token"]))
 
@@ -513,6 +563,61 @@ class AsyncCellWarClient:
         data = await self._call("GET", "/leaderboard", params={"kind": kind, "players": players})
         return data["entries"]
 
+    # -- replay tools (DESIGN §12)
+
+    async def fork(
+        self, game_id: str, seq: int, token: str | None = None, *, idempotency_key: str | None = None
+    ) -> str:
+        """A new game starting in the state right after event ``seq`` of ``game_id``, every
+        seat free; returns its id. Anyone may fork a finished game; a running one only its
+        players (``token``). Raises ApiError 403 ``FORBIDDEN``, 422 ``MALFORMED``."""
+        method, path, kw = _Requests.fork(game_id, seq, token, idempotency_key)
+        return (await self._call(method, path, **kw))["game_id"]
+
+    async def import_log(
+        self,
+        log: str | bytes | Sequence[dict[str, Any]],
+        *,
+        origin_game_id: str | None = None,
+        origin_file: str | None = None,
+        idempotency_key: str | None = None,
+    ) -> dict[str, Any]:
+        """Create a game from a log (JSON Lines text, or a list of event objects):
+        ``{"game_id", "events", "finished"}``. Raises ApiError 422 ``LOG_MISMATCH`` with
+        ``seq`` (the first event the rules do not reproduce); nothing is written then."""
+        method, path, kw = _Requests.import_log(log, origin_game_id, origin_file, idempotency_key)
+        return await self._call(method, path, **kw)
+
+    async def events_jsonl(
+        self, game_id: str, token: str | None = None, from_seq: int = 0
+    ) -> AsyncIterator[dict[str, Any]]:
+        """The event log streamed as JSON Lines (``?format=jsonl``), one event at a time."""
+        params = {"from_seq": from_seq, "format": "jsonl"}
+        async with self._http.stream("GET", f"/game/{game_id}/events", params=params, headers=_auth(token)) as r:
+            if not r.is_success:
+                await r.aread()
+                _raise_for_error(r)
+            async for line in r.aiter_lines():
+                if line.strip():
+                    yield json.loads(line)
+
+    async def spectator_state(self, game_id: str, delay_s: float | None = None) -> dict[str, Any]:
+        """``{"seq", "view"}`` of the game as it was ``delay_s`` seconds ago (no token;
+        default: the least the game allows, 10 s for a running CellWar game). Raises
+        ApiError 409 ``NOT_YET_VISIBLE`` while no event is that old."""
+        method, path, kw = _Requests.spectator_state(game_id, delay_s)
+        return await self._call(method, path, **kw)
+
+    async def spectate(self, game_id: str, delay_s: float | None = None) -> AsyncIterator[dict[str, Any]]:
+        """A delayed spectator's stream: ``{"type": "view" | "finished", "seq", "view"}``
+        of the game as it was ``delay_s`` seconds ago; ends after ``finished``.
+
+        Raises:
+            ApiError: the server closed the stream with an error.
+        """
+        async for message in self._messages(spectate_url(self.base_url, game_id, delay_s)):
+            yield message
+
     # -- stream
 
     async def stream(self, game_id: str, token: str | None = None) -> AsyncIterator[dict[str, Any]]:
@@ -522,7 +627,11 @@ class AsyncCellWarClient:
         Raises:
             ApiError: the server closed the stream with an error (4401 → status 401, ...).
         """
-        url = stream_url(self.base_url, game_id, token)
+        async for message in self._messages(stream_url(self.base_url, game_id, token)):
+            yield message
+
+    async def _messages(self, url: str) -> AsyncIterator[dict[str, Any]]:
+        """The JSON messages of a stream WebSocket until ``finished`` or a clean close."""
         last_error: dict[str, Any] | None = None
         async with websockets.connect(url, max_size=None, open_timeout=30) as ws:
             try:
@@ -611,9 +720,17 @@ class CellWarClient:
         """Campaign progress: ``{"profile_id", "name", "unlocked", "best"}``."""
         return self._call("GET", "/profile", headers=_auth(profile_token))
 
-    def join(self, game_id: str, name: str, *, idempotency_key: str | None = None) -> Seat:
-        """Take the next free seat of ``game_id``."""
-        method, path, kw = _Requests.join(game_id, name, idempotency_key)
+    def join(
+        self,
+        game_id: str,
+        name: str,
+        *,
+        idempotency_key: str | None = None,
+        profile_token: str | None = None,
+    ) -> Seat:
+        """Take the next free seat of ``game_id`` (``profile_token``: a rated game's
+        profile for the seat)."""
+        method, path, kw = _Requests.join(game_id, name, idempotency_key, profile_token)
         data = self._call(method, path, **kw)
         return Seat(game_id, int(data["player_id"]), str(data["player_token"]))
 
@@ -754,6 +871,39 @@ class CellWarClient:
     def leaderboard(self, kind: str = "life", players: int = 2) -> list[dict[str, Any]]:
         """The top 100 of a queue."""
         return self._call("GET", "/leaderboard", params={"kind": kind, "players": players})["entries"]
+
+    def fork(self, game_id: str, seq: int, token: str | None = None, *, idempotency_key: str | None = None) -> str:
+        """A fork of ``game_id`` at event ``seq``; returns its id (see the async client)."""
+        method, path, kw = _Requests.fork(game_id, seq, token, idempotency_key)
+        return self._call(method, path, **kw)["game_id"]
+
+    def import_log(
+        self,
+        log: str | bytes | Sequence[dict[str, Any]],
+        *,
+        origin_game_id: str | None = None,
+        origin_file: str | None = None,
+        idempotency_key: str | None = None,
+    ) -> dict[str, Any]:
+        """Create a game from a log: ``{"game_id", "events", "finished"}`` (see the async client)."""
+        method, path, kw = _Requests.import_log(log, origin_game_id, origin_file, idempotency_key)
+        return self._call(method, path, **kw)
+
+    def events_jsonl(self, game_id: str, token: str | None = None, from_seq: int = 0) -> Iterator[dict[str, Any]]:
+        """The event log streamed as JSON Lines, one event at a time."""
+        params = {"from_seq": from_seq, "format": "jsonl"}
+        with self._http.stream("GET", f"/game/{game_id}/events", params=params, headers=_auth(token)) as r:
+            if not r.is_success:
+                r.read()
+                _raise_for_error(r)
+            for line in r.iter_lines():
+                if line.strip():
+                    yield json.loads(line)
+
+    def spectator_state(self, game_id: str, delay_s: float | None = None) -> dict[str, Any]:
+        """``{"seq", "view"}`` of the game as it was ``delay_s`` seconds ago (no token)."""
+        method, path, kw = _Requests.spectator_state(game_id, delay_s)
+        return self._call(method, path, **kw)
 
     def stream(self, game_id: str, token: str | None = None) -> Iterator[dict[str, Any]]:
         """Blocking iterator over the stream's messages; ends after ``finished``.

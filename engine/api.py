@@ -37,6 +37,10 @@ reveal=False)``                                ``game_id``/``seq``, which the se
 after) -> set``                                information; default every seat + spectator)
 ``upgrade(state, version) -> State``           optional: the state under newer rules (default:
                                                only ``rules`` changes)
+``turn_timer(state) -> TurnTimer | None``      optional: the timed turn running now (kinds with
+                                               ``turn_time_s``; :mod:`engine.timers`)
+``time_out(state) -> State``                   with ``turn_timer``: the current timed turn ran
+                                               out (``TurnTimedOut``)
 =============================================  ===================================================
 
 On top of those, :func:`decide` and :func:`fold` turn commands into events and events
@@ -58,6 +62,8 @@ from engine import versions
 from engine.errors import NO_CHANGE, GameError
 from engine.kinds import rules_for
 from engine.lifecycle import expire
+from engine.options import seat_profile
+from engine.timers import time_out, timed_out_players
 
 #: Recorded in every event; bump when a rule change would fold old logs differently
 #: (:mod:`engine.versions`, docs/ARCHITECTURE.md "Engine versions and golden logs").
@@ -253,6 +259,85 @@ def state_hash(state: Any) -> str:
     return _cached(state, "hash", lambda: hashlib.sha256(encode_state(state)).hexdigest())
 
 
+# --------------------------------------------------------------------------- forks
+
+
+def fork_payload(state: Any, command: Mapping[str, Any]) -> dict[str, Any]:
+    """The payload of ``GameForked`` starting a new game in ``state`` (:mod:`engine.fork`):
+    ``{"from_game", "from_seq", "state_hash", "state", "kind", "config", "origin"?}``, the
+    state as base64 of :func:`encode_state` (as ``RolledBack`` carries it), its hash, and
+    the kind and normalised config (for readers that only look at the first event).
+
+    Args:
+        state: the state to start from (kept exactly: its hash stays the recorded one).
+        command: ``{"from_game": str, "from_seq": int >= 0, "origin"?: object}``.
+
+    Raises:
+        GameError: ``MALFORMED`` for a ``from_game`` that is not a string of at most 64
+            characters, a ``from_seq`` that is not an integer >= 0, an ``origin`` that is
+            not an object.
+    """
+    from_game, from_seq = command.get("from_game", ""), command.get("from_seq", 0)
+    if not isinstance(from_game, str) or len(from_game) > 64:
+        raise GameError("MALFORMED", "from_game must be a game id (a string of at most 64 characters)")
+    if not isinstance(from_seq, int) or isinstance(from_seq, bool) or from_seq < 0:
+        raise GameError("MALFORMED", f"from_seq must be an integer >= 0, got {from_seq!r}")
+    out: dict[str, Any] = {
+        "from_game": from_game,
+        "from_seq": from_seq,
+        "state_hash": state_hash(state),
+        "state": base64.b64encode(encode_state(state)).decode("ascii"),
+        "kind": state.kind,
+        "config": _rules(state).config_to_dict(state.config),
+    }
+    origin = command.get("origin")
+    if origin is not None:
+        if not isinstance(origin, Mapping):
+            raise GameError("MALFORMED", "origin must be a JSON object")
+        out["origin"] = dict(origin)
+    return out
+
+
+def forked_state(payload: Mapping[str, Any]) -> Any:
+    """The state a ``GameForked`` payload starts from, checked against its ``state_hash``.
+
+    Raises:
+        GameError: ``MALFORMED`` when ``state`` is not base64 of an encoded state or its
+            hash is not the recorded ``state_hash``.
+    """
+    try:
+        data = base64.b64decode(str(payload["state"]), validate=True)
+    except (KeyError, ValueError) as exc:
+        raise GameError("MALFORMED", "GameForked carries no base64 state") from exc
+    state = decode_state(data)
+    if state_hash(state) != payload.get("state_hash"):
+        raise GameError("MALFORMED", "GameForked's state does not have its recorded state_hash")
+    return state
+
+
+def claim_seat(state: Any, seat: int, name: str) -> Any:
+    """``state`` with seat ``seat`` (a player id of a fork's state) taken over by ``name``:
+    only the seat's name changes; its cells, units and budget stay (:mod:`engine.fork`).
+    A kind module may define ``claim_seat`` itself.
+
+    Raises:
+        GameError: ``GAME_FINISHED``; ``UNKNOWN_PLAYER`` (no such seat); ``WRONG_PHASE``
+            (the seat's player is out of the game).
+    """
+    own = getattr(_rules(state), "claim_seat", None)
+    if own is not None:
+        return own(state, seat, name)
+    if summary(state).finished:
+        raise GameError("GAME_FINISHED", "the game is over")
+    players = tuple(state.players)
+    if not isinstance(seat, int) or isinstance(seat, bool) or not 1 <= seat <= len(players):
+        raise GameError("UNKNOWN_PLAYER", f"no seat {seat!r} in this game")
+    if players[seat - 1].out:
+        raise GameError("WRONG_PHASE", f"seat {seat} is out of the game")
+    taken = tuple(dataclasses.replace(p, name=name) if p.id == seat else p for p in players)
+    return dataclasses.replace(state, players=taken)
+
+
 # --------------------------------------------------------------------------- events
 
 
@@ -270,39 +355,67 @@ def _with_finish(state_before: Any, state: Any, drafts: list[EventDraft]) -> lis
     return drafts
 
 
-def decide(state: Any | None, command_type: str, actor: int, payload: Mapping[str, Any]) -> tuple[list[EventDraft], Any]:
+def decide(
+    state: Any | None,
+    command_type: str,
+    actor: int,
+    payload: Mapping[str, Any],
+    *,
+    engine_version: str | None = None,
+) -> tuple[list[EventDraft], Any]:
     """Run a command; return the events that record it and the state after them.
 
     ``command_type``: ``"create"`` (payload ``{"kind", "config"}``, state None),
-    ``"join"`` (``{"name"}``), ``"action"`` (the action dict), ``"end_turn"``,
-    ``"remove_player"`` (``{"player_id", "reason"}``; the rollback of a removal during
-    one's own CellWar turn is planned by :mod:`engine.envelope`, which knows where the
-    turn began), ``"expire"`` (``{}``: a waiting game expires, :mod:`engine.lifecycle`).
+    ``"join"`` (``{"name", "profile_id"?}``: the profile is recorded in ``PlayerJoined``
+    only in a rated game, :func:`engine.options.seat_profile`; ``{"name", "seat"}`` takes
+    over seat ``seat`` of a fork, :mod:`engine.fork`), ``"action"`` (the action dict),
+    ``"end_turn"``, ``"remove_player"`` (``{"player_id", "reason"}``; the rollback of a
+    removal during one's own CellWar turn is planned by :mod:`engine.envelope`, which
+    knows where the turn began), ``"expire"`` (``{}``: a waiting game expires,
+    :mod:`engine.lifecycle`), ``"time_out"`` (``{"turn_seq"}``: the current timed turn
+    ran out, :mod:`engine.timers`; :mod:`engine.envelope` checks ``turn_seq`` against the
+    turn that is running — here it is not checked), ``"fork"`` (``{"from_game",
+    "from_seq", "origin"?}``: a new game that starts in ``state`` as it is,
+    ``GameForked``, :mod:`engine.fork`).
     Folding the returned events onto ``state`` gives the returned state (tested).
-    The command is decided under the current rules (:data:`ENGINE_VERSION`): a state of
-    an older version is upgraded first (:func:`upgrade`), and its events record the
-    current version.
+    The command is decided under the current rules (:data:`ENGINE_VERSION`), or under
+    ``engine_version`` when given (re-deciding an imported log under the version that
+    wrote it, :mod:`engine.reenact`): a state of an older version is upgraded first
+    (:func:`upgrade`). A fork keeps its state's version as it is (its hash must stay the
+    one recorded at ``from_seq``).
 
     Raises:
         GameError: the rules refuse the command (nothing is recorded); ``NO_CHANGE``
-            (engine version 2+) for a command that would change nothing.
+            (engine version 2+) for a command that would change nothing; ``MALFORMED``
+            for an unknown ``engine_version``.
     """
     payload = dict(payload or {})
+    version = ENGINE_VERSION if engine_version is None else versions.check(engine_version)
     if command_type == "create":
         config = config_from_dict(str(payload.get("kind", "")), payload.get("config") or {})
-        new = new_game(config)
+        new = new_game(config, engine_version=version)
         cfg = rules_for(config.kind).config_to_dict(config)
         return [EventDraft("GameCreated", 0, {"kind": config.kind, "config": cfg}, state_hash(new))], new
     if state is None:
         raise GameError("MALFORMED", f"command {command_type!r} needs a game")
-    state = upgrade(state, ENGINE_VERSION)  # decide always uses the current rules
+    if command_type == CommandType.FORK:
+        draft = EventDraft(EventType.GAME_FORKED, 0, fork_payload(state, payload), state_hash(state))
+        return _with_finish(None, state, [draft]), state
+    state = upgrade(state, version)  # decide uses the current rules (or those asked for)
     if command_type == "join":
         name = payload.get("name")
         if not isinstance(name, str) or not name.strip() or len(name) > 40:
             raise GameError("MALFORMED", "name must be a non-empty string of at most 40 characters")
-        new = add_player(state, name.strip())
-        pid = summary(new).players_joined
-        drafts = [EventDraft("PlayerJoined", pid, {"player_id": pid, "name": name.strip()}, state_hash(new))]
+        profile_id = seat_profile(state, payload.get("profile_id"))
+        seat = payload.get("seat")
+        if seat is not None:
+            new = claim_seat(state, seat, name.strip())
+            pid = int(seat)
+        else:
+            new = add_player(state, name.strip())
+            pid = summary(new).players_joined
+        joined = {"player_id": pid, "name": name.strip(), **({"profile_id": profile_id} if profile_id else {})}
+        drafts = [EventDraft("PlayerJoined", pid, joined, state_hash(new))]
     elif command_type == "action":
         new = apply_action(state, actor, payload)
         etype = "ControlChanged" if payload.get("type") in CONTROL_ACTIONS else "ActionApplied"
@@ -313,10 +426,16 @@ def decide(state: Any | None, command_type: str, actor: int, payload: Mapping[st
     elif command_type == CommandType.EXPIRE:
         new = expire(state)
         drafts = [EventDraft(EventType.GAME_EXPIRED, 0, {}, state_hash(new))]
+    elif command_type == CommandType.TIME_OUT:
+        late = timed_out_players(state)
+        new = time_out(state)
+        # actor: the player whose turn ran out (0 for a round of several, Life's redraw)
+        who = summary(state).turn
+        drafts = [EventDraft(EventType.TURN_TIMED_OUT, who, {"players": late}, state_hash(new))]
     elif command_type == "remove_player":
         pid = int(payload.get("player_id", actor))
         new = remove_player(state, pid)
-        if encode_state(new) == encode_state(state):
+        if encode_state(new) == encode_state(state) and versions.at_least(rules_version(state), "2"):
             # Already out: record nothing rather than a PlayerRemoved that changes nothing.
             raise GameError(NO_CHANGE, f"player {pid} is already out of the game")
         drafts = [
@@ -329,12 +448,15 @@ def decide(state: Any | None, command_type: str, actor: int, payload: Mapping[st
     return _with_finish(state, new, drafts), new
 
 
-def decide_tick(state: Any, generations: int) -> tuple[list[EventDraft], Any]:
+def decide_tick(
+    state: Any, generations: int, *, engine_version: str | None = None
+) -> tuple[list[EventDraft], Any]:
     """Tick a running game by up to ``generations``; the events are GenerationsTicked
     (with the count actually run; none when 0) and GameFinished if the game ended.
-    Decided under the current rules like :func:`decide`; nothing run: the state as given."""
+    Decided under the current rules like :func:`decide` (or ``engine_version``);
+    nothing run: the state as given."""
     original = state
-    state = upgrade(state, ENGINE_VERSION)
+    state = upgrade(state, ENGINE_VERSION if engine_version is None else versions.check(engine_version))
     new = tick(state, generations)
     drafts = tick_events(state, new)
     return (drafts, new) if drafts else ([], original)
@@ -368,6 +490,9 @@ def apply_event(
     version and any other event folds under the state's own version. Otherwise ``GameCreated`` fixes the
     game's version, a later event of a newer version upgrades the state first
     (:func:`upgrade`), and ``RolledBack`` restores its recorded state as it was.
+    ``GameForked`` (the first event of a fork) starts from its recorded state as it was
+    (checked against its ``state_hash``); a ``PlayerJoined`` naming a seat that already
+    exists takes that seat of a fork over (:func:`claim_seat`).
 
     Raises:
         GameError: ``MALFORMED`` for an unknown event type or engine version; any rule
@@ -379,11 +504,18 @@ def apply_event(
         return new_game(
             config_from_dict(payload["kind"], payload["config"]), engine_version=engine_version
         )
+    if etype == EventType.GAME_FORKED:
+        if state is not None:
+            raise GameError("MALFORMED", "GameForked can only be the first event of a log")
+        return forked_state(payload)
     if state is None:
         raise GameError("MALFORMED", f"event {etype} before GameCreated")
     if engine_version is not None and etype != "RolledBack":
         state = upgrade(state, engine_version)
     if etype == "PlayerJoined":
+        seat = payload.get("player_id")
+        if isinstance(seat, int) and 1 <= seat <= summary(state).players_joined:
+            return claim_seat(state, seat, payload["name"])  # a fork's seat taken over
         return add_player(state, payload["name"])
     if etype in ("ActionApplied", "ControlChanged"):
         return apply_action(state, actor, payload["action"])
@@ -399,6 +531,8 @@ def apply_event(
         return state
     if etype == EventType.GAME_EXPIRED:
         return expire(state)
+    if etype == EventType.TURN_TIMED_OUT:
+        return time_out(state)
     raise GameError("MALFORMED", f"unknown event type {etype!r}")
 
 
@@ -533,7 +667,7 @@ def player_log(events: Iterable[Mapping[str, Any]], player_id: int) -> list[dict
     if not events:
         return []
     first = events[0]
-    if first.get("type") != "GameCreated":
+    if first.get("type") not in (EventType.GAME_CREATED, EventType.GAME_FORKED):
         raise GameError("MALFORMED", "a player log needs the whole log from GameCreated")
     kind = (first.get("payload") or {}).get("kind")
     try:

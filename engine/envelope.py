@@ -15,8 +15,16 @@ It is a pure function of the log, however the log was applied: event by event
 - ``seq`` is the per-game seq of the last event applied (0 before ``GameCreated``).
 - ``anchor`` (kinds whose removal rolls the turn back, :func:`engine.policy.keeps_turn_anchor`):
   the state after the event at which the current turn began (the summary's ``turn``
-  changed, or a ``RolledBack`` restored it: then its ``to_seq``), and the
+  changed, or a ``RolledBack`` restored it: then its ``to_seq``; a fork's seat taken
+  over moves it too, so a rollback never gives a seat its old name back), and the
   ``PlayerRemoved`` events recorded since. :mod:`engine.removal` plans a rollback from it.
+- ``turn_seq`` (games with a turn timer, :mod:`engine.timers`): the per-game seq of the
+  event at which the current timed turn began (its :class:`~engine.timers.TurnTimer`
+  key changed), 0 while no timer runs. The session adds ``turn_time_s`` to that event's
+  recorded time for the deadline; the command ``time_out`` names it (``{"turn_seq"}``)
+  and is refused for any other turn.
+- ``open_seats``: a fork's seats nobody has taken over yet (:mod:`engine.fork`); while
+  any is free a join takes the lowest, and actions, turn ends and ticks wait.
 """
 
 from __future__ import annotations
@@ -42,8 +50,11 @@ from engine.api import (
 )
 from engine.api import decide as decide_command
 from engine.api import fold as api_fold
+from engine.errors import GameError
+from engine.fork import open_seats
 from engine.policy import keeps_turn_anchor
 from engine.removal import plan_removal
+from engine.timers import check_turn_seq, turn_timer
 
 
 @dataclass(frozen=True)
@@ -65,11 +76,26 @@ class Anchor:
 @dataclass(frozen=True)
 class Envelope:
     """Per-player versions (index = player id, 0 = spectator), the per-game seq of the
-    last event, and the turn anchor (None for kinds without rollback)."""
+    last event, the turn anchor (None for kinds without rollback), and ``turn_seq``: the
+    seq of the event that began the current timed turn (0 = no timer runs)."""
 
     seq: int = 0
     versions: tuple[int, ...] = field(default_factory=tuple)
     anchor: Anchor | None = None
+    turn_seq: int = 0
+    open_seats: tuple[int, ...] = ()
+
+
+def _turn_seq(env: Envelope, before: Any | None, after: Any, seq: int) -> int:
+    """The envelope's ``turn_seq`` after an event (seq ``seq``) turned ``before`` into
+    ``after``: the event's seq when a new timed turn began with it, 0 when no timer runs."""
+    timer = turn_timer(after)
+    if timer is None:
+        return 0
+    previous = turn_timer(before)
+    if previous is None or previous.key != timer.key:
+        return seq
+    return env.turn_seq
 
 
 def advance(
@@ -90,17 +116,29 @@ def advance(
     for pid in observers(before, etype, actor, payload, after):
         if 0 <= pid < seats:
             versions[pid] += count
+    seats = env.open_seats
+    claimed = False
+    if etype == EventType.GAME_FORKED:
+        seats = open_seats(after)
+    elif etype == EventType.PLAYER_JOINED and payload.get("player_id") in seats:
+        seats = tuple(s for s in seats if s != payload.get("player_id"))
+        claimed = True
     anchor = env.anchor
     if not keeps_turn_anchor(after):
         anchor = None
     elif etype == EventType.ROLLED_BACK:
         anchor = Anchor(int(payload["to_seq"]), encode_state(after), state_hash(after))
-    elif before is None or summary(before).turn != summary(after).turn:
+    elif before is None or claimed or summary(before).turn != summary(after).turn:
         anchor = Anchor(seq, encode_state(after), state_hash(after))
     elif etype == EventType.PLAYER_REMOVED:
         removal = EventDraft(EventType.PLAYER_REMOVED, actor, dict(payload), "")
         anchor = replace(anchor, removals=(*anchor.removals, removal))
-    return Envelope(seq, tuple(versions), anchor)
+    turn_seq = _turn_seq(env, before, after, seq)
+    if seats:
+        turn_seq = 0  # a fork waiting for its players: no turn runs, no clock either
+    elif claimed and turn_timer(after) is not None:
+        turn_seq = seq  # the last seat taken over: the forked turn's clock starts now
+    return Envelope(seq, tuple(versions), anchor, turn_seq, seats)
 
 
 def _versioned_fold() -> bool:
@@ -205,21 +243,44 @@ def _track(
     return drafts, state, env
 
 
+#: Commands a fork refuses while a seat is free (:mod:`engine.fork`).
+_WAIT_FOR_SEATS = frozenset({CommandType.ACTION, CommandType.END_TURN, CommandType.TIME_OUT})
+
+
 def decide(
     state: Any | None,
     env: Envelope,
     command_type: str,
     actor: int,
     payload: Mapping[str, Any],
+    *,
+    engine_version: str | None = None,
 ) -> tuple[list[EventDraft], Any, Envelope]:
     """Run a command (:func:`engine.api.decide`; ``remove_player`` through
-    :func:`engine.removal.plan_removal`, which may roll the turn back first). Returns the
-    events, the state after them and the envelope after them (their seqs follow
-    ``env.seq``).
+    :func:`engine.removal.plan_removal`, which may roll the turn back first; ``time_out``
+    only for the timed turn that is running, :func:`engine.timers.check_turn_seq`).
+    Returns the events, the state after them and the envelope after them (their seqs
+    follow ``env.seq``). ``fork`` starts a new game (a fresh envelope) in ``state``;
+    while a fork has free seats (``env.open_seats``) a join takes the lowest of them and
+    actions and turn ends are refused. ``engine_version``: decide under those rules
+    instead of the current ones (:mod:`engine.reenact`).
 
     Raises:
-        GameError: the rules refuse the command (nothing is recorded).
+        GameError: the rules refuse the command (nothing is recorded); ``WRONG_PHASE``
+            for an action or turn end while a fork waits for its players.
     """
+    if command_type == CommandType.FORK:
+        drafts, after = decide_command(state, command_type, actor, payload)
+        return _track(None, Envelope(), [(d, after) for d in drafts])
+    if env.open_seats and command_type in _WAIT_FOR_SEATS:
+        raise GameError(
+            "WRONG_PHASE",
+            f"this fork waits for players to take seats {list(env.open_seats)} (POST /join)",
+        )
+    if command_type == CommandType.JOIN and env.open_seats:
+        payload = {**dict(payload or {}), "seat": env.open_seats[0]}
+    if command_type == CommandType.TIME_OUT and state is not None:
+        check_turn_seq(state, env.turn_seq, dict(payload or {}))
     if command_type == CommandType.REMOVE_PLAYER and state is not None:
         payload = dict(payload or {})
         steps = plan_removal(
@@ -229,19 +290,27 @@ def decide(
             actor,
             env.anchor,
             env.seq,
+            engine_version=engine_version,
         )
     else:
-        drafts, after = decide_command(state, command_type, actor, payload)
+        drafts, after = decide_command(
+            state, command_type, actor, payload, engine_version=engine_version
+        )
         steps = [(d, after) for d in drafts]
     if state is None:
         env = Envelope()
     return _track(state, env, steps)
 
 
-def tick(state: Any, env: Envelope, generations: int) -> tuple[list[EventDraft], Any, Envelope]:
+def tick(
+    state: Any, env: Envelope, generations: int, *, engine_version: str | None = None
+) -> tuple[list[EventDraft], Any, Envelope]:
     """Tick a running game by up to ``generations`` (:func:`engine.api.decide_tick`):
-    ``GenerationsTicked`` (+ ``GameFinished``), the state and the envelope after them."""
-    drafts, after = decide_tick(state, generations)
+    ``GenerationsTicked`` (+ ``GameFinished``), the state and the envelope after them.
+    A fork with free seats is not ticked (no events)."""
+    if env.open_seats:
+        return [], state, env
+    drafts, after = decide_tick(state, generations, engine_version=engine_version)
     return _track(state, env, [(d, after) for d in drafts])
 
 

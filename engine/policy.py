@@ -12,8 +12,8 @@ The per-kind values, in one table (sources in brackets):
 =============================  ==========================  ============================  ===========
 field                          ``life``                    ``campaign``                  ``cellwar``
 =============================  ==========================  ============================  ===========
-``log_private``                phase waiting or placement  never (one player)            not finished
-                               [DESIGN §3 blind placement]                               [§5 fog]
+``log_private``                not finished                never (one player)            not finished
+                               [§3 blind placement, §5]                                  [§5 fog]
 ``spectators_live``            always (blind view: empty)  always                        finished only
 ``lobby_hidden_keys``          —                           —                             ``units``
 ``disconnect_timeout_s``       0 (not tracked)             0                             config [§5]
@@ -21,7 +21,14 @@ field                          ``life``                    ``campaign``         
 ``ticking``                    phase ``running``           phase ``running``             never
 ``expirable``                  phase ``waiting``           phase ``waiting``             phase ``waiting``
 ``progress_level``             0                           the level [§4]                0
+``spectator_delay_min_s``      0                           0                             10 [§12]
+``spectators_see_all``         no (blind placement)        yes                           yes [§5]
+``turn_time_s``                config, placement/redraw    0 (no timer)                  config, playing
+                               [§11]                                                     [§11]
 =============================  ==========================  ============================  ===========
+
+``turn_time_s`` is the length of the timed turn running now (:func:`engine.timers.turn_timer`;
+0 = none); the envelope's ``turn_seq`` says where it began.
 
 A kind module may define ``policy(state) -> Policy`` itself; it then wins over the table.
 """
@@ -29,22 +36,25 @@ A kind module may define ``policy(state) -> Policy`` itself; it then wins over t
 from __future__ import annotations
 
 import inspect
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from engine.kinds import rules_for
+from engine.timers import turn_timer
 
 #: Why a fogged log is private (the sentence a FORBIDDEN answer gives).
 FOG_REASON = (
     "is running under fog of war: only its players may see it (everyone may once it is finished)"
 )
-#: Why a blind placement log is private.
+#: Why a Life log is private: its past holds the blind placements.
 BLIND_REASON = (
-    "is in blind placement: only its players may see its log (everyone may once placement is over)"
+    "has blind placements in its log: only its players may see it, each what it saw "
+    "(everyone may once it is finished)"
 )
 
-#: Life phases whose log is private (blind placement, DESIGN §3).
-_BLIND_PHASES = frozenset({"waiting", "placement"})
+#: The shortest delay of a CellWar spectator (seconds; DESIGN §12 "CellWar N >= 10"):
+#: a spectator sees everything, so it must never see the present of a running game.
+SPECTATOR_DELAY_MIN_S = 10.0
 
 
 @dataclass(frozen=True)
@@ -62,6 +72,12 @@ class Policy:
         expirable: seats are open and nothing started: the game may expire.
         active_players: ids of players still in the game (joined, not out), ascending.
         progress_level: the campaign level a finish counts for (0 = none).
+        spectator_delay_min_s: the shortest delay (seconds) a delayed spectator may ask
+            for while the game runs (DESIGN §12 "CellWar N >= 10").
+        spectators_see_all: the spectator's view shows every event's effect (so a
+            delayed spectator's frames are numbered by the game's seq and sent at every
+            event); otherwise by the spectator's own version (Life: blind placement).
+        turn_time_s: seconds of the timed turn running now (0 = no timer runs).
     """
 
     log_private: bool = False
@@ -74,6 +90,9 @@ class Policy:
     expirable: bool = False
     active_players: tuple[int, ...] = ()
     progress_level: int = 0
+    spectator_delay_min_s: float = 0.0
+    spectators_see_all: bool = False
+    turn_time_s: int = 0
 
 
 def _active(state: Any) -> tuple[int, ...]:
@@ -81,7 +100,11 @@ def _active(state: Any) -> tuple[int, ...]:
 
 
 def _life(state: Any) -> Policy:
-    private = state.phase in _BLIND_PHASES
+    # Private until the end, not only during placement: the whole log would tell, once
+    # the board is visible, how many drawing actions each opponent took blind and when
+    # (DESIGN §5 "not counts, not timing of hidden events"; issue 10 §1), and the game's
+    # seqs would not be the player's own numbering any more.
+    private = state.phase != "finished"
     return Policy(
         log_private=private,
         private_reason=BLIND_REASON if private else "",
@@ -97,6 +120,7 @@ def _campaign(state: Any) -> Policy:
         expirable=state.phase == "waiting",
         active_players=_active(state),
         progress_level=int(state.config.level),
+        spectators_see_all=True,
     )
 
 
@@ -111,6 +135,8 @@ def _cellwar(state: Any) -> Policy:
         rollback_on_leave=True,
         expirable=state.phase == "waiting",
         active_players=_active(state),
+        spectator_delay_min_s=SPECTATOR_DELAY_MIN_S,
+        spectators_see_all=True,
     )
 
 
@@ -125,7 +151,9 @@ def policy(state: Any) -> Policy:
     if own is not None:
         return own(state)
     table = _TABLE.get(state.kind)
-    return table(state) if table is not None else Policy(active_players=_active(state))
+    found = table(state) if table is not None else Policy(active_players=_active(state))
+    timer = turn_timer(state)
+    return replace(found, turn_time_s=timer.seconds) if timer is not None else found
 
 
 def keeps_turn_anchor(state: Any) -> bool:

@@ -41,7 +41,14 @@ def rolls_back(state: Any, player_id: int, anchor: Any, seq: int) -> bool:
 
 
 def plan_removal(
-    state: Any, player_id: int, reason: str, actor: int, anchor: Any, seq: int
+    state: Any,
+    player_id: int,
+    reason: str,
+    actor: int,
+    anchor: Any,
+    seq: int,
+    *,
+    engine_version: str | None = None,
 ) -> list[tuple[EventDraft, Any]]:
     """The events of removing ``player_id`` (module docstring), each with the state right
     after it.
@@ -51,6 +58,7 @@ def plan_removal(
         reason: ``"left"`` or ``"disconnected"`` (:class:`cellwar.v1.codes.RemovalReason`).
         actor: the player for a leave, 0 (the system) for a disconnect.
         anchor: the turn anchor (None: no rollback is possible).
+        engine_version: decide under these rules (default: the current ones).
 
     Raises:
         GameError: ``GAME_FINISHED``, ``UNKNOWN_PLAYER``, ``INVALID_ACTION`` (already out:
@@ -71,12 +79,22 @@ def plan_removal(
             other = int(removal.payload.get("player_id", 0) or 0)
             if other in (0, player_id) or summary(state).finished:
                 continue
-            drafts, state = decide(state, CommandType.REMOVE_PLAYER, removal.actor, removal.payload)
+            drafts, state = decide(
+                state,
+                CommandType.REMOVE_PLAYER,
+                removal.actor,
+                removal.payload,
+                engine_version=engine_version,
+            )
             steps.extend((d, state) for d in drafts)
         if summary(state).finished:  # a re-applied removal ended the game: nothing is left
             return steps
     drafts, state = decide(
-        state, CommandType.REMOVE_PLAYER, actor, {"player_id": player_id, "reason": str(reason)}
+        state,
+        CommandType.REMOVE_PLAYER,
+        actor,
+        {"player_id": player_id, "reason": str(reason)},
+        engine_version=engine_version,
     )
     steps.extend((d, state) for d in drafts)
     return steps

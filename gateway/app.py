@@ -22,7 +22,7 @@ from gateway.fanout import FanoutHub
 from gateway.limits import BodySizeLimit, RateLimit
 from gateway.observability import AccessLogMiddleware, Metrics
 from gateway.redact import install_log_redaction
-from gateway.routes import campaign, games, health, matchmaking, patterns, stream
+from gateway.routes import campaign, games, health, matchmaking, patterns, replay, stream
 from gateway.ticket_tokens import TicketSigner
 from gateway.tokens import ProfileSigner, TokenSigner
 from gateway.web import WebFiles
@@ -133,6 +133,10 @@ def create_app(
         openapi_tags=[
             {"name": "games", "description": "Create, join and play games; event log and replay."},
             {"name": "stream", "description": "WebSocket views (documented in the description)."},
+            {
+                "name": "replay",
+                "description": "Fork a game at an event; import a game from its log (JSON Lines).",
+            },
             {"name": "library", "description": "The Life stamp library (pattern catalogue)."},
             {
                 "name": "campaign",
@@ -188,6 +192,7 @@ def create_app(
     routers = (
         health.router,
         games.router,
+        replay.router,
         stream.router,
         patterns.router,
         campaign.router,

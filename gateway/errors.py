@@ -43,7 +43,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from services.common.errors import error_from_rpc
+from services.common.errors import error_from_rpc, error_seq_from_rpc
 
 log = structlog.get_logger("gateway.errors")
 
@@ -106,17 +106,23 @@ class ApiError(Exception):
         status: HTTP status code (401, 403, 404, 409, 422, 429, 503, 500).
         code: machine code, e.g. ``"UNAUTHORIZED"``, ``"OUT_OF_ZONE"``.
         message: a sentence for a person.
+        seq: the event the error is about (an imported log's first bad seq), or None.
     """
 
-    def __init__(self, status: int, code: str, message: str) -> None:
+    def __init__(self, status: int, code: str, message: str, seq: int | None = None) -> None:
         super().__init__(f"{status} {code}: {message}")
         self.status = status
         self.code = code
         self.message = message
+        self.seq = seq
 
     def body(self) -> dict[str, Any]:
-        """The JSON error body ``{"error": {"code", "message"}}``."""
-        return error_body(self.code, self.message)
+        """The JSON error body ``{"error": {"code", "message"}}`` (+ ``"seq"`` when the
+        error is about one event)."""
+        body = error_body(self.code, self.message)
+        if self.seq is not None:
+            body["error"]["seq"] = self.seq
+        return body
 
     @property
     def ws_close_code(self) -> int:
@@ -136,8 +142,10 @@ def from_rpc_error(exc: grpc.RpcError) -> ApiError:
     code derived from its status (``UNAVAILABLE`` → 503 ``"UNAVAILABLE"``).
     """
     status_code = exc.code() if hasattr(exc, "code") else grpc.StatusCode.UNKNOWN
+    seq = None
     if isinstance(exc, grpc.aio.AioRpcError):
         code, message = error_from_rpc(exc)
+        seq = error_seq_from_rpc(exc)
     else:  # a sync-API RpcError: same information through the Call interface
         code, message = "INTERNAL", str(exc)
     http = HTTP_STATUS_BY_GRPC.get(status_code, 500)
@@ -150,7 +158,7 @@ def from_rpc_error(exc: grpc.RpcError) -> ApiError:
         code = "UNAVAILABLE"
     if http == 503:
         message = f"the session service is unavailable: {message}"
-    return ApiError(http, code, message)
+    return ApiError(http, code, message, seq)
 
 
 def summarise_validation_errors(errors: list[dict[str, Any]], limit: int = 5) -> str:

@@ -11,8 +11,8 @@ the read fails with the 413 as soon as the count passes the limit.
 class      requests                                    limit (per gateway process)
 =========  ==========================================  =====================================
 create     ``POST /game/create``, ``/profiles``,       ``create_limit_per_min`` per client
-           ``/matchmaking/tickets``                    address and path in any 60 s
-                                                       (moving window)
+           ``/matchmaking/tickets``, ``/games/import``,  address and path (all forks: one
+           ``/game/{id}/fork`` (they make games)       path) in any 60 s (moving window)
 join       ``POST /game/{id}/join``                    ``join_limit_per_min`` per address
 command    every other ``POST``                        token bucket per player token, else
                                                        per address
@@ -253,8 +253,10 @@ class ConcurrencyLimit:
         self._slots.release()
 
 
-#: POSTs that create something that lasts (a game, a profile, a ticket that makes a game).
-CREATE_PATHS = frozenset({"/game/create", "/profiles", "/matchmaking/tickets"})
+#: POSTs that create something that lasts (a game, a profile, a ticket that makes a game;
+#: an imported log and a fork make games too).
+CREATE_PATHS = frozenset({"/game/create", "/profiles", "/matchmaking/tickets", "/games/import"})
+_FORK_PATH = re.compile(r"^/game/[^/]+/fork/?$")
 #: Request classes of :func:`request_class`.
 CREATE, JOIN, COMMAND, READ = "create", "join", "command", "read"
 _JOIN_PATH = re.compile(r"^/game/[^/]+/join/?$")
@@ -264,7 +266,7 @@ _READ_PATH = re.compile(r"^/game/[^/]+/(?:replay|events)/?$")
 def request_class(method: str, path: str) -> str | None:
     """The limit class of a request (see the module table); None when not limited."""
     if method == "POST":
-        if path in CREATE_PATHS:
+        if path in CREATE_PATHS or _FORK_PATH.match(path):
             return CREATE
         if _JOIN_PATH.match(path):
             return JOIN
@@ -272,6 +274,11 @@ def request_class(method: str, path: str) -> str | None:
     if method in ("GET", "HEAD") and _READ_PATH.match(path):
         return READ
     return None
+
+
+def create_path(path: str) -> str:
+    """The path a create's window counts under: every fork counts as one path."""
+    return "/game/{id}/fork" if _FORK_PATH.match(path) else path
 
 
 def client_address(scope: Scope) -> str:
@@ -380,7 +387,8 @@ class RateLimit:
             return
         address_key = f"ip:{client_address(scope)}"
         window = self.windows.get(kind)
-        window_key = f"{kind}:{scope.get('path') if kind == CREATE else ''}:{address_key}"
+        path = create_path(str(scope.get("path", ""))) if kind == CREATE else ""
+        window_key = f"{kind}:{path}:{address_key}"
         if window is not None:
             wait = window.wait(window_key)
             if wait > 0:

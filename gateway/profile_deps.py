@@ -75,7 +75,9 @@ async def profile_header(
             max_length=500,
             description="Campaign: the `profile_token` of POST /profiles; the level must be "
             "unlocked for that profile (else 409 LEVEL_LOCKED) and a win counts for it. "
-            "Without it a campaign level can still be played; nothing is recorded.",
+            "Without it a campaign level can still be played; nothing is recorded. "
+            "Joining a rated game: the profile whose rating the seat counts for. "
+            "Matchmaking: the rated identity.",
         ),
     ] = None,
 ) -> str | None:

@@ -15,7 +15,8 @@ from gateway.schemas import ErrorOut
 DESCRIPTIONS: dict[int, str] = {
     401: "Missing, garbled or forged token (UNAUTHORIZED), or a player token older than "
     "CELLWAR_TOKEN_MAX_AGE_S (TOKEN_EXPIRED)",
-    403: "A token of another game (FORBIDDEN), or a log/replay not readable yet by this caller",
+    403: "A token of another game (FORBIDDEN), or a log/replay not readable yet by this caller, "
+    "or /metrics without the operator's CELLWAR_METRICS_TOKEN",
     404: "Unknown game or profile (GAME_NOT_FOUND, PROFILE_NOT_FOUND)",
     409: "The request fits the schema but the rules refuse it: NOT_YOUR_TURN, OUT_OF_ZONE, "
     "GAME_FULL, INVALID_CONFIG (e.g. a unit off this board), SEQ_OUT_OF_RANGE, ...",

@@ -155,6 +155,41 @@ class _Strict(BaseModel):
 RequestBody = _Strict
 
 
+#: Longest turn timer, seconds (the engine's bound, engine/options.py).
+MAX_TURN_TIME_S = 86_400
+
+#: ``turn_time_s`` of a Life or CellWar config (DESIGN §11): null or absent = no timer.
+TurnTimeS = Annotated[
+    StrictInt | None,
+    Field(
+        ge=1,
+        le=MAX_TURN_TIME_S,
+        description="Seconds per turn (CellWar turns; Life placement turns and redraw rounds); "
+        "null or absent: no timer. When it runs out the turn ends by itself (TurnTimedOut); "
+        "views show `turn_deadline`.",
+    ),
+]
+#: ``turn_time_s`` a matchmaking ticket may ask for: matchmade games always have a timer
+#: (services/matchmaker/domain.py ``TICKET_TURN_TIME_S``; null keeps the default).
+TicketTurnTimeS = Annotated[
+    StrictInt | None,
+    Field(
+        ge=10,
+        le=600,
+        description="Seconds per turn, 10..600 (default: Life 90, CellWar 60; matchmade "
+        "games always have a turn timer)",
+    ),
+]
+#: ``rated`` of a Life or CellWar config: a game made by link that counts for ratings.
+Rated = Annotated[
+    StrictBool,
+    Field(
+        description="Count this game for ratings (seats joined with `X-Profile-Token` are "
+        "rated when it finishes)"
+    ),
+]
+
+
 # --------------------------------------------------------------------------- create
 
 
@@ -172,6 +207,8 @@ class LifeConfigBody(_Strict):
         StrictInt,
         Field(ge=1, le=MAX_INT32, description="The game ends by score after this many generations"),
     ] = 5000
+    turn_time_s: TurnTimeS = None
+    rated: Rated = False
 
 
 class CampaignConfigBody(_Strict):
@@ -216,6 +253,8 @@ class CellWarConfigBody(_Strict):
     disconnect_timeout_s: Annotated[
         float | None, Field(gt=0, le=86_400, description="Seconds a lost player is waited for")
     ] = None
+    turn_time_s: TurnTimeS = None
+    rated: Rated = False
 
 
 class LifeTicketConfig(_Strict):
@@ -232,6 +271,7 @@ class LifeTicketConfig(_Strict):
         StrictInt,
         Field(ge=1, le=MAX_INT32, description="The game ends by score after this many generations"),
     ] = 5000
+    turn_time_s: TicketTurnTimeS = None
 
 
 class CellWarTicketConfig(_Strict):
@@ -244,6 +284,7 @@ class CellWarTicketConfig(_Strict):
     disconnect_timeout_s: Annotated[
         float | None, Field(gt=0, le=86_400, description="Seconds a lost player is waited for")
     ] = None
+    turn_time_s: TicketTurnTimeS = None
 
 
 class CreateLife(_Strict):
@@ -251,6 +292,7 @@ class CreateLife(_Strict):
 
     kind: Literal["life"]
     config: LifeConfigBody = Field(default_factory=LifeConfigBody)
+    rated: Annotated[StrictBool, Field(description="The same as `config.rated`")] = False
 
 
 class CreateCampaign(_Strict):
@@ -265,6 +307,7 @@ class CreateCellWar(_Strict):
 
     kind: Literal["cellwar"]
     config: CellWarConfigBody = Field(default_factory=CellWarConfigBody)
+    rated: Annotated[StrictBool, Field(description="The same as `config.rated`")] = False
 
 
 CreateGameBody = Annotated[CreateLife | CreateCampaign | CreateCellWar, Field(discriminator="kind")]
@@ -272,8 +315,12 @@ CreateGameBody = Annotated[CreateLife | CreateCampaign | CreateCellWar, Field(di
 
 def config_json(body: CreateLife | CreateCampaign | CreateCellWar) -> dict[str, Any]:
     """The config object sent to the session: only the fields the client gave (the
-    engine fills and records the defaults)."""
-    return body.config.model_dump(exclude_unset=True, exclude_none=True)
+    engine fills and records the defaults); a body's ``"rated": true`` becomes
+    ``config.rated``."""
+    config = body.config.model_dump(exclude_unset=True, exclude_none=True)
+    if getattr(body, "rated", False):
+        config["rated"] = True
+    return config
 
 
 # --------------------------------------------------------------------------- join
@@ -533,6 +580,9 @@ class ErrorDetail(BaseModel):
 
     code: str = Field(description="Machine code, e.g. OUT_OF_ZONE")
     message: str
+    seq: int | None = Field(
+        None, description="The event the error is about (an imported log's first bad seq)"
+    )
 
 
 class ErrorOut(BaseModel):
@@ -545,3 +595,32 @@ class Status(BaseModel):
     """Answer of /healthz and /readyz."""
 
     status: str
+
+
+# --------------------------------------------------------------------------- replay tools
+
+
+class ForkBody(_Strict):
+    """Body of POST /game/{id}/fork."""
+
+    seq: int = Field(
+        ge=1, le=2**53 - 1, description="The event whose state the fork starts in (a JSON-safe integer)"
+    )
+
+
+class ImportOrigin(_Strict):
+    """Where an imported log came from (kept in the new game's first event)."""
+
+    game_id: str | None = Field(None, min_length=1, max_length=64, description="The game it was exported from")
+    file: str | None = Field(None, min_length=1, max_length=255, description="The file's name")
+
+
+class ImportedOut(BaseModel):
+    """Answer of POST /games/import."""
+
+    game_id: str
+    events: int = Field(description="Events the new game recorded")
+    finished: bool = Field(
+        description="The log ended with a finished game (else the new game is a fork of its "
+        "last state, with free seats)"
+    )

@@ -343,6 +343,34 @@ def life_removed() -> Log:
     return log
 
 
+def life_2p_timed() -> Log:
+    """Life, 2 players with a turn timer (``turn_time_s``): both placement turns run out
+    after drawing (what was placed stays); in the first
+    redraw round player 1 draws and says ready, the timeout makes player 2 ready and the
+    board runs again; the second redraw round runs out with nothing drawn: the game ends
+    (an empty round)."""
+    log = Log()
+    log.cmd("create", kind="life", config={"width": 20, "height": 12, "budget": 12, "turn_time_s": 30})
+    log.cmd("join", 1, name="tim")
+    log.cmd("join", 2, name="tom")
+    log.action(1, "place", cells=shift(BLOCK, 2, 2))
+    log.cmd("time_out")
+    log.action(2, "place", cells=shift(BLINKER, 14, 4))
+    log.cmd("time_out")
+    assert log.state.phase == "running", log.state.phase
+    log.run(4, 10)
+    assert log.state.phase == "redraw", log.state.phase
+    log.action(1, "place", cells=shift(BLOCK, 5, 7))
+    log.cmd("end_turn", 1)
+    log.cmd("time_out")
+    assert log.state.phase == "running", log.state.phase
+    log.run(4, 10)
+    assert log.state.phase == "redraw", log.state.phase
+    log.cmd("time_out")
+    assert log.state.phase == "finished" and log.state.winner == 1, (log.state.phase, log.state.winner)
+    return log
+
+
 # =========================================================================== campaign
 
 
@@ -529,6 +557,37 @@ def cellwar_3p_rollback_continues() -> Log:
     return log
 
 
+def cellwar_2p_timed() -> Log:
+    """CellWar, 2 players on 8×8 with a turn timer and a factory: player 1's turn runs
+    out after one unit acted (the others stay), player 2's runs out with nothing done,
+    then seeded bots play to the end (player 2 leaves if they cannot finish)."""
+    log = Log()
+    units = [
+        {"owner": 1, "type": "infantry", "x": 0, "y": 0},
+        {"owner": 1, "type": "infantry", "x": 1, "y": 0},
+        {"owner": 1, "type": "factory", "x": 0, "y": 2},
+        {"owner": 2, "type": "infantry", "x": 7, "y": 7},
+        {"owner": 2, "type": "infantry", "x": 6, "y": 7},
+    ]
+    log.cmd("create", kind="cellwar", config={"width": 8, "height": 8, "units": units, "turn_time_s": 60})
+    log.cmd("join", 1, name="quick")
+    log.cmd("join", 2, name="slow")
+    move(log, 1, 0, 0, 1, 1)
+    log.cmd("time_out")
+    assert engine.summary(log.state).turn == 2
+    log.cmd("time_out")
+    assert engine.summary(log.state).turn == 1
+    rng = SplitMix64(7)
+    for _ in range(40):
+        if log.state.phase != "playing":
+            break
+        bot_turn(log, rng)
+    if log.state.phase == "playing":
+        log.remove(2, "left", 2)
+    assert log.state.phase == "finished", log.state.phase
+    return log
+
+
 #: Log file name (without ``.jsonl``) -> the game that writes it.
 SCENARIOS: dict[str, Callable[[], Log]] = {
     "life-2p-redraw": life_2p_redraw,
@@ -536,11 +595,13 @@ SCENARIOS: dict[str, Callable[[], Log]] = {
     "life-torus": life_torus,
     "life-resign": life_resign,
     "life-removed": life_removed,
+    "life-2p-timed": life_2p_timed,
     "campaign-win": campaign_win,
     "campaign-loss": campaign_loss,
     "cellwar-2p-two-hit-production": cellwar_2p,
     "cellwar-3p-rollback": cellwar_3p_rollback,
     "cellwar-3p-rollback-continues": cellwar_3p_rollback_continues,
+    "cellwar-2p-timed": cellwar_2p_timed,
 }
 
 

@@ -4,14 +4,16 @@
 Subcommands::
 
     cellwar export GAME_ID [--url URL] [--token TOKEN] [-o FILE]
+    cellwar import FILE [--url URL] [--origin-game-id ID] [--idempotency-key KEY]
     cellwar verify FILE... [--workers N] [--quiet]
     cellwar verify --nats URL (--all | --game GAME_ID...) [--workers N]
     cellwar show FILE [--seq N] [--player P] [--png OUT] [--scale PX] [--color WHEN]
 
 Exit codes (:class:`ExitCode`): 0 success (verify: every log OK); 1 a log failed
 (verify: a hash mismatch, an event the rules refuse, a seq out of place; export: the
-server refused or could not be reached; show: the log does not fold to that seq); 2 usage
-errors and files that cannot be read (verify: also logs without hashes). When verify
+server refused or could not be reached; import: the server refused the log, e.g.
+``LOG_MISMATCH`` at a seq, or could not be reached; show: the log does not fold to that
+seq); 2 usage errors and files that cannot be read (verify: also logs without hashes). When verify
 meets both, 1 wins: a tampered log is the finding that matters.
 
 Progress bars (tqdm) go to standard error and only to a terminal (``--no-progress``
@@ -102,6 +104,36 @@ def cmd_export(args: argparse.Namespace) -> int:
         _err("note: a player's filtered log (no state_hash): cellwar verify cannot check it")
     elif result.last_type != "GameFinished":
         _err("note: the game is not finished; the file holds its log so far")
+    return ExitCode.OK
+
+
+# ----------------------------------------------------------------------------- import
+
+
+def cmd_import(args: argparse.Namespace) -> int:
+    """``cellwar import``: create a game from a log file (``POST /games/import``); prints
+    the new game's id on standard output."""
+    from client.cli.importer import import_file
+    from client.sdk import ApiError
+
+    _err(f"importing {args.file} to {args.url} (the server decides every event again)…")
+    try:
+        result = import_file(
+            args.url, args.file, origin_game_id=args.origin_game_id, idempotency_key=args.idempotency_key
+        )
+    except LogFormatError as exc:
+        _err(f"error: {exc}")
+        return ExitCode.USAGE
+    except ApiError as exc:
+        where = f" at seq {exc.seq}" if exc.seq is not None else ""
+        _err(f"refused{where}: {exc.status} {exc.code}: {exc.message}")
+        return ExitCode.FAILED
+    except httpx.HTTPError as exc:
+        _err(f"error: cannot reach {args.url}: {exc}")
+        return ExitCode.FAILED
+    what = "a finished game" if result.finished else "a fork of its last state (seats free: join it)"
+    _err(f"imported {result.sent} events of {args.file} as game {result.game_id}: {what}")
+    _out(result.game_id)
     return ExitCode.OK
 
 
@@ -360,7 +392,8 @@ def build_parser() -> argparse.ArgumentParser:
     """The ``cellwar`` argument parser (argparse exits 2 on a usage error)."""
     parser = argparse.ArgumentParser(
         prog="cellwar",
-        description="CellWar event-log tool: export a game's log, verify logs offline, show a board.",
+        description="CellWar event-log tool: export a game's log, verify logs offline, import a log "
+        "into a new game, show a board.",
         epilog="Exit codes: 0 success, 1 a log failed (or the server refused), 2 usage or unreadable file.",
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -379,6 +412,21 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--token", help="a player token: that player's filtered log (default: spectator)")
     p.add_argument("-o", "--output", metavar="FILE", help="output file (default: standard output)")
     p.set_defaults(func=cmd_export)
+
+    p = sub.add_parser(
+        "import", parents=[common], help="create a game from a log file",
+        description="POST the log to /games/import: the server decides every event again through "
+        "the engine and refuses a log whose recorded hashes do not match, naming the first bad seq. "
+        "Prints the new game's id.",
+    )
+    p.add_argument("file", metavar="FILE", help="JSON Lines or {\"events\": [...]} file (- = stdin)")
+    p.add_argument(
+        "--url", default=os.environ.get("CELLWAR_URL", DEFAULT_URL),
+        help=f"server (default: $CELLWAR_URL or {DEFAULT_URL})",
+    )
+    p.add_argument("--origin-game-id", metavar="ID", help="the game the log was exported from (kept as its origin)")
+    p.add_argument("--idempotency-key", metavar="KEY", help="retry-safe key: the same key imports once")
+    p.set_defaults(func=cmd_import)
 
     p = sub.add_parser(
         "verify", parents=[common], help="fold logs offline and check every recorded hash",

@@ -18,6 +18,9 @@ Decisions where the seed is silent (recorded here):
   edge midpoints top, bottom, left, right (there the pair is vertical). A board too small
   for that (overlapping positions) is ``INVALID_CONFIG``.
 - ``disconnect_timeout_s`` (seconds, > 0, default 30) is only stored; the session uses it.
+- ``turn_time_s`` (seconds per turn, 1..86400, default none) and ``rated`` (default false)
+  are the options every multiplayer kind shares (:mod:`engine.options`); they are in the
+  normalised config only when set.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from typing import Any, ClassVar
 
 from engine.cellwar.units import FACTORY, FACTORY_AT, FORTIFICATION, INFANTRY, UNIT_TYPES
 from engine.errors import GameError
+from engine.options import OPTION_KEYS, options_dict, parse_rated, parse_turn_time
 
 #: Board side limits in cells.
 MIN_SIDE, MAX_SIDE = 4, 64
@@ -37,7 +41,7 @@ MIN_PLAYERS, MAX_PLAYERS = 2, 8
 #: Upper bound of ``disconnect_timeout_s`` (one day, in seconds).
 MAX_TIMEOUT_S = 86_400
 
-_KEYS = frozenset({"width", "height", "players", "units", "disconnect_timeout_s"})
+_KEYS = frozenset({"width", "height", "players", "units", "disconnect_timeout_s"}) | OPTION_KEYS
 _UNIT_KEYS = frozenset({"owner", "type", "x", "y", "standing"})
 
 
@@ -76,6 +80,8 @@ class CellWarConfig:
         units: the start position, in config order (ids are drawn per owner,
             :mod:`engine.cellwar.ids`).
         disconnect_timeout_s: seconds the session waits for a lost player (> 0).
+        turn_time_s: seconds per turn (None = no timer; :mod:`engine.timers`).
+        rated: a game made by link that counts for ratings (:mod:`engine.options`).
     """
 
     kind: ClassVar[str] = "cellwar"
@@ -85,6 +91,8 @@ class CellWarConfig:
     players: int = 2
     units: tuple[UnitSpec, ...] = ()
     disconnect_timeout_s: float = 30
+    turn_time_s: int | None = None
+    rated: bool = False
 
 
 def _bad(message: str) -> GameError:
@@ -167,7 +175,8 @@ def _unit_spec(item: Any, i: int, width: int, height: int, players: int) -> Unit
 
 
 def config_from_dict(data: Mapping[str, Any]) -> CellWarConfig:
-    """Validate a JSON config, filling defaults (16×16, 2 players, default start, 30 s).
+    """Validate a JSON config, filling defaults (16×16, 2 players, default start, 30 s, no
+    turn timer, not rated).
 
     Raises:
         GameError: ``INVALID_CONFIG`` naming the field: an unknown key, a wrong type, a
@@ -198,15 +207,19 @@ def config_from_dict(data: Mapping[str, Any]) -> CellWarConfig:
         missing = sorted(set(range(1, players + 1)) - {u.owner for u in units})
         if missing:
             raise _bad(f"players {missing} have no units; every player needs at least one")
-    return CellWarConfig(width, height, players, units, timeout)
+    turn_time_s = parse_turn_time(data.get("turn_time_s"))
+    rated = parse_rated(data.get("rated"))
+    return CellWarConfig(width, height, players, units, timeout, turn_time_s, rated)
 
 
 def config_to_dict(config: CellWarConfig) -> dict[str, Any]:
-    """The normalised JSON config (defaults filled in, the start position explicit)."""
+    """The normalised JSON config (defaults filled in, the start position explicit;
+    ``turn_time_s`` and ``rated`` only when set: :mod:`engine.options`)."""
     return {
         "width": config.width,
         "height": config.height,
         "players": config.players,
         "units": [u.to_dict() for u in config.units],
         "disconnect_timeout_s": config.disconnect_timeout_s,
+        **options_dict(config.turn_time_s, config.rated),
     }

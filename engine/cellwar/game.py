@@ -18,7 +18,7 @@ from engine.cellwar.fog import get_visible_state
 from engine.cellwar.ids import start_ids, upgrade
 from engine.cellwar.log import observers, player_log
 from engine.cellwar.state import FINISHED, CellWarState, decode_state, encode_state
-from engine.cellwar.turns import add_player, end_player_turn, remove_player
+from engine.cellwar.turns import add_player, end_player_turn, remove_player, time_out, turn_timer
 from engine.cellwar.units import Unit
 from engine.versions import ENGINE_VERSION
 
@@ -41,6 +41,8 @@ __all__ = [
     "remove_player",
     "summary",
     "tick",
+    "time_out",
+    "turn_timer",
     "upgrade",
 ]
 

@@ -8,14 +8,20 @@ log of the events a player observes, numbered in its own sequence
 (:mod:`engine.playerlog`). The rule:
 
 - **Public events**, observed by every seat and by a spectator: ``GameCreated``,
-  ``PlayerJoined``, ``TurnEnded`` (the turn passes), ``PlayerRemoved``, ``RolledBack``,
-  ``GameFinished``, and any action whose effect is public: it changes the phase, the
-  turn, the round, a player's ``out``/``connected`` or the winner (an attacker eliminated
-  on a fortification passes the turn; the last unit destroyed ends the game).
+  ``PlayerJoined``, ``TurnEnded`` (the turn passes), ``TurnTimedOut`` (so does it, by
+  the clock), ``PlayerRemoved``, ``GameFinished``, and any action or rollback whose
+  effect is public: it changes the phase, the turn, the round, a player's
+  ``out``/``connected`` or the winner (an attacker eliminated on a fortification passes
+  the turn; the last unit destroyed ends the game).
 - **An action** (``ActionApplied``) is otherwise observed by the actor and by each other
   player whose view it changes: a unit appears, leaves, moves or changes type or
   standing in a cell that player sees, or one of its own units is hit (its vision
-  changes). Outside its own turn a player sees what its units see now
+  changes).
+- **A rollback** (``RolledBack``, a player removed during its own turn) follows the same
+  rule as an action: the acting player and each player whose view it changes. It is
+  recorded only when something happened in that turn, so were it public, a player
+  would learn that the leaver had moved units it never saw (issue 10 §1); a rollback
+  that undoes only fogged moves changes nothing a player sees and is not observed. Outside its own turn a player sees what its units see now
   (:func:`engine.cellwar.fog.vision_mask`), so this is exactly "its view JSON changed"
   (tested with Hypothesis). A factory seen producing into a fogged cell changes nothing
   a player sees (enemy ``acted`` flags are hidden), so it is not observed.
@@ -26,6 +32,8 @@ What a player's filtered log shows of each observed event:
 
 - ``GameCreated`` with the config's ``units`` reduced to the reader's own start units
   (:func:`own_config`; board size, seats and timeout kept; the lobby shows no units).
+- ``GameForked`` (the first event of a fork, :mod:`engine.fork`) without its ``state``
+  and ``state_hash``, its config reduced like ``GameCreated``'s.
 - ``RolledBack`` reduced to ``{"to_seq"}`` in the reader's own numbering (its base64
   ``state`` would show the whole board; a real seq would count hidden events).
 - The reader's own actions in full; another player's action reduced by
@@ -52,12 +60,15 @@ from engine.api import player_log as any_kind_player_log
 from engine.cellwar.fog import is_visible, vision_mask
 from engine.cellwar.state import FINISHED, CellWarState
 from engine.errors import GameError
+from engine.fork import public_payload
 from engine.playerlog import OwnNumbering, rolled_back_payload
 
 #: Event types every player and a spectator observe.
 PUBLIC_TYPES = frozenset(
-    {"GameCreated", "PlayerJoined", "TurnEnded", "PlayerRemoved", "GameFinished", "RolledBack"}
+    {"GameCreated", "PlayerJoined", "TurnEnded", "TurnTimedOut", "PlayerRemoved", "GameFinished"}
 )
+#: Event types observed by the seats whose view they change (module docstring).
+VIEW_TYPES = frozenset({"ActionApplied", "RolledBack"})
 
 
 def own_config(payload: Mapping[str, Any], player_id: int) -> dict[str, Any]:
@@ -112,15 +123,15 @@ def observers(
         etype / actor / payload: the event (payload a dict).
 
     Returns:
-        Every seat and 0 for a public event; else the actor and each seat whose view it
-        changes.
+        Every seat and 0 for a public event; else (an action or a rollback that changes
+        nothing public) the actor and each seat whose view it changes.
     """
     everyone = frozenset(range(0, after.config.players + 1))
-    if etype != "ActionApplied" or before is None:
+    if etype not in VIEW_TYPES or before is None:
         return everyone
     if after.phase == FINISHED or _public_part(before) != _public_part(after):
         return everyone
-    seen = {actor}
+    seen = {actor} if actor else set()
     for p in before.players:
         if p.id != actor and not p.out and _seen(before, p.id) != _seen(after, p.id):
             seen.add(p.id)
@@ -183,7 +194,7 @@ def player_log(events: Iterable[Mapping[str, Any]], player_id: int) -> list[dict
     events = list(events)
     if not events:
         return []
-    if events[0].get("type") != "GameCreated":
+    if events[0].get("type") not in ("GameCreated", "GameForked"):
         raise GameError("MALFORMED", "a player log needs the whole log from GameCreated")
     if (events[0].get("payload") or {}).get("kind") != "cellwar":
         return any_kind_player_log(events, player_id)
@@ -204,6 +215,8 @@ def player_log(events: Iterable[Mapping[str, Any]], player_id: int) -> list[dict
                 out.append(numbering.entry(event, rolled_back_payload(payload, numbering)))
             elif etype == "GameCreated":
                 out.append(numbering.entry(event, own_config(payload, player_id)))
+            elif etype == "GameForked":
+                out.append(numbering.entry(event, own_config(public_payload(payload), player_id)))
             elif etype == "ActionApplied" and before is not None and actor != player_id:
                 seen = _reduced(before, state, payload.get("action") or {}, player_id)
                 out.append(numbering.entry(event, seen or {"action": {}}))

@@ -157,6 +157,49 @@ def end_player_turn(state: CellWarState, player_id: int) -> CellWarState:
     return pass_turn(state)
 
 
+def turn_timer(state: CellWarState):
+    """The timer of the current turn (:mod:`engine.timers`): every turn of a ``playing``
+    game lasts the config's ``turn_time_s``; the key ``("turn", round, player)`` changes
+    whenever the turn passes. None without a timer or outside ``playing``."""
+    from engine.timers import TurnTimer  # engine.timers dispatches to this module
+
+    if state.phase != PLAYING or not state.config.turn_time_s:
+        return None
+    return TurnTimer(state.config.turn_time_s, ("turn", state.round, state.turn))
+
+
+def time_out(state: CellWarState) -> CellWarState:
+    """The current player's time ran out (:mod:`engine.timers`, issue 14): the units that
+    have not acted stay where they are and do nothing (a combat unit neither moves nor
+    fortifies; a factory that has not produced produces nothing this turn), except that a
+    factory with no free neighbouring cell dies, as at any end of turn (seed "Фабрика");
+    then the turn passes as after ``end_turn`` (eliminations and the end of the game
+    first).
+
+    Raises:
+        GameError: ``WRONG_PHASE`` (seats open), ``GAME_FINISHED``.
+    """
+    if state.phase == WAITING:
+        raise GameError("WRONG_PHASE", "the game has not started: seats are still open")
+    if state.phase == FINISHED:
+        raise GameError("GAME_FINISHED", "the game is finished")
+    player_id = state.turn
+    blocked = {
+        u.id
+        for u in state.units
+        if u.owner == player_id
+        and u.type == FACTORY
+        and not u.acted
+        and not has_free_neighbour(state, u.x, u.y)
+    }
+    if blocked:
+        state = replace(state, units=tuple(u for u in state.units if u.id not in blocked))
+    state = finish_if_over(eliminate(state))
+    if state.phase != PLAYING:
+        return state
+    return pass_turn(state)
+
+
 def remove_player(state: CellWarState, player_id: int) -> CellWarState:
     """Remove a player (left, or disconnected past the timeout) and all its units.
 

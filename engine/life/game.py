@@ -106,6 +106,9 @@ __all__ = [
     "remove_player",
     "summary",
     "tick",
+    "time_out",
+    "timed_out_players",
+    "turn_timer",
 ]
 
 
@@ -370,6 +373,52 @@ def end_player_turn(state: LifeState, player_id: int) -> LifeState:
             raise no_change(f"player {player_id} is ready already")
         return settle(state.with_player(replace(player, ready=True)))
     raise GameError("WRONG_PHASE", f"end_turn is for placement and redraw, not {state.phase}")
+
+
+# =========================================================================== turn timers
+
+
+def turn_timer(state: LifeState):
+    """The timer of the current drawing turn (:mod:`engine.timers`): each placement turn
+    and each redraw round lasts the config's ``turn_time_s``; None without a timer or
+    outside ``placement``/``redraw``."""
+    from engine.timers import TurnTimer  # engine.timers dispatches to this module
+
+    seconds = getattr(state.config, "turn_time_s", None)
+    if not seconds:
+        return None
+    if state.phase == "placement":
+        return TurnTimer(seconds, ("placement", state.turn))
+    if state.phase == "redraw":
+        return TurnTimer(seconds, ("redraw", state.generation))
+    return None
+
+
+def timed_out_players(state: LifeState) -> list[int]:
+    """Who ran out of time: the placing player, or in ``redraw`` every remaining player
+    not ready yet."""
+    if state.phase == "redraw":
+        return [p.id for p in _alive(state) if not p.ready]
+    return [state.turn] if state.turn else []
+
+
+def time_out(state: LifeState) -> LifeState:
+    """The current drawing turn ran out (:mod:`engine.timers`): in ``placement`` what the
+    player placed stays and the turn passes (after the last player the simulation
+    starts); in ``redraw`` every remaining player not ready is made ready, which ends the
+    round (the simulation resumes, or an empty round ends the game).
+
+    Raises:
+        GameError: ``GAME_FINISHED``, ``WRONG_PHASE`` (no drawing turn).
+    """
+    if state.phase == "finished":
+        raise GameError("GAME_FINISHED", "the game is over")
+    if state.phase == "placement":
+        return pass_placement_turn(state)
+    if state.phase == "redraw":
+        players = tuple(p if p.out else replace(p, ready=True) for p in state.players)
+        return settle(replace(state, players=players))
+    raise GameError("WRONG_PHASE", f"no timed turn in {state.phase}")
 
 
 # =========================================================================== simulation

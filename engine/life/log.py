@@ -20,10 +20,13 @@ observes, numbered in its own sequence (:mod:`engine.playerlog`):
   ``propose_finish``: no cells), and every event once placement is over (from then on
   the board is visible to all, so the fold stops there: no generation is computed for
   the filter).
+- ``GameForked`` (the first event of a fork, :mod:`engine.fork`) without its ``state``
+  (the whole board, blind placements included) and ``state_hash``.
 - **No ``state_hash``** on any event of the filtered log: a hash of the full state is a
-  function of the hidden cells (a guess could be checked against it). Once placement is
-  over the session serves the whole log with hashes instead
-  (``services/session/visibility.py``).
+  function of the hidden cells (a guess could be checked against it). The log stays
+  filtered until the game is finished (engine/policy.py: the whole log would tell, once
+  the board is visible, how each opponent drew blind); then the session serves the
+  whole log with hashes (``services/session/visibility.py``).
 - Items are numbered ``seq`` = 1..k (the reader's version) with ``log_seq`` = the real
   seq; nothing tells how many events were left out.
 
@@ -38,6 +41,7 @@ from typing import Any
 
 from engine.api import apply_event
 from engine.errors import GameError
+from engine.fork import public_payload
 from engine.playerlog import OwnNumbering
 
 #: Life actions that draw on the board (DESIGN.md §3; docs/ARCHITECTURE.md "Life actions").
@@ -97,7 +101,7 @@ def player_log(events: Iterable[Mapping[str, Any]], player_id: int) -> list[dict
     events = list(events)
     if not events:
         return []
-    if events[0].get("type") != "GameCreated":
+    if events[0].get("type") not in ("GameCreated", "GameForked"):
         raise GameError("MALFORMED", "a player log needs the whole log from GameCreated")
     state: Any = None
     numbering = OwnNumbering()
@@ -114,6 +118,9 @@ def player_log(events: Iterable[Mapping[str, Any]], player_id: int) -> list[dict
                 engine_version=event.get("engine_version") or None,
             )
         if not hidden_from(event, before, player_id):
-            out.append(numbering.entry(event, event.get("payload") or {}))
+            payload = event.get("payload") or {}
+            if event.get("type") == "GameForked":
+                payload = public_payload(payload)
+            out.append(numbering.entry(event, payload))
         numbering.passed(event)
     return out

@@ -18,6 +18,7 @@ import numpy as np
 
 from engine.errors import GameError
 from engine.life.zones import zones_for
+from engine.options import OPTION_KEYS, options_dict, parse_rated, parse_turn_time
 from engine.versions import ENGINE_VERSION
 from engine.versions import check as check_version
 
@@ -52,6 +53,9 @@ class LifeConfig:
         budget: cells each player may place over the whole game (>= 0).
         torus: wrap both axes; otherwise hard edges.
         max_generations: the game ends by score when this many generations have run.
+        turn_time_s: seconds per placement turn and per redraw round (None = no timer;
+            :mod:`engine.options`, :mod:`engine.timers`).
+        rated: a game made by link that counts for ratings (:mod:`engine.options`).
     """
 
     kind: ClassVar[str] = "life"
@@ -62,6 +66,8 @@ class LifeConfig:
     budget: int = 100
     torus: bool = False
     max_generations: int = 5000
+    turn_time_s: int | None = None
+    rated: bool = False
 
 
 def _int_field(data: Mapping[str, Any], name: str, lo: int, hi: int) -> int:
@@ -75,20 +81,19 @@ def _int_field(data: Mapping[str, Any], name: str, lo: int, hi: int) -> int:
 
 def config_from_dict(data: Mapping[str, Any]) -> LifeConfig:
     """Validate a JSON config, filling defaults (60×60, 2 players, budget 100, hard edges,
-    5000 generations).
+    5000 generations, no turn timer, not rated).
 
     Raises:
         GameError: ``INVALID_CONFIG`` naming the field for an unknown key, a wrong type or
             a value out of range (width/height 8..1024, players 2 or 4, budget >= 0,
-            max_generations >= 1).
+            max_generations >= 1, turn_time_s 1..86400 or null, rated a boolean).
     """
     if not isinstance(data, Mapping):
         raise GameError("INVALID_CONFIG", "config must be a JSON object")
-    unknown = sorted(set(data) - set(_CONFIG_DEFAULTS))
+    known = set(_CONFIG_DEFAULTS) | OPTION_KEYS
+    unknown = sorted(set(data) - known)
     if unknown:
-        raise GameError(
-            "INVALID_CONFIG", f"unknown config key(s) {unknown}; known: {sorted(_CONFIG_DEFAULTS)}"
-        )
+        raise GameError("INVALID_CONFIG", f"unknown config key(s) {unknown}; known: {sorted(known)}")
     width = _int_field(data, "width", MIN_SIDE, MAX_SIDE)
     height = _int_field(data, "height", MIN_SIDE, MAX_SIDE)
     players = data.get("players", 2)
@@ -99,11 +104,15 @@ def config_from_dict(data: Mapping[str, Any]) -> LifeConfig:
     torus = data.get("torus", False)
     if not isinstance(torus, bool):
         raise GameError("INVALID_CONFIG", f"torus must be true or false, got {torus!r}")
-    return LifeConfig(width, height, int(players), budget, torus, max_generations)
+    turn_time_s = parse_turn_time(data.get("turn_time_s"))
+    rated = parse_rated(data.get("rated"))
+    return LifeConfig(width, height, int(players), budget, torus, max_generations, turn_time_s, rated)
 
 
 def config_to_dict(config: LifeConfig) -> dict[str, Any]:
-    """The normalised JSON config (every field present)."""
+    """The normalised JSON config: every field present, except ``turn_time_s`` and
+    ``rated``, which appear only when set (so the configs and hashes of games recorded
+    before they existed stay the same: :mod:`engine.options`)."""
     return {
         "width": config.width,
         "height": config.height,
@@ -111,6 +120,7 @@ def config_to_dict(config: LifeConfig) -> dict[str, Any]:
         "budget": config.budget,
         "torus": config.torus,
         "max_generations": config.max_generations,
+        **options_dict(config.turn_time_s, config.rated),
     }
 
 

@@ -7,7 +7,7 @@ service; errors of the session become HTTP errors in gateway/errors.py.
 from __future__ import annotations
 
 import json
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import grpc
 from fastapi import APIRouter, Body, Path, Query, Request, status
@@ -26,6 +26,7 @@ from gateway.deps import (
 from gateway.errors import ApiError, Code
 from gateway.lobby import CURSOR_PATTERN, LOBBY_DEFAULT_LIMIT, LOBBY_MAX_LIMIT
 from gateway.profile_deps import ProfileHeader
+from gateway.replay_streams import JSONL, events_jsonl, spectator_state
 from gateway.responses import errors
 from gateway.schemas import (
     MAX_INT64,
@@ -55,8 +56,9 @@ _OPTIONAL_TOKEN = {"security": [{}]}
 
 _VIEW_DOC = (
     "The view: `game_id, kind, seq, phase, turn, you, players, width, height, winner, "
-    "result`, plus for Life `generation, torus, zone, stable, speed, board` (multi-state "
-    "RLE) and for CellWar `round, units, visible`."
+    "result, turn_deadline` (when the running timed turn ends, ISO 8601 UTC; null without "
+    "a turn timer), plus for Life `generation, torus, zone, stable, speed, board` "
+    "(multi-state RLE) and for CellWar `round, units, visible`."
 )
 
 
@@ -71,7 +73,9 @@ def _dumps(obj: Any) -> bytes:
     responses=errors(401, 404, 409, 413, 422, 429, 503),
     summary="Create a game",
     description="Create a Life, campaign or CellWar game. Omitted config fields take "
-    "the defaults (Life: 60×60, 2 players, budget 100, hard edges, 5000 generations). "
+    "the defaults (Life: 60×60, 2 players, budget 100, hard edges, 5000 generations; no "
+    "turn timer: `turn_time_s` sets one). `\"rated\": true` (Life, CellWar) makes the "
+    "game count for ratings: seats joined with `X-Profile-Token` are rated when it ends. "
     "Campaign: send `X-Profile-Token` (from POST /profiles) so the level counts for your "
     "profile; a level above the profile's `unlocked` is refused with 409 `LEVEL_LOCKED`. "
     "A config that fits the schema but not the rules (CellWar: a unit off the board, two "
@@ -98,20 +102,33 @@ async def create_game(
 @router.post(
     "/game/{game_id}/join",
     response_model=Joined,
-    responses=errors(404, 409, 413, 422, 429, 503),
+    responses=errors(401, 404, 409, 413, 422, 429, 503),
     summary="Take a seat",
     description="Join the next free seat (ids from 1). Keep `player_token`: send it as "
     "`Authorization: Bearer <token>` on every call of this game. It expires after "
     "`CELLWAR_TOKEN_MAX_AGE_S` (7 days; renew with POST /game/{id}/token). Limited to "
-    "`CELLWAR_JOIN_LIMIT_PER_MIN` (60) joins a minute per client address (429).",
+    "`CELLWAR_JOIN_LIMIT_PER_MIN` (60) joins a minute per client address (429). In a rated "
+    "game, `X-Profile-Token` (from POST /profiles) makes the seat count for that profile's "
+    "rating (the event log records the profile id, never the token); without it the seat "
+    "plays at the provisional rating and is not rated.",
 )
 async def join_game(
-    request: Request, game_id: GameId, body: JoinBody, session: SessionDep, signer: SignerDep, cid: CommandId
+    request: Request,
+    game_id: GameId,
+    body: JoinBody,
+    session: SessionDep,
+    signer: SignerDep,
+    cid: CommandId,
+    profile_id: ProfileHeader,
 ) -> Joined:
-    """POST /game/{id}/join → ``{"player_id", "player_token"}``."""
+    """POST /game/{id}/join → ``{"player_id", "player_token"}``; ``X-Profile-Token``: the
+    profile that holds the seat in a rated game."""
     request.state.game_id = game_id
     reply = await session.Join(
-        session_pb2.JoinRequest(game_id=game_id, name=body.name, command_id=cid), timeout=RPC_TIMEOUT_S
+        session_pb2.JoinRequest(
+            game_id=game_id, name=body.name, command_id=cid, profile_id=profile_id or ""
+        ),
+        timeout=RPC_TIMEOUT_S,
     )
     request.state.player_id = reply.player_id
     return Joined(player_id=reply.player_id, player_token=signer.issue(game_id, reply.player_id))
@@ -120,12 +137,35 @@ async def join_game(
 @router.get(
     "/game/{game_id}/state",
     response_model=dict[str, Any],
-    responses=errors(401, 403, 404, 422, 503),
+    responses=errors(401, 403, 404, 409, 422, 503),
+    openapi_extra=_OPTIONAL_TOKEN,
     summary="Your view of the game",
-    description=_VIEW_DOC,
+    description=_VIEW_DOC + " Spectators (no token): `?spectate=1&delay_s=N` answers "
+    "`{\"seq\", \"view\"}` of the game as it was N seconds ago (default and least: 10 "
+    "for a running CellWar game, whose spectator sees everything; 0 elsewhere; at most "
+    "3600); 409 `NOT_YET_VISIBLE` while no event is that old.",
 )
-async def get_state(game_id: GameId, player: CurrentPlayer, session: SessionDep) -> Response:
-    """GET /game/{id}/state → the player's view."""
+async def get_state(
+    game_id: GameId,
+    player: OptionalPlayer,
+    session: SessionDep,
+    spectate: Annotated[
+        bool, Query(description="Spectate without a token, delayed by `delay_s`")
+    ] = False,
+    delay_s: Annotated[
+        float | None, Query(ge=0, le=3600, description="Spectator delay (seconds)")
+    ] = None,
+) -> Response:
+    """GET /game/{id}/state → the player's view; ``?spectate=1&delay_s=N`` → a delayed
+    spectator's ``{"seq", "view"}``."""
+    if spectate:
+        return await spectator_state(session, game_id, delay_s)
+    if player is None:
+        raise ApiError(
+            401,
+            Code.UNAUTHORIZED,
+            "a player token is required (Authorization: Bearer <token>); spectators add ?spectate=1",
+        )
     reply = await session.GetView(
         session_pb2.GetViewRequest(game_id=game_id, player_id=player.player_id), timeout=RPC_TIMEOUT_S
     )
@@ -188,14 +228,16 @@ async def leave(game_id: GameId, player: CurrentPlayer, session: SessionDep, cid
 @router.get(
     "/game/{game_id}/events",
     response_model=EventsOut,
-    responses=errors(401, 403, 404, 422, 429, 503),
+    responses={**errors(401, 403, 404, 422, 429, 503), 200: {"content": {JSONL: {"schema": {"type": "string"}}}}},
     openapi_extra=_OPTIONAL_TOKEN,
     summary="The event log",
     description="Events from `from_seq` on, in order. A player gets the log filtered to "
     "what it may see (CellWar while it runs: its fog, no `state_hash`); without a token "
     "(spectator) the log of a finished game (403 FORBIDDEN while a CellWar game runs or a "
     "Life game is in placement). The token is optional. Costly: limited per client "
-    "address (429) and in how many run at once (503 `BUSY`).",
+    "address (429) and in how many run at once (503 `BUSY`). "
+    f"`?format=jsonl`: the same event objects one per line (`{JSONL}`, JSON Lines), "
+    "streamed: the log file format of `cellwar export` and `POST /games/import`.",
 )
 async def list_events(
     game_id: GameId,
@@ -204,12 +246,18 @@ async def list_events(
     from_seq: Annotated[
         int, Query(ge=0, le=MAX_INT64, description="First sequence number (0 or 1: all)")
     ] = 0,
+    format: Annotated[  # noqa: A002 - the query parameter's name
+        Literal["json", "jsonl"], Query(description="`json` (a document) or `jsonl` (JSON Lines)")
+    ] = "json",
 ) -> Response:
-    """GET /game/{id}/events?from_seq=0 → ``{"events": [...]}``."""
-    reply = await session.ListEvents(
-        session_pb2.ListEventsRequest(game_id=game_id, player_id=player_id_of(player), from_seq=from_seq),
-        timeout=RPC_TIMEOUT_S,
+    """GET /game/{id}/events?from_seq=0 → ``{"events": [...]}``; ``&format=jsonl`` → one
+    event object per line, streamed."""
+    request = session_pb2.ListEventsRequest(
+        game_id=game_id, player_id=player_id_of(player), from_seq=from_seq
     )
+    if format == "jsonl":
+        return await events_jsonl(session, request)
+    reply = await session.ListEvents(request, timeout=RPC_TIMEOUT_S)
     return raw_json_response(_dumps({"events": [event_json(e) for e in reply.events]}))
 
 

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import hmac
+import ipaddress
+
 import grpc
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, Response
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
+from cellwar.v1.codes import ErrorCode
 from gateway.errors import error_body
 from gateway.responses import errors
 from gateway.schemas import Status
@@ -50,7 +54,43 @@ async def readyz(request: Request) -> Response:
     return JSONResponse({"status": "ready"})
 
 
-@router.get("/metrics", summary="Prometheus metrics", response_class=Response)
+def may_read_metrics(request: Request, token: str) -> bool:
+    """Whether ``request`` may read ``/metrics``: it sends ``Authorization: Bearer
+    <token>`` (``CELLWAR_METRICS_TOKEN``, when set), or comes from a loopback address.
+
+    The metrics are for operators, not players (issue 10 §1: everything a player can
+    read must be a function of its own information): their counters are the gateway's
+    totals, so on a quiet server a player reading them before and after an opponent's
+    turn would count the opponent's requests, i.e. its hidden units' moves. Behind a
+    proxy the client address is the forwarded one (uvicorn's proxy headers), so remote
+    players are refused there too; Prometheus scrapes each gateway with the token.
+    """
+    if token:
+        scheme, _, given = (request.headers.get("authorization") or "").partition(" ")
+        if scheme.lower() == "bearer" and hmac.compare_digest(given.strip().encode(), token.encode()):
+            return True
+    host = request.client.host if request.client else ""
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+@router.get(
+    "/metrics",
+    summary="Prometheus metrics (operators)",
+    response_class=Response,
+    responses=errors(403),
+)
 async def metrics(request: Request) -> Response:
-    """Request counter and latency histogram by route template and status, text format."""
+    """Request counter and latency histogram by route template and status, text format;
+    403 ``FORBIDDEN`` unless :func:`may_read_metrics`."""
+    if not may_read_metrics(request, request.app.state.settings.metrics_token):
+        return JSONResponse(
+            error_body(
+                ErrorCode.FORBIDDEN,
+                "metrics are for operators: send Authorization: Bearer <CELLWAR_METRICS_TOKEN>",
+            ),
+            status_code=403,
+        )
     return Response(generate_latest(request.app.state.metrics.registry), media_type=CONTENT_TYPE_LATEST)

@@ -273,7 +273,8 @@ async def profile_ratings(request: Request, profile_id: str) -> list[dict[str, A
     "`X-Profile-Token` the match is rated for that profile (one searching ticket per "
     "profile and queue: 409 ALREADY_QUEUED); without it the rating is provisional (1500) "
     "and nothing is recorded. Poll GET /matchmaking/tickets/{id} or watch its stream; a "
-    "ticket expires after 5 minutes.",
+    "ticket expires after 5 minutes. Matchmade games have turn timers (`turn_time_s`: "
+    "Life 90 s, CellWar 60 s by default; a ticket may ask for 10..600 s).",
 )
 async def create_ticket(
     body: Annotated[TicketBody, Body()],

@@ -10,6 +10,10 @@ carries it then, so no proxy or server log can. ``?token=<token>`` still works f
 clients (the gateway redacts it from its logs, gateway/redact.py; a proxy in front logs
 its own request lines). With both, the subprotocol's token counts.
 
+``?spectate=1&delay_s=N`` (no token): a delayed spectator (DESIGN §12): the same frames
+of the game as it was N seconds ago (services/session/spectators.py; default and least:
+10 s for a running CellWar game, 0 elsewhere).
+
 Errors are sent as one ``{"type": "error", "error": {"code", "message"}}`` frame, then
 the socket closes with 4000 + the HTTP status: 4401 bad token, 4403 token of another
 game, 4404 unknown game, 4503 session unavailable.
@@ -34,6 +38,7 @@ from starlette.websockets import WebSocketState
 from gateway.errors import ApiError
 from gateway.fanout import Subscription
 from gateway.observability import Metrics
+from gateway.replay_streams import pump_spectator
 from gateway.ws_auth import offered_token, selected_subprotocol
 
 router = APIRouter(tags=["stream"])
@@ -68,20 +73,49 @@ async def _drain(websocket: WebSocket) -> None:
             return
 
 
+def _delay(value: str | None) -> float | None:
+    """``delay_s`` of the query: seconds within 0..3600, or None when not given.
+
+    Raises:
+        ApiError: 422 ``MALFORMED``.
+    """
+    if value is None or value == "":
+        return None
+    try:
+        delay = float(value)
+    except ValueError:
+        delay = -1.0
+    if not 0 <= delay <= 3600:
+        raise ApiError(422, "MALFORMED", f"delay_s must be a number of seconds within 0..3600 (got {value!r})")
+    return delay
+
+
 @router.websocket("/game/{game_id}/stream", name="stream")
-async def stream(websocket: WebSocket, game_id: str, token: str | None = None) -> None:
+async def stream(
+    websocket: WebSocket,
+    game_id: str,
+    token: str | None = None,
+    spectate: str | None = None,
+    delay_s: str | None = None,
+) -> None:
     """Bridge ``Session.Watch(game_id, player_id)`` to this WebSocket until the game ends
-    or the client goes."""
+    or the client goes. ``?spectate=1&delay_s=N``: a delayed spectator
+    (``Session.Spectate``, one upstream per socket; no token needed)."""
     app = websocket.app
     await websocket.accept(subprotocol=selected_subprotocol(websocket.scope))
     structlog.contextvars.bind_contextvars(game_id=game_id)
     token = offered_token(websocket.scope) or token
+    spectating = spectate not in (None, "", "0", "false")
     try:
-        player_id = app.state.signer.verify(token, game_id).player_id if token else 0
+        delay = _delay(delay_s)
+        player_id = app.state.signer.verify(token, game_id).player_id if token and not spectating else 0
     except ApiError as err:
         await _close_with_error(websocket, err)
         return
     structlog.contextvars.bind_contextvars(player_id=player_id)
+    if spectating:
+        await _spectate(websocket, game_id, delay)
+        return
     frames = app.state.fanout.subscribe(game_id, player_id)
     pump = asyncio.create_task(_pump(websocket, frames, app.state.metrics))
     drain = asyncio.create_task(_drain(websocket))
@@ -110,3 +144,30 @@ async def stream(websocket: WebSocket, game_id: str, token: str | None = None) -
         with contextlib.suppress(Exception):
             await websocket.close(code=1000)
     log.info("ws_closed")
+
+
+async def _spectate(websocket: WebSocket, game_id: str, delay_s: float | None) -> None:
+    """A delayed spectator's socket: frames of ``Session.Spectate`` until the delayed view
+    reaches the end (close 1000) or the client goes; errors as the error frame + close."""
+    pump = asyncio.create_task(pump_spectator(websocket, game_id, delay_s))
+    drain = asyncio.create_task(_drain(websocket))
+    log.info("ws_spectator_open", delay_s=delay_s)
+    try:
+        done, _ = await asyncio.wait({pump, drain}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for task in (pump, drain):
+            task.cancel()
+        for task in (pump, drain):
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+    if pump in done and not pump.cancelled():
+        exc = pump.exception()
+        if exc is None:
+            with contextlib.suppress(Exception):
+                await websocket.close(code=1000)
+        elif isinstance(exc, ApiError):
+            await _close_with_error(websocket, exc)
+        elif not isinstance(exc, WebSocketDisconnect | RuntimeError):
+            log.warning("ws_spectator_failed", error=repr(exc))
+            await _close_with_error(websocket, ApiError(500, "INTERNAL", "stream failed"))
+    log.info("ws_spectator_closed")

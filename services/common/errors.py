@@ -18,6 +18,9 @@ from cellwar.v1.codes import ErrorCode
 ERROR_CODE_KEY = "cellwar-error-code"
 #: Trailing metadata key with which the engine service names its rules version.
 ENGINE_VERSION_KEY = "cellwar-engine-version"
+#: Trailing metadata key with the seq of the event an error is about (an imported log
+#: refused with ``LOG_MISMATCH``); the gateway adds it to the error body as ``seq``.
+ERROR_SEQ_KEY = "cellwar-error-seq"
 
 #: Codes whose status is not the default FAILED_PRECONDITION (a rule refusing a command).
 _STATUS: dict[str, grpc.StatusCode] = {
@@ -25,6 +28,9 @@ _STATUS: dict[str, grpc.StatusCode] = {
     ErrorCode.INVALID_CONFIG: grpc.StatusCode.INVALID_ARGUMENT,
     # An Idempotency-Key sent again with a different body (422, as Stripe answers).
     ErrorCode.IDEMPOTENCY_KEY_REUSED: grpc.StatusCode.INVALID_ARGUMENT,
+    # An imported log the rules do not reproduce, or written by an unknown engine (422).
+    ErrorCode.LOG_MISMATCH: grpc.StatusCode.INVALID_ARGUMENT,
+    ErrorCode.UNKNOWN_ENGINE_VERSION: grpc.StatusCode.INVALID_ARGUMENT,
     ErrorCode.GAME_NOT_FOUND: grpc.StatusCode.NOT_FOUND,
     ErrorCode.PROFILE_NOT_FOUND: grpc.StatusCode.NOT_FOUND,
     # Matchmaking (services/matchmaker): an unknown ticket id.
@@ -60,12 +66,14 @@ class ServiceError(Exception):
     Attributes:
         code: machine code (see the module table), e.g. ``"GAME_NOT_FOUND"``.
         message: a sentence for a person.
+        seq: the event the error is about (an imported log's first bad seq), or None.
     """
 
-    def __init__(self, code: str, message: str) -> None:
+    def __init__(self, code: str, message: str, seq: int | None = None) -> None:
         super().__init__(f"{code}: {message}")
         self.code = code
         self.message = message
+        self.seq = seq
 
 
 def status_for(code: str) -> grpc.StatusCode:
@@ -73,14 +81,31 @@ def status_for(code: str) -> grpc.StatusCode:
     return _STATUS.get(code, grpc.StatusCode.FAILED_PRECONDITION)
 
 
-async def abort(context: grpc.aio.ServicerContext, code: str, message: str) -> NoReturn:
-    """Abort the current RPC with the status of ``code`` and the code in trailing metadata.
+async def abort(
+    context: grpc.aio.ServicerContext, code: str, message: str, seq: int | None = None
+) -> NoReturn:
+    """Abort the current RPC with the status of ``code`` and the code in trailing metadata
+    (and ``seq``, when the error is about one event, under :data:`ERROR_SEQ_KEY`).
 
     Raises:
         grpc.aio.AbortError: always (that is how grpc.aio ends the RPC).
     """
-    context.set_trailing_metadata(((ERROR_CODE_KEY, str(code)),))
+    metadata: tuple[tuple[str, str], ...] = ((ERROR_CODE_KEY, str(code)),)
+    if seq is not None:
+        metadata += ((ERROR_SEQ_KEY, str(int(seq))),)
+    context.set_trailing_metadata(metadata)
     await context.abort(status_for(code), message)
+
+
+def error_seq_from_rpc(exc: grpc.aio.AioRpcError) -> int | None:
+    """The event seq a failed call's error is about (:data:`ERROR_SEQ_KEY`), or None."""
+    for key, value in exc.trailing_metadata() or ():
+        if key == ERROR_SEQ_KEY:
+            try:
+                return int(value)
+            except (TypeError, ValueError):
+                return None
+    return None
 
 
 def error_from_rpc(exc: grpc.aio.AioRpcError) -> tuple[str, str]:

@@ -73,6 +73,8 @@ class Settings(BaseSettings):
             more is answered 503 ``BUSY`` with ``Retry-After`` (0 = no bound).
         read_global_per_s: expensive reads per second in one gateway process, from all
             clients together (beyond: 503 ``BUSY``; 0 = no bound).
+        metrics_token: bearer token that lets a client read the gateway's ``/metrics``;
+            without it only loopback clients may (players must not read the totals).
     """
 
     model_config = SettingsConfigDict(env_prefix="CELLWAR_", env_file=".env", extra="ignore")
@@ -117,6 +119,7 @@ class Settings(BaseSettings):
     read_limit_burst: int = Field(60, ge=0)
     read_concurrency: int = Field(2, ge=0)
     read_global_per_s: float = Field(40.0, ge=0)
+    metrics_token: str = ""
 
 
 @lru_cache(maxsize=1)

@@ -21,17 +21,19 @@ import grpc
 import structlog
 
 import engine
-from cellwar.v1 import engine_pb2, engine_pb2_grpc
-from cellwar.v1.codes import ErrorCode
+from cellwar.v1 import engine_pb2, engine_pb2_grpc, events_pb2
+from cellwar.v1.codes import CommandType, ErrorCode
 from engine import api as engine_api
 from engine import envelope
 from engine.api import dumps
 from engine.campaign import levels as campaign_levels
 from engine.envelope import Anchor, Envelope
 from engine.errors import GameError
+from engine.fork import WAITING, seating_policy, seating_view
 from engine.life import patterns as life_patterns
 from engine.life.packed_runs import PackedLifeKind
 from engine.policy import policy, revealed_view
+from engine.reenact import Recorded, reenact
 from services.common import grpcutil
 from services.common.errors import ENGINE_VERSION_KEY, abort
 from services.engine.runs import RunCache
@@ -49,18 +51,21 @@ INLINE_STATE_BYTES = 300_000
 
 def to_proto(state: Any, env: Envelope | None = None) -> engine_pb2.GameState:
     """The ``GameState`` message of an engine state: encoded bytes, hash, summary, and the
-    envelope (``versions``, ``seq``, ``anchor``; none of it hashed) with the policy."""
+    envelope (``versions``, ``seq``, ``anchor``, ``open_seats``; none of it hashed) with
+    the policy. While a fork has free seats (engine/fork.py) the summary reads
+    ``waiting`` with the seats taken as ``players_joined``, and nothing ticks."""
     s = engine.summary(state)
-    p = policy(state)
+    seats = env.open_seats if env is not None else ()
+    p = seating_policy(policy(state), seats)
     msg = engine_pb2.GameState(
         state=engine.encode_state(state),
         state_hash=engine.state_hash(state),
         kind=s.kind,
-        phase=s.phase,
+        phase=WAITING if seats else s.phase,
         generation=s.generation,
         finished=s.finished,
         turn=s.turn,
-        players_joined=s.players_joined,
+        players_joined=s.players_joined - len(seats),
         max_players=s.max_players,
         speed=s.speed,
         policy=engine_pb2.Policy(
@@ -74,11 +79,16 @@ def to_proto(state: Any, env: Envelope | None = None) -> engine_pb2.GameState:
             expirable=p.expirable,
             active_players=list(p.active_players),
             progress_level=p.progress_level,
+            spectator_delay_min_s=p.spectator_delay_min_s,
+            spectators_see_all=p.spectators_see_all,
+            turn_time_s=p.turn_time_s,
         ),
     )
     if env is not None:
         msg.versions.extend(env.versions)
         msg.seq = env.seq
+        msg.open_seats.extend(env.open_seats)
+        msg.turn_seq = env.turn_seq
         if env.anchor is not None:
             a = env.anchor
             msg.anchor.CopyFrom(
@@ -107,7 +117,7 @@ def envelope_of(msg: engine_pb2.GameState) -> Envelope:
                 for d in a.removals
             ),
         )
-    return Envelope(msg.seq, tuple(msg.versions), anchor)
+    return Envelope(msg.seq, tuple(msg.versions), anchor, msg.turn_seq, tuple(msg.open_seats))
 
 
 #: Recently decoded states by hash (their bytes kept to compare): a game's next command
@@ -164,13 +174,16 @@ def _given(msg: engine_pb2.GameState) -> tuple[Any | None, Envelope]:
     return from_proto(msg), envelope_of(msg)
 
 
-def views_of(state: Any, wanted: set[int] | None = None) -> list[bytes]:
+def views_of(
+    state: Any, wanted: set[int] | None = None, open_seats: tuple[int, ...] = ()
+) -> list[bytes]:
     """JSON views of ``state`` for the spectator (index 0) and every seat taken (index =
     player id), without ``game_id``/``seq`` (the session adds them); with ``wanted``,
-    only those players' (an empty entry for the others)."""
+    only those players' (an empty entry for the others); while a fork has free seats,
+    ``phase`` ``waiting`` and ``open_seats`` (engine/fork.py)."""
     seats = engine.summary(state).players_joined
     return [
-        dumps(engine.get_visible_state(state, pid or None))
+        dumps(seating_view(engine.get_visible_state(state, pid or None), open_seats))
         if wanted is None or pid in wanted
         else b""
         for pid in range(seats + 1)
@@ -214,7 +227,7 @@ def decide(request: engine_pb2.DecideRequest, runs: RunCache | None = None) -> e
     return engine_pb2.DecideReply(
         events=[_draft(d) for d in [*before, *drafts]],
         state=to_proto(new, env),
-        views=views_of(new, wanted),
+        views=views_of(new, wanted, env.open_seats),
         ticked=len(before),
     )
 
@@ -270,7 +283,10 @@ def views(request: engine_pb2.ViewsRequest) -> engine_pb2.ViewsReply:
     everything public (:func:`engine.policy.revealed_view`, a finished game's replay)."""
     state = from_proto(request.state)
     view = revealed_view if request.reveal else engine.get_visible_state
-    return engine_pb2.ViewsReply(views=[dumps(view(state, pid or None)) for pid in request.player_ids])
+    seats = tuple(request.state.open_seats)
+    return engine_pb2.ViewsReply(
+        views=[dumps(seating_view(view(state, pid or None), seats)) for pid in request.player_ids]
+    )
 
 
 def valid_actions(request: engine_pb2.ValidActionsRequest) -> engine_pb2.ValidActionsReply:
@@ -297,6 +313,62 @@ def player_log(request: engine_pb2.PlayerLogRequest) -> engine_pb2.PlayerLogRepl
         for e in request.events
     ]
     return engine_pb2.PlayerLogReply(events=dumps(engine.player_log(events, request.player_id)))
+
+
+def reenact_log(request: engine_pb2.ReenactRequest) -> engine_pb2.ReenactReply:
+    """Decide a recorded log again (:func:`engine.reenact.reenact`) and return what the new
+    game records: a finished log as recorded (``origin`` added to ``GameCreated``'s payload);
+    an unfinished one as a fork of its last state (``GameForked`` with ``origin``, free
+    seats), so it can be played on. Raises GameError (``LogMismatch`` with its ``seq``)."""
+    origin = _json(request.origin, "origin") if request.origin else None
+    if origin is not None and not isinstance(origin, dict):
+        raise GameError(ErrorCode.MALFORMED, "origin must be a JSON object")
+    events = [
+        Recorded(
+            e.seq, e.type, e.actor, _json(e.payload, f"event {e.seq} payload"), e.state_hash, e.engine_version
+        )
+        for e in request.events
+    ]
+    done = reenact(events)
+    if done.finished:
+        out = []
+        for e in request.events:
+            copy = events_pb2.Event()
+            copy.CopyFrom(e)
+            copy.ClearField("time")
+            copy.game_id = ""
+            copy.command_id = ""
+            out.append(copy)
+        if origin is not None:
+            first = _json(out[0].payload, "event payload")
+            out[0].payload = dumps({**first, "origin": origin})
+        return engine_pb2.ReenactReply(
+            events=out,
+            state=to_proto(done.state, done.envelope),
+            views=views_of(done.state, open_seats=done.envelope.open_seats),
+            finished=True,
+        )
+    command = {
+        "from_game": str((origin or {}).get("game_id") or ""),
+        "from_seq": len(events),
+        **({"origin": origin} if origin is not None else {}),
+    }
+    drafts, new, env = envelope.decide(done.state, done.envelope, CommandType.FORK, 0, command)
+    return engine_pb2.ReenactReply(
+        events=[
+            events_pb2.Event(
+                type=d.type,
+                actor=d.actor,
+                payload=dumps(d.payload),
+                state_hash=d.state_hash,
+                engine_version=engine.ENGINE_VERSION,
+            )
+            for d in drafts
+        ],
+        state=to_proto(new, env),
+        views=views_of(new, open_seats=env.open_seats),
+        finished=False,
+    )
 
 
 @functools.lru_cache(maxsize=1)
@@ -366,7 +438,7 @@ class EngineServicer(engine_pb2_grpc.EngineServicer):
             context.set_trailing_metadata(((ENGINE_VERSION_KEY, engine.ENGINE_VERSION),))
             return reply
         except GameError as exc:
-            await abort(context, exc.code, exc.message)
+            await abort(context, exc.code, exc.message, getattr(exc, "seq", None))
         except Exception as exc:  # noqa: BLE001 - a bug must not kill the server
             log.exception("engine_call_failed", rpc=getattr(fn, "__name__", "call"))
             await abort(context, ErrorCode.INTERNAL, f"{type(exc).__name__}: {exc}")
@@ -402,6 +474,9 @@ class EngineServicer(engine_pb2_grpc.EngineServicer):
 
     async def Levels(self, request, context):  # noqa: N802
         return await self._run(lambda _: engine_pb2.LevelsReply(levels=levels_json()), request, context)
+
+    async def Reenact(self, request, context):  # noqa: N802
+        return await self._run(reenact_log, request, context)
 
 
 async def create_server(

@@ -73,16 +73,23 @@ QUEUE_PLAYERS: dict[str, tuple[int, ...]] = {
 }
 
 #: Config fields a ticket may set, by kind (``players`` is the queue's; CellWar
-#: ``units`` is an explicit start for a known seat count and is not matchmade).
+#: ``units`` is an explicit start for a known seat count and is not matchmade; ``rated``
+#: is not a ticket's to choose: matchmade games are rated).
 TICKET_CONFIG_FIELDS: dict[str, frozenset[str]] = {
-    GameKind.LIFE: frozenset({"width", "height", "budget", "torus", "max_generations"}),
-    GameKind.CELLWAR: frozenset({"width", "height", "disconnect_timeout_s"}),
+    GameKind.LIFE: frozenset({"width", "height", "budget", "torus", "max_generations", "turn_time_s"}),
+    GameKind.CELLWAR: frozenset({"width", "height", "disconnect_timeout_s", "turn_time_s"}),
 }
 
-#: Config every matchmade game of a kind gets unless its tickets set the field (issue 14
-#: asks for turn timers on by default in matchmade games, e.g. ``{"turn_time_s": 60}``
-#: for CellWar; empty until the engine knows ``turn_time_s``: it refuses unknown keys).
-MATCH_CONFIG_DEFAULTS: dict[str, dict[str, Any]] = {GameKind.LIFE: {}, GameKind.CELLWAR: {}}
+#: Config every matchmade game of a kind gets unless its tickets set the field (issue 14:
+#: turn timers are on in matchmade games; Life's timer counts for each placement turn
+#: and each redraw round, CellWar's for each turn; engine/timers.py).
+MATCH_CONFIG_DEFAULTS: dict[str, dict[str, Any]] = {
+    GameKind.LIFE: {"turn_time_s": 90},
+    GameKind.CELLWAR: {"turn_time_s": 60},
+}
+#: Seconds a ticket may ask for as ``turn_time_s`` (a matchmade game always has a timer:
+#: someone who walks away must not stall strangers for long).
+TICKET_TURN_TIME_S = (10, 600)
 
 #: Seconds a ticket searches before it expires (DESIGN §11: 5 minutes).
 TICKET_TTL_S = 300.0
@@ -125,7 +132,8 @@ def config_problem(kind: str, players: int, config: Mapping[str, Any]) -> str | 
     """Why a ticket's partial ``config`` cannot be matchmade, or None.
 
     Checks the fields a ticket may set (:data:`TICKET_CONFIG_FIELDS`; types and ranges
-    are the gateway's schema and the engine's business) and one rule no single field
+    are the gateway's schema and the engine's business, except ``turn_time_s``, which a
+    ticket may set within :data:`TICKET_TURN_TIME_S` only) and one rule no single field
     shows: CellWar's default start puts 5 or more players' pairs on the top and bottom
     edge middles, which overlap the corner pairs on a board narrower than 6 cells
     (``engine/cellwar/config.py`` refuses that as ``INVALID_CONFIG``).
@@ -139,6 +147,11 @@ def config_problem(kind: str, players: int, config: Mapping[str, Any]) -> str | 
     width = config.get("width")
     if kind == GameKind.CELLWAR and players >= 5 and isinstance(width, int) and width < 6:
         return f"{players} players need a board at least 6 cells wide (got {width})"
+    if "turn_time_s" in config:
+        lo, hi = TICKET_TURN_TIME_S
+        value = config["turn_time_s"]
+        if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
+            return f"a matchmade game's turn_time_s must be {lo}..{hi} seconds, got {value!r}"
     return None
 
 

@@ -8,7 +8,11 @@ between games, loses no finish.
 
 Exactly once per game, across restarts and redeliveries (keyed by game id):
 
-1. A ``GameFinished`` of a game not in ``MATCH_GAMES`` is not rated (a link game).
+1. A ``GameFinished`` of a game in ``MATCH_GAMES`` is rated (a matchmade game); so is a
+   game made by link with ``"rated": true`` in its config: its seats are read from its
+   first events (:class:`StreamLinkGames`: ``GameCreated``, then each ``PlayerJoined``,
+   whose ``profile_id`` the engine records in a rated game for a seat joined with a
+   profile). Any other game is not rated.
 2. The marker ``g.<game_id>`` in ``RATINGS`` is created once (``create``) with the
    game's changes (:func:`services.matchmaker.ratings.rate_game` over the final public
    view's ranks and the ratings before the game). A second processor finds it and uses
@@ -26,10 +30,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import time
 from collections.abc import Callable
 from enum import StrEnum
-from typing import Any
+from typing import Any, Protocol
 
 import nats.errors
 import nats.js.errors
@@ -38,6 +43,7 @@ from nats.js import api
 from nats.js.client import JetStreamContext
 
 from cellwar.v1 import events_pb2
+from cellwar.v1.codes import EventType
 from services.common.errors import ServiceError
 from services.matchmaker import ratings as rating_rules
 from services.matchmaker.session_port import SessionPort
@@ -70,6 +76,86 @@ class GameEventType(StrEnum):
     GAME_FINISHED = "GameFinished"
 
 
+#: Events of a game's start read to find a rated link game's seats, at most.
+LINK_EVENTS_READ = 64
+
+
+class LinkGames(Protocol):
+    """Where the projection learns of rated games made by link."""
+
+    async def rated_game(self, game_id: str) -> dict[str, Any] | None:
+        """``{"queue", "kind", "players", "rated": True, "link": True, "seats": [{"player_id",
+        "name", "profile_id"}]}`` of a game created by link with ``"rated": true``; None
+        for any other game. Raises ServiceError ``UNAVAILABLE``."""
+        ...
+
+
+class StreamLinkGames:
+    """:class:`LinkGames` read from ``GAME_EVENTS``: the game's ``GameCreated`` (its config
+    says ``rated``) and the ``PlayerJoined`` events after it (seat, name, the profile the
+    engine recorded), one message get by subject each (no consumer)."""
+
+    def __init__(self, js: JetStreamContext, max_events: int = LINK_EVENTS_READ) -> None:
+        self.js = js
+        self.max_events = max_events
+
+    async def _next(self, subject: str, stream_seq: int) -> tuple[int, events_pb2.Event] | None:
+        try:
+            msg = await self.js.get_msg(GAME_EVENTS, seq=stream_seq, subject=subject, next=True)
+        except nats.js.errors.NotFoundError:
+            return None
+        except (TimeoutError, nats.errors.Error, nats.js.errors.Error) as exc:
+            raise ServiceError("UNAVAILABLE", f"reading {subject}: {exc}") from exc
+        return int(msg.seq or 0), events_pb2.Event.FromString(msg.data or b"")
+
+    async def rated_game(self, game_id: str) -> dict[str, Any] | None:
+        subject = f"games.{game_id}.events"
+        found = await self._next(subject, 1)
+        if found is None or found[1].type != EventType.GAME_CREATED:
+            return None
+        created = _payload(found[1])
+        config = created.get("config") or {}
+        if config.get("rated") is not True:
+            return None
+        kind, players = str(created.get("kind", "")), int(config.get("players", 0))
+        seats: list[dict[str, Any]] = []
+        stream_seq = found[0]
+        for _ in range(self.max_events):
+            found = await self._next(subject, stream_seq + 1)
+            if found is None:
+                break
+            stream_seq, event = found
+            if event.type == EventType.PLAYER_JOINED:
+                joined = _payload(event)
+                seats.append(
+                    {
+                        "player_id": int(joined.get("player_id", event.actor)),
+                        "name": str(joined.get("name", "")),
+                        "profile_id": str(joined.get("profile_id") or ""),
+                    }
+                )
+                if len(seats) >= players:
+                    break
+            elif event.type != EventType.PLAYER_REMOVED:  # the seats are taken by now
+                break
+        return {
+            "queue": f"{kind}-{players}",
+            "kind": kind,
+            "players": players,
+            "rated": True,
+            "link": True,
+            "seats": seats,
+        }
+
+
+def _payload(event: events_pb2.Event) -> dict[str, Any]:
+    try:
+        value = json.loads(event.payload or b"{}")
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
 class MarkerState(StrEnum):
     """States of a game's marker ``g.<game_id>``."""
 
@@ -87,6 +173,7 @@ class RatingsProjection:
         session: for the final view of a finished game (its ranks).
         games_mirror: optional live mirror of ``MATCH_GAMES`` to update at once.
         clock: unix time in seconds.
+        link_games: rated games made by link (default: read from ``GAME_EVENTS``).
     """
 
     def __init__(
@@ -97,8 +184,10 @@ class RatingsProjection:
         session: SessionPort,
         games_mirror: Mirror | None = None,
         clock: Callable[[], float] = time.time,
+        link_games: LinkGames | None = None,
     ) -> None:
         self.js = js
+        self.link_games = link_games or StreamLinkGames(js)
         self.events = EventLog(js)
         self.games = games
         self.ratings = ratings
@@ -193,9 +282,13 @@ class RatingsProjection:
             ServiceError: ``UNAVAILABLE`` (NATS or the session), ``CONFLICT``.
         """
         entry = await self.games.get(game_id)
-        if entry is None:
-            return []
-        game, _ = entry
+        if entry is not None:
+            game, _ = entry
+        else:
+            link = await self.link_games.rated_game(game_id)
+            if link is None:
+                return []
+            game = link
         queue = str(game["queue"])
         seats = list(game.get("seats") or ())
         marker_key = game_marker_key(game_id)

@@ -8,8 +8,8 @@ Buckets (JSON values, file storage, history 1, created at start when missing):
   formed (``committed`` or ``aborted``, written once with ``create``).
 - ``MATCH_GAMES``: ``<game_id>`` → the matchmade game: queue, seats (player id, ticket,
   profile, name), ``finished_at`` once its ``GameFinished`` was projected. Its presence
-  is what makes a game rated (the engine refuses unknown config keys, so ``"rated":
-  true`` cannot travel in the game's config).
+  is what makes a matchmade game rated (a game made by link is rated when its config
+  says ``"rated": true``: services/matchmaker/projection.py).
 - ``RATINGS``: ``r.<queue>.<profile_id>`` a rating record; ``g.<game_id>`` the ratings
   projection's marker of a game (``computed`` with its changes, then ``applied``).
 

@@ -53,6 +53,7 @@ from services.session.games import (
     command_digest,
     command_key,
     game_id_for,
+    meta_of,
     recorded_command_id,
 )
 from services.session.ports import EventLog, Rules
@@ -288,6 +289,98 @@ class CommandLoop:
         async with game.lock:
             await self._project(game, stored, reply.state, reply.views)
         log.info("game_created", game_id=game_id, kind=kind, seq=game.seq)
+        return game
+
+    async def fork(
+        self, source: Game, state: engine_pb2.GameState, seq: int, command_id: str = ""
+    ) -> Game:
+        """Start a new game in ``state``, the state of ``source`` right after event ``seq``
+        (``Engine.Decide`` of the command ``fork``: ``GameForked``, seats free). A retried
+        fork (same command id, same source and seq) returns the same game.
+
+        Raises:
+            ServiceError: ``CONFLICT`` (the command id made another game),
+                ``IDEMPOTENCY_KEY_REUSED``, ``UNAVAILABLE``, engine codes.
+        """
+        payload = dumps({"from_game": source.game_id, "from_seq": seq})
+        game_id = game_id_for(f"fork:{command_id}" if command_id else "")
+        digest = command_digest(CommandType.FORK, payload) if command_id else ""
+        if command_id:
+            existing = await self._existing(game_id)
+            if existing is not None:
+                return self._same_create(existing, command_id, digest)
+        reply = await self.engine.decide(state, CommandType.FORK, 0, payload)
+        game = await self._start(
+            game_id, self._events(reply.events), reply.state, reply.views, command_id, digest
+        )
+        log.info("game_forked", game_id=game_id, from_game=source.game_id, from_seq=seq)
+        return game
+
+    async def import_log(
+        self, events: Sequence[events_pb2.Event], origin: bytes = b"", command_id: str = ""
+    ) -> tuple[Game, bool]:
+        """Create a game from a recorded log (``Engine.Reenact``: every command decided
+        again and compared; nothing is written unless the whole log is reproduced).
+        Returns the game and whether the log was finished (else the game is a fork of its
+        last state, with free seats). A retried import (same command id and log) returns
+        the same game, appending what an interrupted first try did not.
+
+        Raises:
+            ServiceError: ``LOG_MISMATCH`` / ``MALFORMED`` / ``UNKNOWN_ENGINE_VERSION``
+                with ``seq``, ``CONFLICT``, ``IDEMPOTENCY_KEY_REUSED``, ``UNAVAILABLE``.
+        """
+        game_id = game_id_for(f"import:{command_id}" if command_id else "")
+        body = b"".join(e.SerializeToString(deterministic=True) for e in events) + b"\0" + origin
+        digest = command_digest("import", body) if command_id else ""
+        reply = await self.engine.reenact(events, origin)
+        todo = list(reply.events)
+        if command_id:
+            existing = await self._existing(game_id)
+            if existing is not None:
+                self._same_create(existing, command_id, digest)
+                async with existing.lock:
+                    if existing.seq >= len(todo):
+                        return existing, reply.finished
+                    if todo[existing.seq - 1].state_hash != existing.state.state_hash:
+                        raise ServiceError(ErrorCode.CONFLICT, "this command id imported another log")
+                    stored = await self.store.append(
+                        game_id, todo[existing.seq :], existing.seq, recorded_command_id(command_id, digest)
+                    )
+                    await self._project(existing, stored, reply.state, reply.views)
+                return existing, reply.finished
+        game = await self._start(game_id, todo, reply.state, reply.views, command_id, digest)
+        log.info("game_imported", game_id=game_id, events=len(todo), finished=reply.finished)
+        return game, reply.finished
+
+    async def _start(
+        self,
+        game_id: str,
+        events: Sequence[events_pb2.Event],
+        state: engine_pb2.GameState,
+        views: Sequence[bytes],
+        command_id: str,
+        digest: str,
+    ) -> Game:
+        """Append the first events of a new game (a fork or an import) with the fence at 0,
+        then project them like a create.
+
+        Raises:
+            ServiceError: ``CONFLICT`` (the id is taken by another command),
+                ``UNAVAILABLE``.
+        """
+        try:
+            stored = await self.store.append(
+                game_id, events, 0, recorded_command_id(command_id, digest)
+            )
+        except (ConcurrencyError, DuplicateCommandError) as exc:
+            existing = await self._existing(game_id) if command_id else None
+            if existing is not None:
+                return self._same_create(existing, command_id, digest)
+            raise ServiceError(ErrorCode.CONFLICT, "game id taken; retry") from exc
+        game = Game(game_id, engine_pb2.GameState(), 0, {}, meta_of(stored[0]))
+        self.games.add(game)
+        async with game.lock:
+            await self._project(game, stored, state, views)
         return game
 
     async def _existing(self, game_id: str) -> Game | None:

@@ -2,7 +2,8 @@
 by the instance that appended the events that changed it.
 
 ``<game_id>`` -> JSON ``{"kind", "config", "phase", "players_joined", "max_players",
-"created_at", "lease", "expirable", "profile_id"?}`` where ``config`` is already the
+"created_at", "lease", "expirable", "profile_id"?, "origin"?}`` (``origin``: where a fork
+or an imported log came from, ``{"game_id"?, "seq"?, "file"?}``) where ``config`` is already the
 lobby's (the keys the engine's policy hides are left out: a CellWar start position
 would show enemy units), ``created_at`` ISO 8601 UTC, ``lease`` true while the game is
 ticked (someone must hold its lease) and ``expirable`` true while its seats are open

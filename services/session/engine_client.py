@@ -32,7 +32,12 @@ import structlog
 
 from cellwar.v1 import engine_pb2, engine_pb2_grpc, events_pb2
 from cellwar.v1.codes import ErrorCode
-from services.common.errors import ENGINE_VERSION_KEY, ServiceError, error_from_rpc
+from services.common.errors import (
+    ENGINE_VERSION_KEY,
+    ServiceError,
+    error_from_rpc,
+    error_seq_from_rpc,
+)
 from services.common.grpcutil import GRPC_OPTIONS
 
 log = structlog.get_logger("cellwar.session.engine_client")
@@ -41,6 +46,9 @@ log = structlog.get_logger("cellwar.session.engine_client")
 FOLD_CHUNK = 2000
 #: Seconds a replica that answered UNAVAILABLE is skipped (unless all are down).
 DOWN_S = 2.0
+#: Extra deadline of a Reenact call per event of the log (seconds): a long Life log is
+#: re-decided generation batch by generation batch.
+REENACT_S_PER_EVENT = 0.01
 
 
 def parse_targets(target: str) -> list[str]:
@@ -101,14 +109,14 @@ class EngineClient:
             r for r in ordered if r.down_until > now
         ]
 
-    async def _call(self, name: str, request, key: str = ""):
+    async def _call(self, name: str, request, key: str = "", timeout: float | None = None):
         attempts = self._order(key)
         if len(attempts) == 1:
             attempts = attempts * 2  # one replica: retry once (it may be restarting)
         error: tuple[str, str] = (ErrorCode.UNAVAILABLE, "no engine replica answered")
         for replica in attempts:
             try:
-                call = getattr(replica.stub, name)(request, timeout=self.timeout)
+                call = getattr(replica.stub, name)(request, timeout=timeout or self.timeout)
                 reply = await call
                 for key, value in await call.trailing_metadata() or ():
                     if key == ENGINE_VERSION_KEY:
@@ -118,7 +126,7 @@ class EngineClient:
             except grpc.aio.AioRpcError as exc:
                 code, message = error_from_rpc(exc)
                 if exc.code() != grpc.StatusCode.UNAVAILABLE:
-                    raise ServiceError(code, message) from exc
+                    raise ServiceError(code, message, error_seq_from_rpc(exc)) from exc
                 replica.down_until = asyncio.get_running_loop().time() + DOWN_S
                 log.warning("engine_replica_unavailable", target=replica.target, rpc=name)
                 error = (code, message)
@@ -221,6 +229,17 @@ class EngineClient:
         "height", "zone", "budget", "hopeless"}``). Raises ServiceError."""
         reply = await self._call("Levels", engine_pb2.LevelsRequest())
         return reply.levels
+
+    async def reenact(
+        self, events: Sequence[events_pb2.Event], origin: bytes = b""
+    ) -> engine_pb2.ReenactReply:
+        """Decide a recorded log again (an import): the events the new game records, its
+        state and views. One call (the engine needs the whole log); its deadline grows
+        with the log (:data:`REENACT_S_PER_EVENT`). Raises ServiceError (``LOG_MISMATCH``
+        etc. with ``seq``)."""
+        request = engine_pb2.ReenactRequest(events=events, origin=origin)
+        timeout = self.timeout + REENACT_S_PER_EVENT * len(events)
+        return await self._call("Reenact", request, timeout=timeout)
 
     async def player_log(self, events: Sequence[events_pb2.Event], player_id: int) -> bytes:
         """A player's filtered view of a whole log, as JSON: a list of ``{"seq", "type",

@@ -20,6 +20,7 @@ import json
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 
 import structlog
@@ -31,7 +32,7 @@ from services.common.jsonwire import dumps, event_payload
 from services.session.ports import EventLog, Rules, SnapshotRepository
 from services.session.replays import ReplayCache
 from services.session.snapshots import Snapshot
-from services.session.store import valid_game_id
+from services.session.store import StoreUnavailable, valid_game_id
 
 log = structlog.get_logger("cellwar.session.games")
 
@@ -83,13 +84,61 @@ def game_id_for(command_id: str) -> str:
     return uuid.uuid4().hex[:12]
 
 
-def merge_view(view: bytes, game_id: str, seq: int) -> bytes:
-    """A view JSON with ``game_id`` and ``seq`` (the player's version) added (compact,
-    key-sorted)."""
+def merge_view(
+    view: bytes, game_id: str, seq: int, turn_deadline: str | None = None, **extra: Any
+) -> bytes:
+    """A view JSON with ``game_id``, ``seq`` (the player's version) and ``turn_deadline``
+    (ISO 8601 UTC; None when no turn timer runs) added, and any ``extra`` keys (e.g. a
+    delayed spectator's ``delay_s``) (compact, key-sorted)."""
     data = json.loads(view)
     data["game_id"] = game_id
     data["seq"] = seq
+    data["turn_deadline"] = turn_deadline
+    data.update(extra)
     return dumps(data)
+
+
+#: Event types a game's log may start with: a new game, or a fork of another's state.
+FIRST_EVENTS = (EventType.GAME_CREATED, EventType.GAME_FORKED)
+
+
+def origin_of(first: dict[str, Any], etype: str) -> dict[str, Any] | None:
+    """Where a game came from, read from its first event's payload: ``{"game_id",
+    "seq"}`` of a fork's source, merged with the ``origin`` an import recorded (``{"game_id"?,
+    "file"?}``); None for a game created here."""
+    origin: dict[str, Any] = {}
+    if etype == EventType.GAME_FORKED and first.get("from_game"):
+        origin.update(game_id=first.get("from_game"), seq=first.get("from_seq"))
+    if isinstance(first.get("origin"), dict):
+        origin.update(first["origin"])
+    return origin or None
+
+
+def meta_of(first: events_pb2.Event) -> dict[str, Any]:
+    """A game's ``meta`` from its first event (``GameCreated`` or ``GameForked``): ``kind``,
+    ``config``, ``created_at`` and ``origin`` when it came from elsewhere."""
+    payload = event_payload(first)
+    meta: dict[str, Any] = {
+        "kind": payload.get("kind", ""),
+        "config": payload.get("config", {}),
+        "created_at": first.time.ToJsonString(),
+    }
+    origin = origin_of(payload, first.type)
+    if origin is not None:
+        meta["origin"] = origin
+    return meta
+
+
+def iso_time(unix_s: float | None) -> str | None:
+    """``unix_s`` as ISO 8601 UTC with milliseconds (``2025-01-01T12:00:00.000Z``)."""
+    if unix_s is None:
+        return None
+    return datetime.fromtimestamp(unix_s, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def event_time(event: events_pb2.Event) -> float:
+    """The recorded time of an event, unix seconds."""
+    return event.time.seconds + event.time.nanos / 1e9
 
 
 def not_found(game_id: str) -> ServiceError:
@@ -116,9 +165,11 @@ class Game:
         commands: scoped command key -> result, for every command in the log from event
             ``commands_from`` on (1 = every one; a game rebuilt from a snapshot reads the
             older ones when a command needs them: :meth:`GameCache.complete_commands`).
-        meta: ``kind``, ``config`` (from GameCreated), ``created_at`` (ISO time) and,
-            for a game played for a profile, ``profile_id`` (from the directory entry,
-            as the engine's events do not carry it).
+        meta: ``kind``, ``config`` (from GameCreated, or GameForked for a fork),
+            ``created_at`` (ISO time), ``origin`` (where an imported log or a fork came
+            from: :func:`origin_of`) and, for a game played for a profile,
+            ``profile_id`` (from the directory entry, as the engine's events do not
+            carry it).
         stale: the cache may be behind the log; catch up before the next command.
         broken: why the log cannot be folded ("" = fine); such a game refuses commands.
         due: generations the ticker owes this game (fractional).
@@ -136,6 +187,9 @@ class Game:
         progress: bumped at each step of the run (Watch sends a frame for it).
         wanted / remote: player id -> loop time until which progress views are wanted
             here (a GetView) and by other instances (their interest, on the holder).
+        turn_began: ``(seq, unix time)`` of the recorded event at which a timed turn
+            began (the state's ``turn_seq``; services/session/timers.py), ``(0, 0.0)``
+            when not known yet.
     """
 
     game_id: str
@@ -163,6 +217,7 @@ class Game:
     watching: dict[int, int] = field(default_factory=dict)
     wanted: dict[int, float] = field(default_factory=dict)
     remote: dict[int, float] = field(default_factory=dict)
+    turn_began: tuple[int, float] = (0, 0.0)
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     changed: asyncio.Event = field(default_factory=asyncio.Event)
     _rendering: dict[tuple[int, int], asyncio.Task] = field(default_factory=dict)
@@ -220,6 +275,7 @@ class Game:
         ends the unrecorded run it replaces."""
         for event in events:
             remember_command(self.commands, event)
+        self.note_turn_start(events, state.turn_seq)
         self.state = state
         self.seq = events[-1].seq if events else self.seq
         self.last_event_type = events[-1].type if events else self.last_event_type
@@ -271,6 +327,27 @@ class Game:
     def remote_players(self, now: float) -> list[int]:
         """Players whose progress views other instances want now."""
         return sorted(pid for pid, until in self.remote.items() if until > now)
+
+
+    @property
+    def timed(self) -> bool:
+        """A turn timer runs now (the engine's policy and envelope say so)."""
+        return bool(
+            self.state.policy.turn_time_s
+            and self.state.turn_seq
+            and not self.state.finished
+            and not self.broken
+        )
+
+    def note_turn_start(self, events: Sequence[events_pb2.Event], turn_seq: int) -> None:
+        """Remember the time of the event at which the timed turn ``turn_seq`` began, when
+        it is among ``events``."""
+        if not turn_seq or self.turn_began[0] == turn_seq:
+            return
+        for event in events:
+            if event.seq == turn_seq:
+                self.turn_began = (turn_seq, event_time(event))
+                return
 
 
 def remember_command(commands: dict[str, CommandResult], event: events_pb2.Event) -> None:
@@ -363,14 +440,9 @@ class GameCache:
             ServiceError: ``GAME_NOT_FOUND``, ``UNAVAILABLE``.
         """
         first = await self.store.read(game_id, 1, 1)
-        if not first or first[0].type != EventType.GAME_CREATED:
+        if not first or first[0].type not in FIRST_EVENTS:
             raise not_found(game_id)
-        created = event_payload(first[0])
-        meta: dict[str, Any] = {
-            "kind": created.get("kind", ""),
-            "config": created.get("config", {}),
-            "created_at": first[0].time.ToJsonString(),
-        }
+        meta = meta_of(first[0])
         last = await self.store.last_seq(game_id)
         snap = await self.snapshots.at_or_before(game_id, last) if last > 1 else None
         if snap is not None and (snap.seq > last or not snap.state.versions):
@@ -415,6 +487,7 @@ class GameCache:
                 meta["profile_id"] = profile_id
         game = Game(game_id, state, seq, commands, meta, broken=broken)
         game.commands_from = start
+        game.note_turn_start(events, state.turn_seq)
         game.stream_seq = self.store.stream_seq_of(game_id)
         game.last_snapshot_seq = snap.seq if snap else 0
         game.last_event_type = events[-1].type
@@ -451,6 +524,7 @@ class GameCache:
         game.last_snapshot_seq = max(game.last_snapshot_seq, fresh.last_snapshot_seq)
         game.state, game.seq, game.stream_seq = fresh.state, fresh.seq, fresh.stream_seq
         game.last_event_type = fresh.last_event_type
+        game.turn_began = fresh.turn_began
         game.views, game._rendering = {}, {}
         game.stale = False
         game.notify()
@@ -615,10 +689,49 @@ class GameCache:
             version = game.version(player_id)
             return version, merge_view(raw, game.game_id, version)
         raw = await self.raw_view(game, player_id)
+        try:
+            deadline = await self.turn_deadline(game)
+        except StoreUnavailable as exc:  # shown again with the next view
+            log.warning("turn_deadline_unknown", game_id=game.game_id, error=str(exc))
+            deadline = None
         if game.seq != seq:  # moved on meanwhile: render the newest
             return await self.view(game, player_id)
         version = game.version(player_id)
-        return version, merge_view(raw, game.game_id, version)
+        return version, merge_view(raw, game.game_id, version, iso_time(deadline))
+
+    async def turn_deadline(self, game: Game) -> float | None:
+        """When the current timed turn runs out (unix seconds): the recorded time of the
+        event that began it (the state's ``turn_seq``) + the policy's ``turn_time_s``;
+        None when no timer runs. The same on every instance (a function of the log).
+
+        Raises:
+            StoreUnavailable: the event had to be read and NATS did not answer.
+        """
+        if not game.timed:
+            return None
+        state = game.state
+        if game.turn_began[0] != state.turn_seq:
+            events = await self.store.read(game.game_id, state.turn_seq, state.turn_seq)
+            game.note_turn_start(events, state.turn_seq)
+            if game.turn_began[0] != state.turn_seq:
+                return None
+        return game.turn_began[1] + state.policy.turn_time_s
+
+    async def deadline_at(self, game: Game, state: engine_pb2.GameState) -> float | None:
+        """The turn deadline (unix seconds) of an earlier ``state`` of ``game`` (a replay:
+        the deadline the game showed then), None when no timer ran.
+
+        Raises:
+            StoreUnavailable: NATS did not answer.
+        """
+        if not state.policy.turn_time_s or not state.turn_seq or state.finished:
+            return None
+        if game.turn_began[0] == state.turn_seq:
+            return game.turn_began[1] + state.policy.turn_time_s
+        events = await self.store.read(game.game_id, state.turn_seq, state.turn_seq)
+        if not events or events[0].seq != state.turn_seq:
+            return None
+        return event_time(events[0]) + state.policy.turn_time_s
 
     # ------------------------------------------------------------------ replay
 
@@ -707,7 +820,15 @@ class GameCache:
         self, game: Game, seq: int, player_id: int, *, reveal: bool = False
     ) -> bytes:
         """The engine's view of ``player_id`` of the state after event ``seq`` (a replay),
-        rendered once per kept state. Raises as :meth:`state_at`."""
+        rendered once per kept state, with ``game_id``, ``seq`` and the ``turn_deadline``
+        the game showed then still to be merged (:func:`merge_view`). Raises as
+        :meth:`state_at`."""
+        return (await self.replay_view_and_state(game, seq, player_id, reveal=reveal))[0]
+
+    async def replay_view_and_state(
+        self, game: Game, seq: int, player_id: int, *, reveal: bool = False
+    ) -> tuple[bytes, engine_pb2.GameState]:
+        """:meth:`replay_view` and the state it shows (for :meth:`deadline_at`)."""
         state = await self.state_at(game, seq)
         kept = self.replays.nearest(game.game_id, seq)
         if kept is None or kept.seq != seq:
@@ -716,4 +837,4 @@ class GameCache:
         if view is None:
             (view,) = await self.engine.views(state, [player_id], reveal=reveal)
             kept.views[(player_id, reveal)] = view
-        return view
+        return view, state

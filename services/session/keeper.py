@@ -10,6 +10,9 @@
   the command loop.
 - **Disconnect clocks** of the games this instance holds, every
   :data:`CLOCK_INTERVAL_S` (services/session/presence.py).
+- **Turn timers** of the games this instance holds, in the same pass
+  (services/session/timers.py): a timed turn past its deadline gets ``time_out``. A
+  game with a timed turn running needs a lease holder like a ticked one.
 - **Expiry**: a game whose seats stayed open longer than ``waiting_game_ttl_s`` gets the
   command ``expire`` (decided by the engine; ``GameExpired`` + ``GameFinished``), with the
   command id ``expire``, so instances that both try collide harmlessly.
@@ -34,6 +37,7 @@ from services.session.games import Game, GameCache
 from services.session.leases import Leases
 from services.session.presence import Presence
 from services.session.projections import directory_entry
+from services.session.timers import TurnTimers
 
 log = structlog.get_logger("cellwar.session.keeper")
 
@@ -76,15 +80,20 @@ class Keeper:
         self._tasks: list[asyncio.Task] = []
         self._poked = asyncio.Event()
         self._expiring: dict[str, asyncio.Task] = {}
+        self.timers = TurnTimers(games, loop)
 
     def needs_lease(self, game: Game) -> bool:
-        """A loaded game needs a holder: ticked now, or tracked players whose clocks run
-        (a finished one: until its missing ``GameFinished`` is written and its clocks are
-        cleared)."""
+        """A loaded game needs a holder: ticked now, a timed turn running, or tracked
+        players whose clocks run (a finished one: until its missing ``GameFinished`` is
+        written and its clocks are cleared)."""
         tracked = self.presence.tracks(game.game_id)
         if game.finished or game.broken:
             return game.needs_finish or tracked
-        return bool(game.running) or (game.policy.disconnect_timeout_s > 0 and tracked)
+        return (
+            bool(game.running)
+            or TurnTimers.needs_lease(game)
+            or (game.policy.disconnect_timeout_s > 0 and tracked)
+        )
 
     def poke(self) -> None:
         """Run the lease pass soon (a game may need a holder now)."""
@@ -103,6 +112,7 @@ class Keeper:
 
     async def stop(self) -> None:
         """Stop the loops (leases stay until they expire)."""
+        await self.timers.stop()
         tasks = [*self._tasks, *self._expiring.values()]
         for task in tasks:
             task.cancel()
@@ -177,9 +187,14 @@ class Keeper:
     # ------------------------------------------------------------------ clocks
 
     async def clock_pass(self) -> None:
-        """Run the disconnect clocks of the held games."""
+        """Run the disconnect clocks and the turn timers of the held games; a loaded timed
+        game nobody holds yet brings the lease pass forward."""
         held = [self.games.games.get(gid) for gid in self.leases.held]
-        await self.presence.run_clocks([g for g in held if g is not None])
+        held = [g for g in held if g is not None]
+        await self.presence.run_clocks(held)
+        await self.timers.run(held)
+        if any(g.timed and self.leases.holder(g.game_id) is None for g in self.games.loaded()):
+            self.poke()
 
     # ------------------------------------------------------------------ expiry
 

@@ -10,7 +10,7 @@ fakes for unit tests live in ``tests/support/fakes.py``; one contract test
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
 from typing import Protocol
 
 from cellwar.v1 import engine_pb2, events_pb2
@@ -52,6 +52,11 @@ class EventLog(Protocol):
 
     async def last_seq(self, game_id: str) -> int:
         """The seq of the game's last event (0 = none). Raises StoreUnavailable."""
+        ...
+
+    def read_pages(self, game_id: str, from_seq: int = 1) -> AsyncIterator[list[events_pb2.Event]]:
+        """The events from ``from_seq`` on, in pages (never the whole log at once).
+        Raises StoreUnavailable."""
         ...
 
     def stream_seq_of(self, game_id: str) -> int:
@@ -137,4 +142,10 @@ class Rules(Protocol):
 
     async def player_log(self, events: Sequence[events_pb2.Event], player_id: int) -> bytes:
         """JSON list: what a player may read of a whole log."""
+        ...
+
+    async def reenact(
+        self, events: Sequence[events_pb2.Event], origin: bytes = b""
+    ) -> engine_pb2.ReenactReply:
+        """A recorded log decided again: the events a new game records, state, views."""
         ...

@@ -60,8 +60,8 @@ class SnapshotProjection:
 
 def directory_entry(game: Game) -> dict[str, Any]:
     """The lobby entry of a game now (services/session/directory.py): the config without
-    the keys the policy hides, ``lease`` while it is ticked, ``expirable`` while its seats
-    are open."""
+    the keys the policy hides, ``lease`` while it is ticked or a timed turn runs (someone
+    must hold it: services/session/timers.py), ``expirable`` while its seats are open."""
     state = game.state
     hidden = set(state.policy.lobby_hidden_keys)
     config = {k: v for k, v in (game.meta.get("config") or {}).items() if k not in hidden}
@@ -72,11 +72,13 @@ def directory_entry(game: Game) -> dict[str, Any]:
         "phase": FINISHED if state.finished else state.phase,
         "players_joined": state.players_joined,
         "max_players": state.max_players,
-        "lease": bool(state.policy.ticking and not state.finished),
+        "lease": bool((state.policy.ticking or game.timed) and not state.finished),
         "expirable": bool(state.policy.expirable and not state.finished),
     }
     if game.meta.get("profile_id"):
         entry["profile_id"] = game.meta["profile_id"]
+    if game.meta.get("origin"):
+        entry["origin"] = game.meta["origin"]
     return entry
 
 

@@ -29,10 +29,20 @@ from services.session.library import Library
 from services.session.presence import Presence
 from services.session.profiles import Profiles, public
 from services.session.progress import ProgressRelay
+from services.session.spectators import Spectators
 from services.session.ticker import WANTED_S
-from services.session.visibility import check_live_view, list_events, replay
+from services.session.visibility import (
+    check_fork,
+    check_live_view,
+    list_events,
+    replay,
+    stream_events,
+)
 
 log = structlog.get_logger("cellwar.session")
+
+#: The most events an imported log may have (the gateway bounds the body's bytes too).
+MAX_IMPORT_EVENTS = 200_000
 
 
 def _json_object(data: bytes, what: str) -> dict:
@@ -61,7 +71,7 @@ def rpc(fn: Callable) -> Callable:
             except ServiceError as exc:
                 level = "error" if exc.code in (ErrorCode.INTERNAL, ErrorCode.GAME_BROKEN) else "info"
                 getattr(log, level)("rpc_refused", code=exc.code, error=exc.message)
-                await abort(context, exc.code, exc.message)
+                await abort(context, exc.code, exc.message, exc.seq)
             except (asyncio.CancelledError, grpc.aio.AbortError):
                 raise
             except Exception as exc:  # noqa: BLE001 - the service never crashes on input
@@ -100,6 +110,7 @@ class SessionServicer(session_pb2_grpc.SessionServicer):
         self.closing = closing
         self.relay = relay
         self.library = Library(games.engine)
+        self.spectators = Spectators(games)
 
     async def _view(self, game: Game, player_id: int) -> tuple[int, bytes]:
         """``(version, view with presence)`` of a player now."""
@@ -155,7 +166,10 @@ class SessionServicer(session_pb2_grpc.SessionServicer):
 
     @rpc
     async def Join(self, request, context):  # noqa: N802
-        outcome = await self._run(request, CommandType.JOIN, 0, dumps({"name": request.name}))
+        join = {"name": request.name}
+        if request.profile_id:  # recorded by the engine in a rated game only
+            join["profile_id"] = request.profile_id
+        outcome = await self._run(request, CommandType.JOIN, 0, dumps(join))
         return await self._reply(outcome, outcome.player_id)
 
     @rpc
@@ -227,19 +241,106 @@ class SessionServicer(session_pb2_grpc.SessionServicer):
             next_cursor=cursor,
         )
 
+    # ------------------------------------------------------------------ replay tools
+
+    @rpc
+    async def ForkGame(self, request, context):  # noqa: N802
+        game = await self.games.get(request.game_id)
+        check_fork(game, request.player_id)
+        if game.broken:
+            raise broken_error(game)
+        if not 1 <= request.seq <= game.seq:
+            raise ServiceError(ErrorCode.MALFORMED, f"seq must be within 1..{game.seq}")
+        state = await self.games.state_at(game, request.seq)
+        fork = await self.loop.fork(game, state, request.seq, request.command_id)
+        structlog.contextvars.bind_contextvars(fork_id=fork.game_id, seq=request.seq)
+        return session_pb2.CreateGameReply(game_id=fork.game_id)
+
+    @rpc
+    async def ImportGame(self, request, context):  # noqa: N802
+        if not request.events:
+            raise ServiceError(ErrorCode.MALFORMED, "an import needs the events of a log")
+        if len(request.events) > MAX_IMPORT_EVENTS:
+            raise ServiceError(
+                ErrorCode.MALFORMED, f"an imported log has at most {MAX_IMPORT_EVENTS} events"
+            )
+        game, finished = await self.loop.import_log(
+            request.events, request.origin, request.command_id
+        )
+        structlog.contextvars.bind_contextvars(game_id=game.game_id, seq=game.seq)
+        return session_pb2.ImportGameReply(game_id=game.game_id, events=game.seq, finished=finished)
+
+    @rpc
+    async def SpectatorView(self, request, context):  # noqa: N802
+        game = await self.games.get(request.game_id)
+        if game.broken:
+            raise broken_error(game)
+        seq, view = await self.spectators.view(game, request.delay_s)
+        return session_pb2.ViewReply(seq=seq, view=view)
+
+    async def _stream(self, request, context, rpc_name: str, body) -> None:
+        """Run a server-streaming RPC body with the log context and error mapping."""
+        with structlog.contextvars.bound_contextvars(
+            rpc=rpc_name,
+            game_id=request.game_id,
+            player_id=getattr(request, "player_id", None) or None,
+        ):
+            try:
+                await body()
+            except ServiceError as exc:
+                await abort(context, exc.code, exc.message, exc.seq)
+            except (asyncio.CancelledError, grpc.aio.AbortError):
+                raise
+            except Exception as exc:  # noqa: BLE001
+                log.exception("stream_failed")
+                await abort(context, ErrorCode.INTERNAL, f"{type(exc).__name__}: {exc}")
+
+    async def StreamEvents(self, request, context):  # noqa: N802
+        """The events of ListEvents (same visibility rule), written page by page."""
+
+        async def body() -> None:
+            game = await self.games.get(request.game_id)
+            async for page in stream_events(self.games, game, request.player_id, request.from_seq):
+                for event in page:
+                    await context.write(event)
+
+        await self._stream(request, context, "StreamEvents", body)
+
+    async def Spectate(self, request, context):  # noqa: N802
+        """Views of the game delayed by ``delay_s`` (services/session/spectators.py), a frame
+        whenever the delayed view moves, ``finished`` at its end; UNAVAILABLE when the
+        server stops."""
+
+        async def body() -> None:
+            game = await self.games.get(request.game_id)
+            if game.broken:
+                raise broken_error(game)
+
+            async def send(kind: str, seq: int, view: bytes) -> None:
+                await context.write(session_pb2.WatchUpdate(type=kind, seq=seq, view=view))
+
+            await self.spectators.watch(game, request.delay_s, send, self.closing)
+            if self.closing.is_set():
+                raise ServiceError(ErrorCode.UNAVAILABLE, "session service is stopping")
+
+        await self._stream(request, context, "Spectate", body)
+
     async def _watch(self, game: Game, player_id: int, context) -> None:
-        """The loop of :meth:`Watch`: a view when the player's version or the presence
-        changed (never at an event this player does not observe)."""
-        sent: tuple[int, int, int] | None = None
+        """The loop of :meth:`Watch`: a view when the player's version moved or its view
+        changed (a player's ``connected``, a running game's progress between recorded
+        events) — never at an event this player does not
+        observe, and never the same view again (a presence change that shows nothing new
+        to this player, e.g. a clock dropped for a player who is out, sends nothing:
+        issue 10 §1, a frame's timing must tell nothing either)."""
+        sent: tuple[int, bytes] | None = None
         while not self.closing.is_set():
             changed = game.changed
             presence = self.presence.version(game.game_id)
             progress = game.progress
             version, view = await self._view(game, player_id)
-            key = (version, presence, progress)
-            if key != sent:
+            if (version, view) != sent:
                 await context.write(session_pb2.WatchUpdate(type="view", seq=version, view=view))
-                sent = key
+                sent = (version, view)
             if game.finished and game.version(player_id) == version:
                 await context.write(
                     session_pb2.WatchUpdate(type="finished", seq=version, view=view)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
 
 import nats.errors
 import nats.js.errors
@@ -320,6 +320,34 @@ class EventStore:
         """A stream sequence at or before the game's event ``seq``, as far as this store
         knows (0 = the start)."""
         return self._position(game_id, seq)[1]
+    async def read_pages(
+        self, game_id: str, from_seq: int = 1
+    ) -> AsyncIterator[list[events_pb2.Event]]:
+        """The events from ``from_seq`` to the end, one batched direct get
+        (:data:`_FETCH_BATCH` events at most) per page, each page continuing from the
+        stream position of the last: a long log is never held whole (``GET
+        /game/{id}/events?format=jsonl``). Events appended while paging are included.
+
+        Raises:
+            StoreUnavailable: NATS did not answer.
+        """
+        subj = subject(game_id)
+        start = max(self.position_before(game_id, from_seq), 1)
+        try:
+            while True:
+                batch, pending = await self._direct_batch(subj, start)
+                page = [
+                    e
+                    for e in (events_pb2.Event.FromString(data) for _, data in batch)
+                    if e.seq >= from_seq
+                ]
+                if page:
+                    yield page
+                if not batch or pending == 0:
+                    return
+                start = batch[-1][0] + 1
+        except (TimeoutError, nats.errors.Error) as exc:
+            raise StoreUnavailable(f"event store: {exc}") from exc
 
     def stream_seq_of(self, game_id: str) -> int:
         """Stream sequence of the game's last event as last seen by this store (0 = unknown)."""

@@ -27,12 +27,13 @@ log with hashes, and a replay of a finished game shows everything (``Engine.View
 from __future__ import annotations
 
 import json
+from collections.abc import AsyncIterator
 
 from cellwar.v1 import events_pb2
 from cellwar.v1.codes import ErrorCode, EventType
 from services.common.errors import ServiceError
 from services.common.jsonwire import dumps
-from services.session.games import Game, GameCache, merge_view
+from services.session.games import Game, GameCache, iso_time, merge_view
 
 
 def fogged(game: Game) -> bool:
@@ -55,6 +56,50 @@ def check_live_view(game: Game, player_id: int) -> None:
     """
     if player_id <= 0 and not game.policy.spectators_live and not game.finished:
         raise _forbidden(game)
+
+
+def check_fork(game: Game, player_id: int) -> None:
+    """Who may fork a game (issue 13 "of a finished game, or of any game for its own
+    players"): anyone once it is finished; before, only its players, and only while its
+    log is public (a fork carries the whole state: a fork of a CellWar game under fog or
+    of a Life game in blind placement would show its player what it may not see).
+
+    Raises:
+        ServiceError: ``FORBIDDEN``.
+    """
+    if game.finished:
+        return
+    if player_id <= 0:
+        raise ServiceError(
+            ErrorCode.FORBIDDEN,
+            f"game {game.game_id} is not finished: only its players may fork it (with their token)",
+        )
+    if fogged(game):
+        why = game.policy.private_reason or "is private now"
+        raise ServiceError(
+            ErrorCode.FORBIDDEN,
+            f"game {game.game_id} {why}; a fork would show all of it, so it can be forked once "
+            "that is over",
+        )
+
+
+async def stream_events(
+    games: GameCache, game: Game, player_id: int, from_seq: int
+) -> AsyncIterator[list[events_pb2.Event]]:
+    """The events of :func:`list_events`, in pages: a public log is read page by page
+    from the store (never whole); a filtered log is computed whole by the engine (it
+    folds the log from its start) and then given in pages.
+
+    Raises:
+        ServiceError: as :func:`list_events`.
+    """
+    if not fogged(game):
+        async for page in games.store.read_pages(game.game_id, max(from_seq, 1)):
+            yield page
+        return
+    events = await list_events(games, game, player_id, from_seq)
+    for start in range(0, len(events), 1000):
+        yield events[start : start + 1000]
 
 
 async def player_items(games: GameCache, game: Game, player_id: int) -> list[dict] | None:
@@ -125,7 +170,7 @@ async def replay(games: GameCache, game: Game, player_id: int, seq: int) -> byte
             if not 1 <= seq <= len(items):
                 raise ServiceError(ErrorCode.MALFORMED, f"seq must be within 1..{len(items)}")
             log_seq = int(items[seq - 1]["log_seq"])
-        view = await games.replay_view(game, log_seq, player_id)
-        return merge_view(view, game.game_id, seq)
-    view = await games.replay_view(game, seq, player_id, reveal=game.finished)
-    return merge_view(view, game.game_id, seq)
+        view, state = await games.replay_view_and_state(game, log_seq, player_id)
+        return merge_view(view, game.game_id, seq, iso_time(await games.deadline_at(game, state)))
+    view, state = await games.replay_view_and_state(game, seq, player_id, reveal=game.finished)
+    return merge_view(view, game.game_id, seq, iso_time(await games.deadline_at(game, state)))

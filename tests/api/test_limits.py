@@ -28,6 +28,7 @@ from gateway.limits import (
     RateLimit,
     TokenBuckets,
     client_address,
+    create_path,
     request_class,
 )
 from gateway.tokens import TokenSigner
@@ -80,6 +81,8 @@ def test_a_read_flood_from_one_address_is_told_to_wait_longer():
     [
         ("POST", "/game/create", CREATE),
         ("POST", "/profiles", CREATE),
+        ("POST", "/games/import", CREATE),
+        ("POST", "/game/abc/fork", CREATE),
         ("POST", "/game/abc/join", JOIN),
         ("POST", "/game/abc/action", COMMAND),
         ("POST", "/game/abc/token", COMMAND),
@@ -91,6 +94,11 @@ def test_a_read_flood_from_one_address_is_told_to_wait_longer():
 )
 def test_requests_fall_into_their_limit_class(method, path, kind):
     assert request_class(method, path) == kind
+
+
+def test_every_fork_counts_in_one_create_window():
+    assert create_path("/game/abc/fork") == create_path("/game/xyz/fork") == "/game/{id}/fork"
+    assert create_path("/game/create") == "/game/create"
 
 
 def test_an_ipv6_client_counts_by_its_64():

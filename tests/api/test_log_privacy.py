@@ -1,8 +1,10 @@
 """Who may read a game's past through the public API (DESIGN §3 blind placement, §5 "A
 view contains only visible cells and units; nothing else leaks", §7 ``GET
-/game/{id}/events`` and replay): a Life game's log is private during ``waiting`` and
-``placement`` (services/session/visibility.py, engine/life/log.py) and public once
-placement is over; a CellWar player's log and the lobby tell no enemy start unit
+/game/{id}/events`` and replay): a Life game's log is private (each player its own
+filtered part) until the game is finished, also after placement, when the board is
+visible but the log would tell how each player drew blind (services/session/visibility.py,
+engine/policy.py, engine/life/log.py; issue 10 §1), then public with every placement
+shown in replays; a CellWar player's log and the lobby tell no enemy start unit
 (engine/cellwar/log.py). Real gateway, session, engine and NATS (tests/api/conftest.py)."""
 
 from __future__ import annotations
@@ -73,7 +75,30 @@ async def test_a_life_log_is_private_during_placement_and_public_after(api: Asyn
 
     await api.place(game_id, green.token, P2_CELLS)  # seq 7
     await api.end_turn(game_id, green.token)  # seq 8: running, the board is visible to all
-    whole = await api.events(game_id)
+    # still private until the end (issue 10 §1): the whole log would tell how each drew
+    # blind, and its seqs are not a player's own numbering
+    assert await refused(api.events(game_id)) == (403, "FORBIDDEN")
+    assert await refused(api.replay(game_id, 8)) == (403, "FORBIDDEN")
+    seen = await api.events(game_id, green.token)
+    assert [(e["seq"], e["type"]) for e in seen[:6]] == [
+        (1, "GameCreated"),
+        (2, "PlayerJoined"),
+        (3, "PlayerJoined"),
+        (4, "TurnEnded"),
+        (5, "ActionApplied"),
+        (6, "TurnEnded"),
+    ]
+    assert seen[4]["payload"] == {"action": {"type": "place", "cells": P2_CELLS}}
+    own = await api.events(game_id, red.token)
+    assert [e["type"] for e in own[:7]] == [
+        "GameCreated", "PlayerJoined", "PlayerJoined", "ActionApplied", "ActionApplied", "TurnEnded", "TurnEnded",
+    ]
+    assert all("state_hash" not in e for e in seen + own)
+    with contextlib.suppress(ApiError):  # 409 if the simulation already ended it
+        await api.simple(game_id, red.token, "resign")
+    assert (await api.state(game_id, red.token))["phase"] == "finished"
+
+    whole = await api.events(game_id)  # finished: the whole log, public
     assert [e["type"] for e in whole[:8]] == [
         "GameCreated",
         "PlayerJoined",
@@ -88,12 +113,13 @@ async def test_a_life_log_is_private_during_placement_and_public_after(api: Asyn
     assert all(len(e["state_hash"]) == 64 for e in whole)
     for token in (red.token, green.token):
         log = await api.events(game_id, token, from_seq=1)
-        assert [(e["seq"], e["state_hash"]) for e in log[:8]] == [
-            (e["seq"], e["state_hash"]) for e in whole[:8]
-        ]
-    spectator_replay = (await api.replay(game_id, 5))["view"]  # blind then: an empty board
-    assert spectator_replay["phase"] == "placement" and spectator_replay["board"] == "!"
-    assert (await api.replay(game_id, 8))["view"]["players"][0]["cells"] == 9  # block + glider
+        assert [(e["seq"], e["state_hash"]) for e in log] == [(e["seq"], e["state_hash"]) for e in whole]
+    # once finished, replays show everything (DESIGN §5), the blind placements included
+    for token in (None, green.token):
+        at_stamp = (await api.replay(game_id, 5, token))["view"]
+        assert at_stamp["phase"] == "placement" and at_stamp["players"][0]["cells"] == 9  # block + glider
+        assert at_stamp["board"] != "!" and at_stamp["seq"] == 5
+    assert (await api.replay(game_id, 8))["view"]["players"][0]["cells"] == 9
 
 
 async def test_a_four_player_life_placement_hides_every_other_drawing(api: AsyncCellWarClient):

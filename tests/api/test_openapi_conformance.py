@@ -31,6 +31,7 @@ from gateway.tokens import TokenSigner
 from services.common.settings import Settings
 from services.matchmaker.server import create_server as create_matchmaker_server
 from tests.api.conftest import TEST_SECRET, serve
+from tests.support.nats import NatsProcess
 from tests.support.stack import make_settings, start_stack
 
 pytestmark = pytest.mark.integration
@@ -110,6 +111,15 @@ class LiveGateway:
             if matchmaker is not None:
                 await matchmaker.stop(grace=0.2)
             await stack.stop()
+
+
+@pytest.fixture(scope="module")
+def nats_url(tmp_path_factory) -> Iterator[str]:
+    """A NATS of this module's own: the fuzzed tickets it leaves searching (a config that
+    sets nothing is compatible with any ticket of its queue) must not be matched with the
+    tickets of later matchmaking tests."""
+    with NatsProcess(tmp_path_factory.mktemp("nats-openapi")) as proc:
+        yield proc.url
 
 
 @pytest.fixture(scope="module")
@@ -203,7 +213,10 @@ def test_stateful_sequences_conform(live_gateway):
     really reach the rules of games they created."""
     schema.config.update(base_url=live_gateway)
 
-    class Machine(schema.as_state_machine()):
+    # Fork and import (tag "replay") answer a game id too, so every one of their calls is
+    # a link source that thins out the create → join sequences counted below; they are
+    # checked by the fuzzing phase above and left out of this one.
+    class Machine(schema.exclude(tag="replay").as_state_machine()):
         def before_call(self, case) -> None:  # noqa: ANN001
             _fresh_idempotency_key(case)
 

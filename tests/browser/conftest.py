@@ -32,6 +32,13 @@ CHROMIUM_ARGS = [
 ]
 #: Life tick rate of the test stack (generations/s before the speed multiplier).
 GENERATIONS_PER_SECOND = 200.0
+#: How long a browser test waits for anything (ms): Playwright actions and navigations,
+#: ``expect`` assertions, ``wait_for_function``. Generous, because the suite runs on a
+#: loaded 2-core machine (CI, other engineers' work, the stack in this very process):
+#: a deadline only costs time when something is really wrong.
+TIMEOUT_MS = 30_000
+#: Seconds a test's own HTTP request to the stack may take.
+HTTP_TIMEOUT_S = 60.0
 SCREENSHOTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "screenshots"
 
 
@@ -183,8 +190,9 @@ def live_url(
 def browser(chromium_path: str):
     """Headless system Chromium, for the browser tests only: torn down after them, because
     Playwright's sync API keeps an event loop running that would break async tests."""
-    from playwright.sync_api import sync_playwright
+    from playwright.sync_api import expect, sync_playwright
 
+    expect.set_options(timeout=TIMEOUT_MS)
     with sync_playwright() as pw:
         b = pw.chromium.launch(executable_path=chromium_path, headless=True, args=CHROMIUM_ARGS)
         try:
@@ -227,7 +235,7 @@ def page(browser, problems: Problems, request: pytest.FixtureRequest):
     the test asserts ``problems.all() == []``. A screenshot is saved when the test fails."""
     context = browser.new_context(viewport={"width": 1280, "height": 900})
     p = context.new_page()
-    p.set_default_timeout(10_000)
+    p.set_default_timeout(TIMEOUT_MS)
 
     def on_console(msg) -> None:
         if msg.type == "error":
@@ -262,8 +270,19 @@ def pytest_runtest_makereport(item, call):
     setattr(item, f"rep_{rep.when}", rep)
 
 
+def settle(page) -> None:
+    """Wait until the page's animations (the screens' fade-in) have finished and two more
+    frames have been drawn: what a screenshot should show."""
+    page.wait_for_function(
+        "() => document.getAnimations().every((a) => a.playState !== 'running')"
+    )
+    page.evaluate("() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))")
+
+
 def shot(page, name: str) -> Path:
-    """Save a screenshot to test-artifacts/screenshots/<name>.png."""
+    """Save a screenshot to test-artifacts/screenshots/<name>.png (once the screen has
+    settled)."""
+    settle(page)
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     path = SCREENSHOTS / f"{name}.png"
     page.screenshot(path=str(path))
@@ -288,7 +307,7 @@ def doc_shot(page, name: str) -> Path | None:
         return None
     folder = Path(DOC_SCREENSHOTS)
     folder.mkdir(parents=True, exist_ok=True)
-    page.wait_for_timeout(300)
+    settle(page)
     path = folder / f"{name}.png"
     page.screenshot(path=str(path))
     return path

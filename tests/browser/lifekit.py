@@ -6,14 +6,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from tests.browser.conftest import Problems
+from tests.browser.conftest import HTTP_TIMEOUT_S, TIMEOUT_MS, Problems
 
 
 def snapshot(page) -> dict:
     return page.evaluate("window.cellwar.snapshot()")
 
 
-def wait_snapshot(page, predicate_js: str, timeout: float = 15_000) -> None:
+def wait_snapshot(page, predicate_js: str, timeout: float = TIMEOUT_MS) -> None:
     """Wait until ``predicate_js`` (an expression over ``s``, the snapshot) holds."""
     page.wait_for_function(
         f"() => {{ const s = window.cellwar.snapshot(); return !!s && ({predicate_js}); }}",
@@ -66,6 +66,50 @@ class Board:
         for x, y in cells[1:]:
             m.move(*self._xy(x, y), steps=2)
         m.up(button=button)
+
+
+def settled_box(page, test_id: str, frames: int = 3) -> dict:
+    """The bounding box of ``[data-testid=test_id]`` once it has not moved for ``frames``
+    animation frames (a board is fitted by a ResizeObserver, a frame after a change)."""
+    return page.evaluate(
+        """([id, frames]) => new Promise((resolve) => {
+            let last = null;
+            let same = 0;
+            const tick = () => {
+                const r = document.querySelector(`[data-testid="${id}"]`).getBoundingClientRect();
+                const key = [r.x, r.y, r.width, r.height].join();
+                same = key === last ? same + 1 : 0;
+                last = key;
+                if (same >= frames) resolve({ x: r.x, y: r.y, width: r.width, height: r.height });
+                else requestAnimationFrame(tick);
+            };
+            requestAnimationFrame(tick);
+        })""",
+        [test_id, frames],
+    )
+
+
+def act_as_seat(page, base: str, action: dict, seat: int = 1) -> int:
+    """Send ``action`` for ``seat`` of the Life game the page plays (its token read from
+    the page's localStorage) from outside the page; the HTTP status. For a step the test
+    cannot time against the server (a pause while the board may settle by itself): a
+    refusal (409) is then the test's to judge, not an error of the page."""
+    import uuid
+
+    import httpx
+
+    game = page.evaluate("JSON.parse(localStorage.getItem('cellwar.v1')).game")
+    r = httpx.post(
+        f"{base}/game/{game['gameId']}/action",
+        json=action,
+        headers={
+            "Authorization": f"Bearer {game['tokens'][str(seat)]}",
+            "Idempotency-Key": str(uuid.uuid4()),
+        },
+        timeout=HTTP_TIMEOUT_S,
+    )
+    assert r.status_code in (200, 409), r.text
+    return r.status_code
 
 
 def watch(page, problems: Problems) -> None:

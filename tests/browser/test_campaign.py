@@ -14,21 +14,16 @@ import json
 import httpx
 import pytest
 
-from tests.browser.conftest import shot as _shot
+from tests.browser.conftest import TIMEOUT_MS, shot
 
-pytestmark = [pytest.mark.browser, pytest.mark.timeout(90)]
-
-
-def shot(page, name: str) -> None:
-    page.wait_for_timeout(250)  # the screen's fade-in
-    _shot(page, name)
+pytestmark = [pytest.mark.browser, pytest.mark.timeout(180)]
 
 
 def camp(page) -> dict:
     return page.evaluate("window.cellwarModes.campaign()")
 
 
-def wait_camp(page, predicate_js: str, timeout: float = 15_000) -> None:
+def wait_camp(page, predicate_js: str, timeout: float = TIMEOUT_MS) -> None:
     page.wait_for_function(
         f"() => {{ const s = window.cellwarModes.campaign(); return !!s && ({predicate_js}); }}",
         timeout=timeout,

@@ -14,24 +14,18 @@ import json
 import httpx
 import pytest
 
-from tests.browser.conftest import shot as _shot
+from tests.browser.conftest import HTTP_TIMEOUT_S, TIMEOUT_MS, shot
 
-pytestmark = [pytest.mark.browser, pytest.mark.timeout(90)]
+pytestmark = [pytest.mark.browser, pytest.mark.timeout(180)]
 
 SIZE = 8  # default start: Red (0,0),(1,0); Green (7,7),(6,7)
-
-
-def shot(page, name: str) -> None:
-    """Screenshot after the screen's fade-in (0.15 s) has finished."""
-    page.wait_for_timeout(250)
-    _shot(page, name)
 
 
 def cw(page) -> dict:
     return page.evaluate("window.cellwarModes.cellwar()")
 
 
-def wait_cw(page, predicate_js: str, timeout: float = 10_000) -> None:
+def wait_cw(page, predicate_js: str, timeout: float = TIMEOUT_MS) -> None:
     page.wait_for_function(
         f"() => {{ const s = window.cellwarModes.cellwar(); return !!s && ({predicate_js}); }}",
         timeout=timeout,
@@ -148,7 +142,7 @@ def test_cellwar_hotseat_turn(page, live_url, problems) -> None:
     r = httpx.post(
         f"{live_url}/game/{save['gameId']}/leave",
         headers={"Authorization": f"Bearer {save['tokens']['2']}", "Idempotency-Key": "leave-1"},
-        timeout=10,
+        timeout=HTTP_TIMEOUT_S,
     )
     assert r.status_code == 200, r.text
     expect(page.get_by_test_id("cw-winner")).to_be_visible()

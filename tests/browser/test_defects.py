@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.browser.conftest import doc_shot
+from tests.browser.conftest import TIMEOUT_MS, doc_shot
 from tests.browser.lifekit import (
     Board,
     board_cells,
@@ -27,11 +27,10 @@ from tests.browser.lifekit import (
     wait_snapshot,
     watch,
 )
-from tests.browser.restkit import BLOCK, GLIDER, LifeGame, at, open_saved
+from tests.browser.restkit import BLOCK, GLIDER, LifeGame, at, open_saved, paused_game
 
-pytestmark = [pytest.mark.browser, pytest.mark.timeout(120)]
+pytestmark = [pytest.mark.browser, pytest.mark.timeout(180)]
 
-ACORN = [(1, 0), (3, 1), (0, 2), (1, 2), (4, 2), (5, 2), (6, 2)]
 PHONE = {"width": 390, "height": 844}
 
 
@@ -44,10 +43,12 @@ def _box(page, test_id: str) -> dict:
 def test_rotate_button_only_in_drawing_phases(page, live_url, problems) -> None:
     from playwright.sync_api import expect
 
-    new_game(page, live_url, size="40", budget=100)
+    # A glider on a torus flies for ever: the simulation is still running when the
+    # test pauses it, however slow the machine.
+    new_game(page, live_url, size="40", budget=100, torus=True)
     board = Board(page)
     rotate = page.get_by_test_id("btn-rotate")
-    select_pattern(page, "r_pentomino")
+    select_pattern(page, "glider")
     expect(rotate).to_be_visible()
     board.click(8, 18)
     page.get_by_test_id("btn-done").click()
@@ -62,7 +63,7 @@ def test_rotate_button_only_in_drawing_phases(page, live_url, problems) -> None:
     assert snapshot(page)["pattern"] == "block"
     expect(rotate).to_be_hidden()
     page.get_by_test_id("btn-pause").click()
-    wait_snapshot(page, "s.phase !== 'running'")
+    wait_snapshot(page, "s.phase === 'paused'")
     expect(rotate).to_be_hidden()
     page.get_by_test_id("btn-finish").click()
     page.get_by_test_id("confirm-yes").click()
@@ -85,7 +86,7 @@ def test_phone_tap_lands_under_the_finger(browser, live_url, problems) -> None:
     ctx = browser.new_context(viewport=PHONE, has_touch=True, is_mobile=True)
     try:
         page = ctx.new_page()
-        page.set_default_timeout(10_000)
+        page.set_default_timeout(TIMEOUT_MS)
         watch(page, problems)
         new_game(page, live_url, size="40", budget=100)
         page.get_by_test_id("pattern").wait_for()
@@ -118,12 +119,7 @@ def test_big_board_fills_a_big_screen(browser, live_url, problems) -> None:
     """300×300 on 1920×1080: ≥ 900 px high while placing and during the simulation
     (paused at once, so that it does not load the machine)."""
     placing = LifeGame(live_url, {"width": 300, "height": 300, "budget": 50})
-    running = LifeGame(live_url, {"width": 300, "height": 300, "budget": 50})
-    running.place(1, at(ACORN, 60, 150))
-    running.end_turn(1)
-    running.place(2, at(BLOCK, 200, 150))
-    running.end_turn(2)
-    running.act(1, {"type": "pause"})  # the simulation's layout, without its CPU
+    running = paused_game(live_url, 300)  # the simulation's layout, without its CPU
     ctx = browser.new_context(viewport={"width": 1920, "height": 1080})
     try:
         page = ctx.new_page()
@@ -131,7 +127,10 @@ def test_big_board_fills_a_big_screen(browser, live_url, problems) -> None:
         for game, phase in ((placing, "placement"), (running, "paused")):
             open_saved(page, live_url, game)
             wait_snapshot(page, f"s.gameId === '{game.id}' && s.phase === '{phase}'")
-            page.wait_for_timeout(200)  # the first frame is drawn at the fitted size
+            # The board is fitted by a ResizeObserver after the layout: wait for the fit.
+            page.wait_for_function(
+                "() => document.getElementById('board').getBoundingClientRect().height >= 900"
+            )
             box = _box(page, "board")
             assert box["height"] >= 900 and box["width"] >= 900, box
             assert box["y"] >= 0 and box["y"] + box["height"] <= 1080, box
@@ -148,12 +147,7 @@ def test_big_board_fills_a_big_screen(browser, live_url, problems) -> None:
 def test_phone_board_near_the_top_and_follows_rotation(browser, live_url, problems) -> None:
     from playwright.sync_api import expect
 
-    game = LifeGame(live_url, {"width": 100, "height": 100, "budget": 20})
-    game.place(1, at(ACORN, 20, 45))  # a methuselah: runs for thousands of generations
-    game.end_turn(1)
-    game.place(2, at(BLOCK, 80, 45))
-    game.end_turn(2)
-    game.act(1, {"type": "pause"})  # the simulation's layout, without its CPU
+    game = paused_game(live_url, 100)  # the simulation's layout, without its CPU
     ctx = browser.new_context(viewport=PHONE, has_touch=True, is_mobile=True)
     try:
         page = ctx.new_page()
@@ -161,7 +155,11 @@ def test_phone_board_near_the_top_and_follows_rotation(browser, live_url, proble
         open_saved(page, live_url, game)
         wait_snapshot(page, f"s.gameId === '{game.id}' && s.phase === 'paused'")
         expect(page.get_by_test_id("btn-pause")).to_be_visible()
-        page.wait_for_timeout(200)
+        # The board is fitted by a ResizeObserver after the layout: wait for the fit.
+        page.wait_for_function(
+            "() => document.getElementById('board').getBoundingClientRect().width"
+            " >= 0.85 * (innerWidth - 24)"
+        )
         area = _box(page, "screen-game")
         board = _box(page, "board")
         assert board["y"] - area["y"] <= 120, (board, area)

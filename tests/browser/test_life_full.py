@@ -1,11 +1,13 @@
 """The whole Life experience in one browser (hot-seat): the tools, stamps (rotated, one
 per click, wheel rotation), tap mode, the space bar, 4 players with a rotating hand-over,
 a redraw round with per-colour buttons, the winner screen. No console error, failed
-request or HTTP error answer on the way."""
+request or HTTP error answer on the way.
+
+The first game is a 40×40 torus with a glider: it never settles (the glider comes back
+every 160 generations, no "stable" board), so pausing, resuming and finishing never
+race with the board settling by itself (see test_hotseat.py)."""
 
 from __future__ import annotations
-
-import time
 
 import pytest
 
@@ -20,22 +22,21 @@ from tests.browser.lifekit import (
     wait_snapshot,
 )
 
-pytestmark = [pytest.mark.browser, pytest.mark.timeout(90)]
+pytestmark = [pytest.mark.browser, pytest.mark.timeout(180)]
 
-R_PENTOMINO = [(1, 0), (2, 0), (0, 1), (1, 1), (1, 2)]
+GLIDER = [(1, 0), (2, 1), (0, 2), (1, 2), (2, 2)]  # flies south-east
 
 
 def test_hotseat_tools_stamps_space_to_winner(page, live_url, problems) -> None:
     from playwright.sync_api import expect
 
-    started = time.monotonic()
-    new_game(page, live_url, size="40", budget=100)
+    new_game(page, live_url, size="40", budget=100, torus=True)
     board = Board(page)
     budget1 = page.get_by_test_id("budget-1")
 
-    # Space does nothing during placement.
+    # Space does nothing during placement (a pause it sent would be refused: a 409 the
+    # final check of problems catches).
     page.keyboard.press(" ")
-    page.wait_for_timeout(100)
     assert snapshot(page)["phase"] == "placement"
 
     # Pencil, right button erase, brush 3×3, eraser 1×1, eraser 4×4 (and the right button
@@ -80,8 +81,8 @@ def test_hotseat_tools_stamps_space_to_winner(page, live_url, problems) -> None:
     wait_snapshot(page, "s.pattern === null")
     expect(page.get_by_test_id("btn-rotate")).to_be_hidden()
 
-    # Player 1: an R-pentomino (keeps the simulation running for a while).
-    for dx, dy in R_PENTOMINO:
+    # Player 1: a glider (flies round the torus for ever; clear of player 2's cells).
+    for dx, dy in GLIDER:
         board.click(8 + dx, 18 + dy)
     expect(budget1).to_have_text("95")
     page.get_by_test_id("btn-done").click()
@@ -105,21 +106,23 @@ def test_hotseat_tools_stamps_space_to_winner(page, live_url, problems) -> None:
     board.drag([(28, 8), (30, 12), (33, 20)])  # dragging does not repeat the stamp
     page.wait_for_function("() => document.getElementById('budget-2').textContent === '93'")
     wait_snapshot(page, "s.board.includes('B')")
-    page.wait_for_timeout(150)
     assert {xy for xy, c in board_cells(page).items() if c == 2} == expected
     # A stamp across the zone border: the cells beyond it are skipped and free.
     select_pattern(page, "block")
     board.move(19, 30)  # the preview: grey beyond the zone border, green inside
-    page.wait_for_timeout(100)
-    outside, inside = page.evaluate(
-        """() => {
-            const c = document.getElementById('board');
-            const ctx = c.getContext('2d');
-            const px = (x, y) => Array.from(ctx.getImageData(
-                Math.floor((x + 0.5) * c.width / 40), Math.floor((y + 0.5) * c.height / 40), 1, 1).data);
-            return [px(19, 30), px(20, 30)];
-        }"""
+    pixels = """() => {
+        const c = document.getElementById('board');
+        const ctx = c.getContext('2d');
+        const px = (x, y) => Array.from(ctx.getImageData(
+            Math.floor((x + 0.5) * c.width / 40), Math.floor((y + 0.5) * c.height / 40), 1, 1).data);
+        return [px(19, 30), px(20, 30)];
+    }"""
+    grey_and_green = (
+        "([o, i]) => Math.abs(o[0] - o[1]) < 20 && Math.abs(o[1] - o[2]) < 25 && i[1] > i[0] + 40"
     )
+    # The preview is drawn on the next animation frame: wait for it, then check it.
+    page.wait_for_function(f"() => ({grey_and_green})(({pixels})())")
+    outside, inside = page.evaluate(pixels)
     assert abs(outside[0] - outside[1]) < 20 and abs(outside[1] - outside[2]) < 25, outside
     assert inside[1] > inside[0] + 40, inside
     board.click(19, 30)  # columns 19..20: only column 20 is player 2's
@@ -132,41 +135,36 @@ def test_hotseat_tools_stamps_space_to_winner(page, live_url, problems) -> None:
     # Running: space pauses and resumes (not while focus is in a text field).
     wait_snapshot(page, "s.phase === 'running' && s.generation >= 2")
     page.keyboard.press(" ")
-    wait_snapshot(page, "s.phase !== 'running'")
-    if snapshot(page)["phase"] == "paused":
-        gen = snapshot(page)["generation"]
-        page.wait_for_timeout(250)
-        assert snapshot(page)["generation"] == gen
-        expect(page.get_by_test_id("btn-pause")).to_have_attribute("data-state", "paused")
-        page.get_by_test_id("speed-2").click()
-        expect(page.get_by_test_id("speed-2")).to_have_class("speed active")
-        expect(page.get_by_test_id("speed-1")).to_have_class("speed")
-        page.keyboard.press(" ")
-        wait_snapshot(
-            page, f"s.phase !== 'paused' && (s.phase !== 'running' || s.generation > {gen})"
-        )
+    wait_snapshot(page, "s.phase === 'paused'")
+    expect(page.get_by_test_id("btn-pause")).to_have_attribute("data-state", "paused")
+    page.get_by_test_id("speed-2").click()
+    expect(page.get_by_test_id("speed-2")).to_have_class("speed active")
+    expect(page.get_by_test_id("speed-1")).to_have_class("speed")
+    gen = snapshot(page)["generation"]
+    page.keyboard.press(" ")
+    wait_snapshot(page, f"s.phase === 'running' && s.generation > {gen}")
+    page.keyboard.press(" ")
+    wait_snapshot(page, "s.phase === 'paused'")
 
     # Finish with confirmation (cancel first), then the winner screen.
-    if snapshot(page)["phase"] != "finished":
-        wait_snapshot(page, "['running', 'paused', 'redraw', 'finished'].includes(s.phase)")
-    if snapshot(page)["phase"] != "finished":
-        page.get_by_test_id("btn-finish").click()
-        expect(page.get_by_test_id("confirm")).to_be_visible()
-        page.keyboard.press(" ")  # no effect under the dialog
-        page.get_by_test_id("confirm-no").click()
-        assert snapshot(page)["phase"] != "finished"
-        page.get_by_test_id("btn-finish").click()
-        page.get_by_test_id("confirm-yes").click()
-    expect(page.get_by_test_id("winner")).to_be_visible(timeout=15_000)
+    page.get_by_test_id("btn-finish").click()
+    expect(page.get_by_test_id("confirm")).to_be_visible()
+    page.keyboard.press(" ")  # no effect under the dialog
+    expect(page.get_by_test_id("confirm")).to_be_visible()
+    page.get_by_test_id("confirm-no").click()
+    expect(page.get_by_test_id("confirm")).to_be_hidden()
+    assert snapshot(page)["phase"] == "paused"
+    page.get_by_test_id("btn-finish").click()
+    page.get_by_test_id("confirm-yes").click()
+    expect(page.get_by_test_id("winner")).to_be_visible()
     s = snapshot(page)
-    assert s["phase"] == "finished" and s["result"] in ("win", "draw")
+    assert s["phase"] == "finished" and s["result"] == "win" and s["winner"] == 2, s
     # Menu after the end: nothing to continue.
     page.get_by_test_id("winner-menu").click()
     expect(page.get_by_test_id("screen-start")).to_be_visible()
     expect(page.get_by_test_id("btn-continue")).to_be_hidden()
 
     assert problems.all() == []
-    assert time.monotonic() - started < 45
 
 
 def test_four_players_redraw_and_rematch(page, live_url, problems) -> None:
@@ -207,7 +205,7 @@ def test_four_players_redraw_and_rematch(page, live_url, problems) -> None:
     shot(page, "life-4p-redraw")
     page.get_by_test_id("btn-ready").click()  # nobody placed: the game ends
     page.get_by_test_id("confirm-yes").click()  # "Nobody drew this round: the game will end."
-    expect(page.get_by_test_id("winner")).to_be_visible(timeout=10_000)
+    expect(page.get_by_test_id("winner")).to_be_visible()
     s = snapshot(page)
     assert s["result"] == "win" and s["winner"] == 4, s
     expect(page.get_by_test_id("winner-text")).to_contain_text("Yellow")

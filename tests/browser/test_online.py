@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import pytest
 
-from tests.browser.conftest import Problems, shot
+from tests.browser.conftest import TIMEOUT_MS, Problems, shot
 from tests.browser.lifekit import Board, new_game, select_pattern, snapshot, wait_snapshot, watch
 
-pytestmark = [pytest.mark.browser, pytest.mark.timeout(90)]
+pytestmark = [pytest.mark.browser, pytest.mark.timeout(180)]
 
 
 def test_online_two_browsers(page, browser, live_url, problems) -> None:
@@ -31,7 +31,7 @@ def test_online_two_browsers(page, browser, live_url, problems) -> None:
     problems2 = Problems()
     try:
         page2 = ctx2.new_page()
-        page2.set_default_timeout(10_000)
+        page2.set_default_timeout(TIMEOUT_MS)
         watch(page2, problems2)
         page2.goto(link)
         wait_snapshot(page2, f"s.gameId === '{game_id}' && s.phase === 'placement'")
@@ -86,7 +86,7 @@ def test_online_two_browsers(page, browser, live_url, problems) -> None:
         page2.get_by_test_id("btn-finish").click()
         page2.get_by_test_id("confirm-yes").click()
         for p in (page, page2):
-            expect(p.get_by_test_id("winner")).to_be_visible(timeout=10_000)
+            expect(p.get_by_test_id("winner")).to_be_visible()
             expect(p.get_by_test_id("winner-text")).to_have_text("Red wins!")
         shot(page2, "life-online-winner")
 

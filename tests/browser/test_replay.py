@@ -8,53 +8,34 @@ event list, play at 16x, an unknown id (a clear message) and the light theme.
 
 from __future__ import annotations
 
-import time
-import uuid
-
 import httpx
 import pytest
 
-from tests.browser.conftest import doc_shot
-from tests.browser.conftest import shot as _shot
+from tests.browser.conftest import HTTP_TIMEOUT_S, doc_shot, shot
+from tests.browser.restkit import LifeGame
 
-pytestmark = [pytest.mark.browser, pytest.mark.timeout(90)]
-
-
-def shot(page, name: str) -> None:
-    page.wait_for_timeout(250)  # the screen's fade-in
-    _shot(page, name)
-
-
-def post(client: httpx.Client, path: str, token: str | None = None, body: dict | None = None) -> dict:
-    headers = {"Idempotency-Key": str(uuid.uuid4())}
-    if token:
-        headers["Authorization"] = f"Bearer {token}"
-    r = client.post(path, json=body if body is not None else {}, headers=headers)
-    assert r.status_code in (200, 201), r.text
-    return r.json()
+pytestmark = [pytest.mark.browser, pytest.mark.timeout(180)]
 
 
 def finished_life_game(base: str) -> str:
     """A 16x16 Life game: a blinker vs a block, a few generations, finished by agreement."""
-    with httpx.Client(base_url=base, timeout=10) as c:
-        gid = post(c, "/game/create", body={"kind": "life", "config": {"width": 16, "height": 16, "budget": 10}})["game_id"]
-        tok = {i: post(c, f"/game/{gid}/join", body={"name": f"p{i}"})["player_token"] for i in (1, 2)}
-        post(c, f"/game/{gid}/action", tok[1], {"type": "place", "cells": [[3, 4], [4, 4], [5, 4]]})
-        post(c, f"/game/{gid}/end_turn", tok[1])
-        post(c, f"/game/{gid}/action", tok[2], {"type": "place", "cells": [[11, 4], [12, 4], [11, 5], [12, 5]]})
-        post(c, f"/game/{gid}/end_turn", tok[2])
-        deadline = time.monotonic() + 10
-        while c.get(f"/game/{gid}/state", headers={"Authorization": f"Bearer {tok[1]}"}).json()["phase"] != "redraw":
-            assert time.monotonic() < deadline, "the board never settled"
-            time.sleep(0.05)
-        for i in (1, 2):
-            post(c, f"/game/{gid}/action", tok[i], {"type": "propose_finish"})
-        assert c.get(f"/game/{gid}/events").json()["events"][-1]["type"] == "GameFinished"
-    return gid
+    game = LifeGame(base, {"width": 16, "height": 16, "budget": 10})
+    try:
+        game.place(1, [[3, 4], [4, 4], [5, 4]])
+        game.end_turn(1)
+        game.place(2, [[11, 4], [12, 4], [11, 5], [12, 5]])
+        game.end_turn(2)
+        game.wait_phase("redraw")
+        for pid in (1, 2):
+            game.act(pid, {"type": "propose_finish"})
+        assert game.events()[-1]["type"] == "GameFinished"
+    finally:
+        game.close()
+    return game.id
 
 
 def replay_view(base: str, gid: str, seq: int) -> dict:
-    r = httpx.get(f"{base}/game/{gid}/replay", params={"seq": seq}, timeout=10)
+    r = httpx.get(f"{base}/game/{gid}/replay", params={"seq": seq}, timeout=HTTP_TIMEOUT_S)
     assert r.status_code == 200, r.text
     return r.json()["view"]
 
@@ -72,7 +53,7 @@ def test_replay_scrub_life_game(page, live_url, problems) -> None:
     from playwright.sync_api import expect
 
     gid = finished_life_game(live_url)
-    events = httpx.get(f"{live_url}/game/{gid}/events", timeout=10).json()["events"]
+    events = httpx.get(f"{live_url}/game/{gid}/events", timeout=HTTP_TIMEOUT_S).json()["events"]
     last = events[-1]["seq"]
     target = next(e["seq"] for e in events if e["type"] == "TurnEnded" and e["actor"] == 2)
 
@@ -152,7 +133,7 @@ def test_finished_life_replay_shows_every_placement(page, live_url, problems) ->
     from playwright.sync_api import expect
 
     gid = finished_life_game(live_url)
-    events = httpx.get(f"{live_url}/game/{gid}/events", timeout=10).json()["events"]
+    events = httpx.get(f"{live_url}/game/{gid}/events", timeout=HTTP_TIMEOUT_S).json()["events"]
     placed1 = next(
         e["seq"] for e in events if e["type"] == "ActionApplied" and e["actor"] == 1
     )

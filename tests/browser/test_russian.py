@@ -20,9 +20,10 @@ import json
 import httpx
 import pytest
 
-from tests.browser.lifekit import Board, select_pattern, wait_snapshot, watch
+from tests.browser.conftest import TIMEOUT_MS, settle
+from tests.browser.lifekit import Board, act_as_seat, select_pattern, wait_snapshot, watch
 
-pytestmark = [pytest.mark.browser, pytest.mark.timeout(180)]
+pytestmark = [pytest.mark.browser, pytest.mark.timeout(300)]
 
 LATIN = """() => {
     const allowed = /B3\\/S23|CellWar/g;
@@ -68,7 +69,7 @@ class Sweep:
         self.seen: list[str] = []
 
     def check(self, screen: str) -> None:
-        self.page.wait_for_timeout(150)  # the screen's fade-in and a frame
+        settle(self.page)  # the screen's fade-in and a frame
         bad = self.page.evaluate(LATIN)
         assert bad == [], f"{screen}: untranslated {bad}"
         self.seen.append(screen)
@@ -80,7 +81,7 @@ def test_every_screen_in_russian(browser, live_url, problems) -> None:
     ctx = browser.new_context(locale="ru-RU", viewport={"width": 1280, "height": 900})
     try:
         page = ctx.new_page()
-        page.set_default_timeout(15_000)
+        page.set_default_timeout(TIMEOUT_MS)
         watch(page, problems)
         sweep = Sweep(page)
         page.goto(live_url + "/")
@@ -131,13 +132,13 @@ def test_every_screen_in_russian(browser, live_url, problems) -> None:
         board.click(30, 5)
         page.get_by_test_id("btn-done").click()
         wait_snapshot(page, "s.phase !== 'placement'")
-        if page.evaluate("window.cellwar.snapshot().phase") == "running":
-            page.get_by_test_id("btn-pause").click()
-            wait_snapshot(page, "s.phase !== 'running'")
+        # Paused from outside the page: this board settles by itself, so a click on
+        # Pause could land after it did (a refused pause is no failure here).
+        if act_as_seat(page, live_url, {"type": "pause"}) == 200:
+            wait_snapshot(page, "s.phase === 'paused'")
             sweep.check("simulation")
-            if page.evaluate("window.cellwar.snapshot().phase") == "paused":
-                page.get_by_test_id("btn-pause").click()
-        wait_snapshot(page, "s.phase === 'redraw' || s.phase === 'finished'", timeout=30_000)
+            page.get_by_test_id("btn-pause").click()  # resume
+        wait_snapshot(page, "s.phase === 'redraw' || s.phase === 'finished'")
         if page.evaluate("window.cellwar.snapshot().phase") == "redraw":
             sweep.check("redraw")
             page.get_by_test_id("btn-ready").click()
@@ -154,6 +155,8 @@ def test_every_screen_in_russian(browser, live_url, problems) -> None:
         page.get_by_test_id("winner-replay").click()
         page.wait_for_function("() => window.cellwarModes.replay().shownSeq")
         expect(page.locator("#replay-events li").first).to_contain_text("Партия создана")
+        page.get_by_test_id("replay-event-3").click()  # a moment of the game: "Fork from here"
+        expect(page.get_by_test_id("replay-fork")).to_be_enabled()
         sweep.check("replay")
         problems.allowed_status.add(("/events", 404))
         page.get_by_test_id("replay-id").fill("no-such-game")
@@ -223,6 +226,20 @@ def test_every_screen_in_russian(browser, live_url, problems) -> None:
             sweep.check("campaign end")
             page.get_by_test_id("camp-end-levels").click()
             page.get_by_test_id("camp-levels-back").click()
+
+        # The lobby and a delayed spectator's screen.
+        page.get_by_test_id("mode-lobby").click()
+        page.wait_for_function(
+            "() => window.cellwarModes.lobby().games.length > 0 || !document.getElementById('lobby-message').hidden"
+        )
+        sweep.check("lobby")
+        watch_buttons = page.locator("[data-testid^=lobby-watch-]")
+        if watch_buttons.count():
+            watch_buttons.first.click()
+            expect(page.get_by_test_id("watch-info")).to_be_visible()
+            sweep.check("spectator")
+            page.get_by_test_id("watch-menu").click()
+        page.get_by_test_id("lobby-back").click()
 
         # Quick match and the leaderboard.
         page.get_by_test_id("mode-quickmatch").click()

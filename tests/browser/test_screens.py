@@ -95,11 +95,9 @@ def test_main_screens_screenshots(page, live_url, problems, theme) -> None:
 
     page.goto(live_url + "/")
     page.get_by_test_id("pref-theme").select_option(theme)
-    page.wait_for_timeout(200)  # the screens fade in
     shot(page, f"life-{theme}-01-start")
     page.get_by_test_id("btn-hotseat").click()
     page.get_by_test_id("setup-size").select_option("40")
-    page.wait_for_timeout(200)
     shot(page, f"life-{theme}-02-settings")
     page.get_by_test_id("setup-start").click()
     wait_snapshot(page, "s.phase === 'placement'")
@@ -133,8 +131,8 @@ def test_main_screens_screenshots(page, live_url, problems, theme) -> None:
 
 
 def test_big_board_canvas(page, live_url, problems) -> None:
-    """300×300: one canvas, no per-cell DOM; decoding the view's RLE and drawing a frame
-    take little time (a loose bound: this is a smoke check, `make bench` measures)."""
+    """300×300: one canvas, no per-cell DOM; the view's RLE decoded and drawn frame after
+    frame by the board's own code (how fast is for `make bench`, never a test)."""
     new_game(page, live_url, size="300", budget=500)
     select_pattern(page, "gosper_glider_gun")
     board = Board(page)
@@ -143,7 +141,7 @@ def test_big_board_canvas(page, live_url, problems) -> None:
     assert page.evaluate("document.querySelectorAll('*').length") < 600
     # The boards, the charts (uPlot draws on a canvas) and CellWar's legend icons.
     assert page.evaluate("document.querySelectorAll('canvas').length") < 30
-    ms = page.evaluate(
+    drawn = page.evaluate(
         """async () => {
             const { decodeBoard, encodeBoard } = await import('/js/rle.js');
             const { BoardView } = await import('/js/board.js');
@@ -159,19 +157,21 @@ def test_big_board_canvas(page, live_url, problems) -> None:
             document.body.append(wrap);
             const view = new BoardView(canvas);
             const out = new Uint8Array(W * H);
-            const t0 = performance.now();
-            const N = 20;
-            for (let k = 0; k < N; k++) {
+            for (let k = 0; k < 20; k++) {
                 view.setBoard(decodeBoard(rle, W, H, out), W, H);
                 view.dirty = true;
                 view._render();
             }
-            const per = (performance.now() - t0) / N;
+            // The canvas holds the board: one pixel per cell, three colours (dead, 1, 2).
+            const img = view.image || canvas.getContext('2d').getImageData(0, 0, canvas.width, canvas.height);
+            const colours = new Set();
+            for (let i = 0; i < img.data.length; i += 4 * 97) colours.add(img.data.slice(i, i + 3).join());
+            const same = Array.from(decodeBoard(rle, W, H)).every((c, i) => c === cells[i]);
             view.destroy();
             wrap.remove();
-            return per;
+            return { colours: colours.size, same };
         }"""
     )
-    print(f"300x300 decode + draw: {ms:.2f} ms per frame")
-    assert ms < 40, ms
+    assert drawn["same"] is True
+    assert drawn["colours"] >= 3, drawn
     assert problems.all() == []

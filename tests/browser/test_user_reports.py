@@ -25,12 +25,14 @@ from tests.browser.lifekit import (
     board_cells,
     new_game,
     select_pattern,
+    settled_box,
     snapshot,
     wait_snapshot,
     watch,
 )
+from tests.browser.restkit import LifeGame
 
-pytestmark = [pytest.mark.browser, pytest.mark.timeout(60)]
+pytestmark = [pytest.mark.browser, pytest.mark.timeout(180)]
 
 
 def _expected_failures(problems, *statuses: int) -> None:
@@ -44,18 +46,9 @@ def _expected_failures(problems, *statuses: int) -> None:
 
 def _life_game(live_url: str, seats: int) -> str:
     """A 2-player Life game created over REST with `seats` seats taken; its id."""
-    r = httpx.post(
-        f"{live_url}/game/create",
-        json={"kind": "life", "config": {"width": 40, "height": 40, "players": 2}},
-        timeout=10,
-    )
-    r.raise_for_status()
-    gid = r.json()["game_id"]
-    for i in range(seats):
-        httpx.post(
-            f"{live_url}/game/{gid}/join", json={"name": f"P{i}"}, timeout=10
-        ).raise_for_status()
-    return gid
+    game = LifeGame(live_url, {"width": 40, "height": 40, "players": 2}, seats=seats)
+    game.close()
+    return game.id
 
 
 def _in_viewport(page, test_id: str) -> bool:
@@ -201,10 +194,9 @@ def test_campaign_rapid_clicks_none_lost(page, live_url, problems) -> None:
     for i in range(budget):  # row 3, x = 2..11: nothing of the level is there
         page.mouse.click(box["x"] + (2 + i + 0.5) * cell, box["y"] + 3.5 * cell)
         page.wait_for_timeout(60)
-    page.wait_for_function(
-        "() => { const s = window.cellwarModes.campaign(); return s.budget === 0 && !s.busy; }"
+    page.wait_for_function(  # every answer is in
+        "() => { const s = window.cellwarModes.campaign(); return s.budget === 0 && !s.busy && !s.pending; }"
     )
-    page.wait_for_timeout(600)  # every answer is in
     placed = page.evaluate(
         """async () => {
             const { decodeBoard } = await import('/js/rle.js');
@@ -231,10 +223,11 @@ def test_board_never_moves_when_tools_change(page, live_url, problems) -> None:
     board = Board(page)
     for width in (1440, 1280):
         page.set_viewport_size({"width": width, "height": 900})
-        page.wait_for_timeout(100)  # the board fits the new width
 
         def top() -> float:
-            return page.get_by_test_id("board").bounding_box()["y"]
+            """The board's top once the layout has settled (the board is fitted by a
+            ResizeObserver, a frame after a change)."""
+            return settled_box(page, "board")["y"]
 
         y0 = top()
         select_pattern(page, "block")
@@ -315,7 +308,7 @@ def test_four_players_redraw_handover_and_empty_round(page, live_url, problems) 
         "Nobody drew this round: the game will end. Continue?"
     )
     page.get_by_test_id("confirm-no").click()
-    page.wait_for_timeout(200)
+    expect(page.get_by_test_id("confirm")).to_be_hidden()
     assert snapshot(page)["phase"] == "redraw"
     page.get_by_test_id("btn-ready").click()
     page.get_by_test_id("confirm-yes").click()

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from client.sdk import AsyncCellWarClient
+from client.sdk import ApiError, AsyncCellWarClient
 from tests.cli.conftest import ROOT, Run, read, write
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(120)]
@@ -45,10 +45,16 @@ async def cellwar_cli(*args: object, timeout: float = 90) -> Run:
 
 
 async def wait_finished(api: AsyncCellWarClient, game_id: str, timeout: float = 60) -> list[dict]:
-    """The spectator's log once it ends with GameFinished (seconds)."""
+    """The spectator's log once it ends with GameFinished (seconds). A Life or CellWar
+    log is private until the game is finished (403 FORBIDDEN to a spectator until then)."""
     deadline = asyncio.get_running_loop().time() + timeout
     while True:
-        events = await api.events(game_id)
+        try:
+            events = await api.events(game_id)
+        except ApiError as exc:
+            if exc.code != "FORBIDDEN":
+                raise
+            events = []
         if events and events[-1]["type"] == "GameFinished":
             return events
         assert asyncio.get_running_loop().time() < deadline, "the game did not finish"

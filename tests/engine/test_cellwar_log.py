@@ -140,29 +140,69 @@ def test_an_attack_that_kills_the_watcher_is_seen_by_it(game):
     assert p1[10]["payload"] == {"action": {"dx": -1, "dy": -1}, "from": [4, 3], "to": [3, 2]}
 
 
-def test_rolled_back_loses_its_state_and_removals_are_public(game):
-    events, state = game
-    start = state  # a rollback to seq 10 (the state as it is: the fold must still agree)
-    back = {
+def fold(events):
+    """The state after ``events``."""
+    state = None
+    for e in events:
+        state = engine.apply_event(state, e["type"], e["actor"], e["payload"])
+    return state
+
+
+def rolled_back(events, to_seq):
+    """A ``RolledBack`` event to the state after ``to_seq`` (as the engine plans one)."""
+    start = fold(events[:to_seq])
+    return {
         "seq": len(events) + 1,
         "type": "RolledBack",
         "actor": 0,
-        "payload": {"to_seq": 10, "state": base64.b64encode(engine.encode_state(start)).decode()},
+        "payload": {"to_seq": to_seq, "state": base64.b64encode(engine.encode_state(start)).decode()},
         "state_hash": engine.state_hash(start),
-    }
+    }, start
+
+
+def test_rolled_back_loses_its_state_and_removals_are_public(game):
+    events, _ = game
+    back, start = rolled_back(events, 9)  # undoes p3's attack: p1 is back in the game
     events, final = record(
         [("remove_player", 0, {"player_id": 2, "reason": "disconnected"})],
-        state,
+        start,
         events + [back],
     )
-    assert [e["type"] for e in events[-3:]] == ["RolledBack", "PlayerRemoved", "GameFinished"]
+    assert [e["type"] for e in events[-2:]] == ["RolledBack", "PlayerRemoved"]
     log = by_seq(player_log(events, 3))
-    # p3 observed 9 events up to seq 10 (not p2's move in the fog): to_seq in its numbering
+    # p3 observed 8 events up to seq 9 (not p2's move in the fog): to_seq in its numbering
     assert log[11] == {"seq": 10, "log_seq": 11, "type": "RolledBack", "actor": 0,
-                       "payload": {"to_seq": 9}}
+                       "payload": {"to_seq": 8}}
     assert log[12]["payload"] == {"player_id": 2, "reason": "disconnected"}
-    assert log[13]["payload"] == {"winner": 3, "result": "win"}
-    assert engine.get_winner(final) == 3
+    assert engine.get_visible_state(final, 1)["players"][0]["out"] is False
+
+
+def test_a_rollback_of_moves_a_player_never_saw_is_hidden_from_it():
+    """p2 moves its far unit in the fog, then leaves in its own turn: the RolledBack that
+    undoes the move is not in p1's or p3's log, which read exactly as when p2 leaves
+    before moving (issue 10 §1: a public rollback would tell that p2 had acted)."""
+    start = [
+        ("create", 0, {"kind": "cellwar", "config": CONFIG}),
+        ("join", 0, {"name": "a"}),
+        ("join", 0, {"name": "b"}),
+        ("join", 0, {"name": "c"}),
+        move(1, 2, 2, 1, 0),
+        ("end_turn", 1, {}),
+    ]
+    leave = [("remove_player", 2, {"player_id": 2, "reason": "left"})]
+    at_once, _ = record(start + leave)
+    moved, _ = record([*start, move(2, 10, 10, -1, 0)])
+    back, anchor = rolled_back(moved, 6)
+    moved, _ = record(leave, anchor, moved + [back])
+    assert [e["type"] for e in moved[-3:]] == ["ActionApplied", "RolledBack", "PlayerRemoved"]
+    assert [e["type"] for e in at_once[-1:]] == ["PlayerRemoved"]
+    for pid in (1, 3):
+        def told(events, pid=pid):
+            return [{k: v for k, v in e.items() if k != "log_seq"} for e in player_log(events, pid)]
+
+        assert told(moved) == told(at_once)
+        assert "RolledBack" not in [e["type"] for e in player_log(moved, pid)]
+    assert "RolledBack" in [e["type"] for e in player_log(moved, 2)]  # its own moves undone
 
 
 def test_every_told_cell_was_visible_to_the_reader_and_no_foreign_unit_id_leaks(game):

@@ -93,7 +93,8 @@ def test_cellwar_observers_are_the_seats_whose_view_changed(data):
     players = data.draw(st.integers(2, 3), label="players")
     size = data.draw(st.integers(6, 9), label="size")
     rec = Recorder()
-    rec.cmd("create", kind="cellwar", config={"width": size, "height": size, "players": players})
+    config = {"width": size, "height": size, "players": players, "turn_time_s": 60}
+    rec.cmd("create", kind="cellwar", config=config)
     for p in range(1, players + 1):
         rec.cmd("join", p, name=f"p{p}")
     for _ in range(data.draw(st.integers(5, 60), label="steps")):
@@ -103,6 +104,9 @@ def test_cellwar_observers_are_the_seats_whose_view_changed(data):
         roll = data.draw(st.integers(0, 40), label="roll")
         if roll == 0:  # someone leaves (in or out of its turn)
             rec.cmd("remove_player", 0, player_id=data.draw(st.integers(1, players)), reason="left")
+            continue
+        if roll == 1:  # the turn timer runs out
+            rec.cmd("time_out")
             continue
         actions = engine.get_valid_actions(rec.state, turn)
         if not actions:
@@ -136,7 +140,7 @@ def test_life_observers_are_everyone_but_for_blind_drawing(data):
     players = data.draw(st.sampled_from([2, 4]), label="players")
     rec = Recorder()
     rec.cmd("create", kind="life", config={"width": 12, "height": 12, "players": players, "budget": 12,
-                                            "max_generations": 40})
+                                            "max_generations": 40, "turn_time_s": 90})
     for p in range(1, players + 1):
         rec.cmd("join", p, name=f"p{p}")
     zones = zones_for(12, 12, players)
@@ -157,8 +161,11 @@ def test_life_observers_are_everyone_but_for_blind_drawing(data):
         pid = s.turn or data.draw(st.integers(1, players), label="drawer")
         x0, y0, _, _ = zones[pid]
         kind = data.draw(st.sampled_from(["place", "place", "erase", "stamp", "reset_turn", "end_turn",
-                                          "end_turn", "propose_finish", "speed", "resign"]), label="kind")
-        if kind in ("place", "erase"):
+                                          "end_turn", "propose_finish", "speed", "resign", "time_out"]),
+                         label="kind")
+        if kind == "time_out":
+            rec.cmd("time_out")
+        elif kind in ("place", "erase"):
             cells = [[x0 + x, y0 + y] for x, y in data.draw(st.lists(cell, min_size=1, max_size=4))]
             rec.cmd("action", pid, type=kind, cells=cells)
         elif kind == "stamp":
@@ -203,11 +210,13 @@ def test_a_rollback_names_the_readers_own_version():
     rec.afters.append(start)
     rec.state = start
     rec.cmd("remove_player", 0, player_id=2, reason="disconnected")
-    # p1's move (seq 5) was in the others' fog: at seq 6 p1 is at version 6, p2 and p3 at 5
-    for pid, version_at in ((1, 6), (2, 5), (3, 5)):
-        log = engine.player_log(rec.events, pid)
-        back = next(e for e in log if e["type"] == "RolledBack")
-        assert back["payload"] == {"to_seq": version_at}
+    # The rollback undid only moves in p1's and p3's fog: they do not observe it (issue 10
+    # §1: it would tell them p2 had acted). p2 does; its to_seq is p2's own version at
+    # seq 6, 5 (p1's move at seq 5 was in its fog).
+    for pid in (1, 3):
+        assert "RolledBack" not in [e["type"] for e in engine.player_log(rec.events, pid)]
+    back = next(e for e in engine.player_log(rec.events, 2) if e["type"] == "RolledBack")
+    assert back["payload"] == {"to_seq": 5}
     p3 = engine.player_log(rec.events, 3)
-    assert [e["log_seq"] for e in p3] == [1, 2, 3, 4, 6, 9, 10]  # p1's and p2's moves left out
-    assert [e["seq"] for e in p3] == list(range(1, 8))
+    assert [e["log_seq"] for e in p3] == [1, 2, 3, 4, 6, 10]  # the moves and the rollback left out
+    assert [e["seq"] for e in p3] == list(range(1, 7))

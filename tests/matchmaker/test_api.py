@@ -38,6 +38,21 @@ async def test_two_compatible_tickets_get_the_same_game(mm_api: AsyncCellWarClie
     assert [p["name"] for p in view["players"]] == ["alice", "bob"]
     assert view["torus"] is True  # a field set by one ticket is taken
     assert view["phase"] == "placement"  # every seat joined: the game started
+    assert view["turn_deadline"] is not None  # matchmade games have turn timers (90 s)
+    created = (await mm_api.events(a["match"]["game_id"], a["match"]["player_token"]))[0]
+    assert created["payload"]["config"]["turn_time_s"] == 90
+
+
+async def test_a_ticket_may_ask_for_another_turn_time_within_bounds(mm_api: AsyncCellWarClient):
+    config = {**private_config("cellwar"), "turn_time_s": 30}
+    seats = await asyncio.gather(
+        *(mm_api.find_match("cellwar", 2, f"c{i}", config, timeout=120) for i in range(2))
+    )
+    assert seats[0].game_id == seats[1].game_id
+    view = await mm_api.state(seats[0].game_id, seats[0].token)
+    created = (await mm_api.events(seats[0].game_id, seats[0].token))[0]
+    assert created["payload"]["config"]["turn_time_s"] == 30
+    assert view["phase"] == "playing" and view["turn_deadline"] is not None
 
 
 async def test_four_clients_for_a_four_player_life_queue(mm_api: AsyncCellWarClient):
@@ -138,6 +153,15 @@ async def test_errors_have_codes_and_change_nothing(mm_api: AsyncCellWarClient, 
                              json={"kind": "cellwar", "players": 6, "name": "x", "config": {"width": 5}}),
              409, "INVALID_CONFIG"),
             (await http.post("/matchmaking/tickets", json={"kind": "life", "players": 2, "name": ""}),
+             422, "MALFORMED"),
+            (await http.post("/matchmaking/tickets",
+                             json={"kind": "life", "players": 2, "name": "x", "config": {"rated": True}}),
+             422, "MALFORMED"),
+            (await http.post("/matchmaking/tickets",
+                             json={"kind": "cellwar", "players": 2, "name": "x", "config": {"turn_time_s": 5}}),
+             422, "MALFORMED"),
+            (await http.post("/matchmaking/tickets",
+                             json={"kind": "life", "players": 2, "name": "x", "config": {"turn_time_s": 0}}),
              422, "MALFORMED"),
             (await http.post("/matchmaking/tickets", json={"kind": "life", "players": 2, "name": "x"},
                              headers={"X-Profile-Token": "forged"}), 401, "UNAUTHORIZED"),

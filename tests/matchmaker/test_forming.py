@@ -169,7 +169,11 @@ async def test_an_undecided_stale_claim_is_rolled_back(parts):
         t = await mm.create_ticket("cellwar", 6, {"width": 13}, "lonely")
         record, revision = await mm.tickets.get(store.ticket_key(t["ticket_id"]))
         claim = {"match_id": "m-dead", "by": "a-dead-instance", "at": mm.clock()}
-        await mm.tickets.update(store.ticket_key(t["ticket_id"]), {**record, "claim": claim}, revision)
+        key = store.ticket_key(t["ticket_id"])
+        claimed = {**record, "claim": claim}
+        # into the mirror at once too: get_ticket reads the mirror, which would otherwise
+        # show the unclaimed ticket until the KV watch delivers the claim
+        await mm.ticket_mirror.apply(key, claimed, await mm.tickets.update(key, claimed, revision))
 
         async def released():
             r = await mm.get_ticket(t["ticket_id"])

@@ -104,6 +104,18 @@ def test_queues_and_ticket_configs():
     assert config_problem("cellwar", 4, {"width": 4}) is None
 
 
+def test_matchmade_games_have_turn_timers_a_ticket_may_tune_within_bounds():
+    from services.matchmaker.domain import MATCH_CONFIG_DEFAULTS
+
+    assert MATCH_CONFIG_DEFAULTS["life"] == {"turn_time_s": 90}
+    assert MATCH_CONFIG_DEFAULTS["cellwar"] == {"turn_time_s": 60}
+    assert config_problem("cellwar", 2, {"turn_time_s": 10}) is None
+    assert config_problem("life", 4, {"turn_time_s": 600}) is None
+    for bad in (9, 601, None, 30.5, True):
+        assert "turn_time_s" in config_problem("cellwar", 2, {"turn_time_s": bad})
+    assert "rated" in config_problem("life", 2, {"rated": True})
+
+
 def test_merge_and_percentile():
     assert merge_configs([{"a": 1}, {"b": 2}, {"a": 1}]) == {"a": 1, "b": 2}
     assert merge_configs([{"a": 1}, {"a": 2}]) is None

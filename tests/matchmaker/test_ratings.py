@@ -1,11 +1,15 @@
 """Ratings (must-show 3 of issue 14): after a matchmade game ends, both players' ratings
 change once (the winner's up), also when the ratings projection is restarted during the
-game; the leaderboard and GET /profile show them. Unit tests of the rating rules too."""
+game; the leaderboard and GET /profile show them; a game made by link with
+``"rated": true`` is rated for the profiles that joined it. Unit tests of the rating
+rules too."""
 
 from __future__ import annotations
 
 import asyncio
+import json
 
+import httpx
 import pytest
 
 from client.sdk import AsyncCellWarClient
@@ -151,3 +155,58 @@ async def test_an_anonymous_opponent_rates_only_the_profile(mm_api: AsyncCellWar
     board = await mm_api.leaderboard("cellwar", 2)
     assert rated["profile_id"] in {e["profile_id"] for e in board}
     assert all(e["name"] != "anon" for e in board)
+
+
+@pytest.mark.integration
+async def test_a_link_game_created_rated_is_rated_once_for_the_profiles_that_joined(
+    mm_api: AsyncCellWarClient, mm_url: str, matchmaker: MatchmakerApp
+):
+    a = await mm_api.create_profile("linked-a")
+    b = await mm_api.create_profile("linked-b")
+    # "rated" at the top of the body (or in the config) makes the link game rated
+    async with httpx.AsyncClient(base_url=mm_url) as http:
+        created = await http.post(
+            "/game/create", json={"kind": "cellwar", "config": {"width": 8, "height": 8}, "rated": True}
+        )
+        assert created.status_code == 201
+        game_id = created.json()["game_id"]
+        bad = await http.post(
+            f"/game/{game_id}/join", json={"name": "x"}, headers={"X-Profile-Token": "forged"}
+        )
+        assert bad.status_code == 401 and bad.json()["error"]["code"] == "UNAUTHORIZED"
+    a_seat = await mm_api.join(game_id, "linked-a", profile_token=a["profile_token"])
+    b_seat = await mm_api.join(game_id, "linked-b", profile_token=b["profile_token"])
+    log = await mm_api.events(game_id, a_seat.token)
+    created_event, joined = log[0], [e for e in log if e["type"] == "PlayerJoined"]
+    assert created_event["payload"]["config"]["rated"] is True
+    # the log names the profile holding each seat, never a token
+    assert [e["payload"].get("profile_id") for e in joined] == [a["profile_id"], b["profile_id"]]
+    assert all("token" not in json.dumps(e["payload"]) for e in joined)
+
+    await mm_api.leave(game_id, b_seat.token)  # a wins
+    w = await eventually(lambda: _rating_of(mm_api, a, "cellwar"), what="winner rated")
+    lo = await eventually(lambda: _rating_of(mm_api, b, "cellwar"), what="loser rated")
+    assert (w["players"], w["games"], lo["games"]) == (2, 1, 1)
+    assert w["rating"] > 1500 > lo["rating"]
+    # once: processing the finish again changes nothing
+    await matchmaker.projection.rate(game_id)
+    await asyncio.sleep(0.5)
+    assert await _rating_of(mm_api, a, "cellwar") == w
+    # not a matchmade game: no MATCH_GAMES entry
+    assert game_id not in matchmaker.matchmaker.games_mirror.entries
+
+
+async def _rating_of(api: AsyncCellWarClient, profile: dict, kind: str) -> dict | None:
+    ratings = (await api.profile(profile["profile_token"]))["ratings"] or []
+    return next((r for r in ratings if r["kind"] == kind and r["players"] == 2), None)
+
+
+@pytest.mark.integration
+async def test_a_join_with_a_profile_in_an_unrated_game_records_no_profile(mm_api: AsyncCellWarClient):
+    a = await mm_api.create_profile("plain")
+    game_id = await mm_api.create_game("life", {"width": 20, "height": 20})
+    seat = await mm_api.join(game_id, "plain", profile_token=a["profile_token"])
+    await mm_api.join(game_id, "other")
+    await mm_api.simple(game_id, seat.token, "resign")
+    joined = [e for e in await mm_api.events(game_id, seat.token) if e["type"] == "PlayerJoined"]
+    assert all("profile_id" not in e["payload"] for e in joined)

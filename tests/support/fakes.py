@@ -124,6 +124,12 @@ class MemoryEventLog:
             self._tail[game_id] = log[-1][0]
         return out
 
+    async def read_pages(self, game_id: str, from_seq: int = 1, page: int = 1000):
+        """The events from ``from_seq`` on, ``page`` at a time (copies)."""
+        events = await self.read(game_id, from_seq)
+        for start in range(0, len(events), page):
+            yield events[start : start + page]
+
     async def last_seq(self, game_id: str) -> int:
         """The last per-game seq."""
         self._check()
@@ -193,7 +199,7 @@ class InProcessEngine:
         try:
             return fn(request)
         except GameError as exc:
-            raise ServiceError(exc.code, exc.message) from exc
+            raise ServiceError(exc.code, exc.message, getattr(exc, "seq", None)) from exc
 
     async def decide(
         self,
@@ -247,3 +253,7 @@ class InProcessEngine:
     async def player_log(self, events, player_id) -> bytes:
         request = engine_pb2.PlayerLogRequest(events=list(events), player_id=player_id)
         return self._run("PlayerLog", engine_service.player_log, request).events
+
+    async def reenact(self, events, origin: bytes = b"") -> engine_pb2.ReenactReply:
+        request = engine_pb2.ReenactRequest(events=list(events), origin=origin)
+        return self._run("Reenact", engine_service.reenact_log, request)

@@ -19,16 +19,37 @@ export const api = {
 
 /**
  * Open the game's WebSocket stream for one player token and keep it open (reconnects
- * with back-off until close() is called).
+ * with back-off until close() is called). The token travels as the subprotocol
+ * `bearer.<token>` beside `cellwar.v1` (gateway/routes/stream.py), never in the URL, so
+ * no proxy or server log sees it.
  * @param {string} gameId
  * @param {string} token
  * @param {{onMessage: (msg: object) => void, onStatus?: (status: string) => void}} handlers
  *   status is 'open', 'reconnecting' or 'closed'
  * @returns {{close: () => void}}
  */
-export function openStream(gameId, token, { onMessage, onStatus = () => {} }) {
+export function openStream(gameId, token, handlers) {
+  // the token travels as the bearer subprotocol, never in the URL (it would reach logs)
+  return keepSocket(`${gamePath(gameId)}/stream`, token, handlers);
+}
+
+/**
+ * A delayed spectator's stream of a game (`?spectate=1&delay_s=N`, no token): the same
+ * messages, showing the game as it was `delaySeconds` ago; reconnects like openStream.
+ * @returns {{close: () => void}}
+ */
+export function openSpectatorStream(gameId, delaySeconds, handlers) {
+  return keepSocket(`${gamePath(gameId)}/stream?spectate=1&delay_s=${encodeURIComponent(delaySeconds)}`, null, handlers);
+}
+
+/**
+ * A WebSocket to `path` of this origin kept open until close() or the game's end;
+ * `token` (or null for a spectator) is offered as the subprotocol `bearer.<token>`.
+ */
+function keepSocket(path, token, { onMessage, onStatus = () => {} }) {
   const proto = location.protocol === 'https:' ? 'wss:' : 'ws:';
-  const url = `${proto}//${location.host}${gamePath(gameId)}/stream?token=${encodeURIComponent(token)}`;
+  const url = `${proto}//${location.host}${path}`;
+  const protocols = token ? ['cellwar.v1', `bearer.${token}`] : ['cellwar.v1'];
   let ws = null;
   let closed = false;
   let delay = 250;
@@ -36,7 +57,7 @@ export function openStream(gameId, token, { onMessage, onStatus = () => {} }) {
 
   const connect = () => {
     if (closed) return;
-    ws = new WebSocket(url);
+    ws = new WebSocket(url, protocols);
     ws.onopen = () => {
       delay = 250;
       onStatus('open');

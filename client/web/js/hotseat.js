@@ -39,8 +39,9 @@ export class HotseatGame extends EventTarget {
     this.pids = [...this.tokens.keys()].sort((a, b) => a - b);
     this.config = save.config || {};
     this.redrawPid = this.pids[0];
-    this.views = new Map(); // pid → newest view
-    this.latest = null; // the view with the highest seq (any seat)
+    this.views = new Map(); // pid → newest view (by that seat's own seq)
+    this.latest = null; // the game's newest view (seats.js keepView)
+    this.latestPid = 0; // the seat `latest` belongs to
     this.overlay = new Map(); // cell index → state shown until confirmed
     this.overlayOp = new Map(); // cell index → op that set it
     this.pendingPlace = new Map(); // pid → cells queued or in flight for `place`
@@ -53,7 +54,7 @@ export class HotseatGame extends EventTarget {
     this.busy = false;
     this.readyInRound = new Set(); // seats that said ready in this redraw round
     this.roundBudgets = null; // pid → budget_left when this redraw round began
-    this.roundSeq = 0; // seq of the first view of this redraw round
+    this.roundSeqs = new Map(); // pid → that seat's seq at its first view of this redraw round
   }
 
   /** Load every seat's view and open the streams. Throws ApiError (e.g. 404 gone). */
@@ -86,28 +87,34 @@ export class HotseatGame extends EventTarget {
     }
     if (msg.view) this.applyView(pid, msg.view, msg.seq);
     if (msg.type === 'finished') {
-      if (!msg.view && this.latest) {
+      // Without a view: the seat's own last view, finished (its seq is the seat's own).
+      const own = this.views.get(pid);
+      if (!msg.view && own) {
         this.applyView(pid, {
-          ...this.latest,
-          seq: msg.seq ?? this.latest.seq,
+          ...own,
+          seq: msg.seq ?? own.seq,
           phase: 'finished',
-          winner: msg.winner ?? this.latest.winner,
-          result: msg.result ?? this.latest.result,
+          winner: msg.winner ?? own.winner,
+          result: msg.result ?? own.result,
         });
       }
       this.refresh();
     }
   }
 
-  /** Keep a view if it is not older than the one held for that seat. */
+  /** Keep a view if it is not older than the one held for that seat (seats.js). */
   applyView(pid, view, seq) {
     if (!keepView(this, pid, view, seq)) return;
     if (this.latest.phase !== 'redraw') {
       this.readyInRound = new Set();
       this.roundBudgets = null;
-    } else if (!this.roundBudgets) {
-      this.roundBudgets = new Map((this.latest.players || []).map((p) => [p.id, p.budget_left]));
-      this.roundSeq = this.latest.seq;
+      this.roundSeqs = new Map();
+    } else {
+      if (!this.roundBudgets) {
+        this.roundBudgets = new Map((this.latest.players || []).map((p) => [p.id, p.budget_left]));
+      }
+      const own = this.views.get(pid);
+      if (own.phase === 'redraw' && !this.roundSeqs.has(pid)) this.roundSeqs.set(pid, own.seq);
     }
     this._changed();
   }
@@ -158,16 +165,13 @@ export class HotseatGame extends EventTarget {
     });
   }
 
-  /** Whose view is on screen. */
+  /** Whose view is on screen: the seat that draws, else the seat of the newest view
+   * (seqs of different seats are not comparable: seats.js). */
   displayPid() {
     const acting = this.actingPid();
     if (acting && this.views.has(acting)) return acting;
-    let best = this.pids[0];
-    for (const pid of this.pids) {
-      const v = this.views.get(pid);
-      if (v && (!this.views.get(best) || v.seq > this.views.get(best).seq)) best = pid;
-    }
-    return best;
+    if (this.latestPid && this.views.has(this.latestPid)) return this.latestPid;
+    return this.pids.find((pid) => this.views.has(pid)) ?? this.pids[0];
   }
 
   displayView() {
@@ -418,7 +422,12 @@ export class HotseatGame extends EventTarget {
 
   resume() { return this.action(this.anyActivePid(), { type: 'resume' }); }
 
-  speed(multiplier) { return this.action(this.anyActivePid(), { type: 'speed', multiplier }); }
+  /** Set the speed (1, 2, 4, 8); the speed the game already has is not sent (the server
+   * would refuse it: NO_CHANGE). */
+  speed(multiplier) {
+    if (this.latest && (this.latest.speed || 1) === multiplier) return Promise.resolve(null);
+    return this.action(this.anyActivePid(), { type: 'speed', multiplier });
+  }
 
   /** Choose the seat that draws in the redraw phase. */
   setRedrawPid(pid) {
@@ -447,10 +456,16 @@ export class HotseatGame extends EventTarget {
   /**
    * Remember that a seat said ready in this redraw round, unless its end_turn ended the
    * round: the stream may already have brought the next round (which must not count it).
+   * The answer's seq is compared with the same seat's first seq of this round (a seat's
+   * own version: seats of one game count differently).
    */
   _markReady(pid, res) {
     const seq = (res && (res.seq ?? (res.view && res.view.seq))) ?? 0;
-    if (res && res.view && res.view.phase === 'redraw' && this.phase === 'redraw' && seq >= this.roundSeq) {
+    const start = this.roundSeqs.get(pid);
+    const held = this.views.get(pid);
+    // No view of this seat in this round yet: stale if the seat saw the round end since.
+    const fresh = start !== undefined ? seq >= start : !(held && held.seq > seq && held.phase !== 'redraw');
+    if (res && res.view && res.view.phase === 'redraw' && this.phase === 'redraw' && fresh) {
       this.readyInRound.add(pid);
     }
   }

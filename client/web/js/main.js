@@ -180,6 +180,13 @@ window.cellwar = {
   screen: () => current,
 };
 
+/** The start screen's controls work from now on (index.html keeps them inert until
+ * this module has wired them); a reload after a failed load counts from zero again. */
+function bootDone() {
+  for (const el of document.querySelectorAll('[data-boot]')) el.inert = false;
+  try { sessionStorage.removeItem('cellwar.boot.retries'); } catch { /* no storage */ }
+}
+
 const joinId = joinIdFromUrl();
 const saved = loadGame();
 // A share link typed or pasted into an open tab only changes the hash: act on it too
@@ -190,10 +197,17 @@ window.addEventListener('hashchange', () => {
   clearJoinFromUrl();
   app.joinByLink(id);
 });
+// The page shows the start screen by itself (index.html); a game being joined or
+// resumed replaces it as soon as it is loaded (until then nothing is shown, as the
+// start screen's buttons would be taken away under the finger).
 if (joinId) {
   clearJoinFromUrl();
+  document.getElementById('screen-start').hidden = true;
   app.joinByLink(joinId);
 } else if (saved && !saved.suspended && saved.mode !== undefined && saved.mode !== 'hotseat' && saved.mode !== 'online') {
   show('start'); // a save of another mode: its own screen resumes it
-} else if (saved && !saved.suspended) app.play(saved);
-else show('start');
+} else if (saved && !saved.suspended) {
+  document.getElementById('screen-start').hidden = true;
+  app.play(saved);
+} else show('start');
+bootDone();

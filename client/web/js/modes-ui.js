@@ -1,7 +1,7 @@
 // Shared bits of the mode screens (CellWar, replay, campaign): a message toast and the
 // text of an API error.
 
-import { t } from './i18n.js';
+import { apiErrorText } from './screens/dialogs.js';
 
 const $ = (id) => document.getElementById(id);
 
@@ -16,9 +16,8 @@ export function flash(text, kind = 'error', ms = 3500) {
   flashTimer = setTimeout(() => { el.hidden = true; }, ms);
 }
 
+/** The text of an API error (screens/dialogs.js `apiErrorText`). */
 export function errorText(err) {
-  const key = `error.${err.code}`;
-  const known = t(key, { message: err.message });
-  return known !== key ? known : t('error.generic', { message: `${err.code}: ${err.message}` });
+  return apiErrorText(err);
 }
 

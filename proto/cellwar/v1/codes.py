@@ -27,7 +27,10 @@ class EventType(StrEnum):
     PLAYER_REMOVED = "PlayerRemoved"
     ROLLED_BACK = "RolledBack"
     GAME_EXPIRED = "GameExpired"
+    TURN_TIMED_OUT = "TurnTimedOut"
     GAME_FINISHED = "GameFinished"
+    #: The first event of a fork: the state at ``from_seq`` of ``from_game`` (engine/fork.py).
+    GAME_FORKED = "GameForked"
 
 
 class CommandType(StrEnum):
@@ -39,6 +42,9 @@ class CommandType(StrEnum):
     END_TURN = "end_turn"
     REMOVE_PLAYER = "remove_player"
     EXPIRE = "expire"
+    #: Start a new game in a given state (``Engine.Decide`` with that state; engine/fork.py).
+    FORK = "fork"
+    TIME_OUT = "time_out"
 
 
 class RemovalReason(StrEnum):
@@ -85,3 +91,11 @@ class ErrorCode(StrEnum):
     UNAVAILABLE = "UNAVAILABLE"
     GAME_BROKEN = "GAME_BROKEN"
     INTERNAL = "INTERNAL"
+    # replay tools (issue 13)
+    #: An imported log whose re-decided events differ from the recorded ones (422; the
+    #: error names the first bad ``seq``).
+    LOG_MISMATCH = "LOG_MISMATCH"
+    #: An imported log written by an engine version this engine does not know (422).
+    UNKNOWN_ENGINE_VERSION = "UNKNOWN_ENGINE_VERSION"
+    #: A delayed spectator asked for a game none of whose events is old enough yet (409).
+    NOT_YET_VISIBLE = "NOT_YET_VISIBLE"

@@ -9,7 +9,7 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 DESCRIPTOR: _descriptor.FileDescriptor
 
 class GameState(_message.Message):
-    __slots__ = ("state", "state_hash", "kind", "phase", "generation", "finished", "turn", "players_joined", "max_players", "speed", "versions", "seq", "policy", "anchor")
+    __slots__ = ("state", "state_hash", "kind", "phase", "generation", "finished", "turn", "players_joined", "max_players", "speed", "versions", "seq", "policy", "anchor", "turn_seq", "open_seats")
     STATE_FIELD_NUMBER: _ClassVar[int]
     STATE_HASH_FIELD_NUMBER: _ClassVar[int]
     KIND_FIELD_NUMBER: _ClassVar[int]
@@ -24,6 +24,8 @@ class GameState(_message.Message):
     SEQ_FIELD_NUMBER: _ClassVar[int]
     POLICY_FIELD_NUMBER: _ClassVar[int]
     ANCHOR_FIELD_NUMBER: _ClassVar[int]
+    TURN_SEQ_FIELD_NUMBER: _ClassVar[int]
+    OPEN_SEATS_FIELD_NUMBER: _ClassVar[int]
     state: bytes
     state_hash: str
     kind: str
@@ -38,10 +40,12 @@ class GameState(_message.Message):
     seq: int
     policy: Policy
     anchor: TurnAnchor
-    def __init__(self, state: _Optional[bytes] = ..., state_hash: _Optional[str] = ..., kind: _Optional[str] = ..., phase: _Optional[str] = ..., generation: _Optional[int] = ..., finished: _Optional[bool] = ..., turn: _Optional[int] = ..., players_joined: _Optional[int] = ..., max_players: _Optional[int] = ..., speed: _Optional[int] = ..., versions: _Optional[_Iterable[int]] = ..., seq: _Optional[int] = ..., policy: _Optional[_Union[Policy, _Mapping]] = ..., anchor: _Optional[_Union[TurnAnchor, _Mapping]] = ...) -> None: ...
+    turn_seq: int
+    open_seats: _containers.RepeatedScalarFieldContainer[int]
+    def __init__(self, state: _Optional[bytes] = ..., state_hash: _Optional[str] = ..., kind: _Optional[str] = ..., phase: _Optional[str] = ..., generation: _Optional[int] = ..., finished: _Optional[bool] = ..., turn: _Optional[int] = ..., players_joined: _Optional[int] = ..., max_players: _Optional[int] = ..., speed: _Optional[int] = ..., versions: _Optional[_Iterable[int]] = ..., seq: _Optional[int] = ..., policy: _Optional[_Union[Policy, _Mapping]] = ..., anchor: _Optional[_Union[TurnAnchor, _Mapping]] = ..., turn_seq: _Optional[int] = ..., open_seats: _Optional[_Iterable[int]] = ...) -> None: ...
 
 class Policy(_message.Message):
-    __slots__ = ("log_private", "private_reason", "spectators_live", "lobby_hidden_keys", "disconnect_timeout_s", "rollback_on_leave", "ticking", "expirable", "active_players", "progress_level")
+    __slots__ = ("log_private", "private_reason", "spectators_live", "lobby_hidden_keys", "disconnect_timeout_s", "rollback_on_leave", "ticking", "expirable", "active_players", "progress_level", "turn_time_s", "spectator_delay_min_s", "spectators_see_all")
     LOG_PRIVATE_FIELD_NUMBER: _ClassVar[int]
     PRIVATE_REASON_FIELD_NUMBER: _ClassVar[int]
     SPECTATORS_LIVE_FIELD_NUMBER: _ClassVar[int]
@@ -52,6 +56,9 @@ class Policy(_message.Message):
     EXPIRABLE_FIELD_NUMBER: _ClassVar[int]
     ACTIVE_PLAYERS_FIELD_NUMBER: _ClassVar[int]
     PROGRESS_LEVEL_FIELD_NUMBER: _ClassVar[int]
+    TURN_TIME_S_FIELD_NUMBER: _ClassVar[int]
+    SPECTATOR_DELAY_MIN_S_FIELD_NUMBER: _ClassVar[int]
+    SPECTATORS_SEE_ALL_FIELD_NUMBER: _ClassVar[int]
     log_private: bool
     private_reason: str
     spectators_live: bool
@@ -62,7 +69,10 @@ class Policy(_message.Message):
     expirable: bool
     active_players: _containers.RepeatedScalarFieldContainer[int]
     progress_level: int
-    def __init__(self, log_private: _Optional[bool] = ..., private_reason: _Optional[str] = ..., spectators_live: _Optional[bool] = ..., lobby_hidden_keys: _Optional[_Iterable[str]] = ..., disconnect_timeout_s: _Optional[float] = ..., rollback_on_leave: _Optional[bool] = ..., ticking: _Optional[bool] = ..., expirable: _Optional[bool] = ..., active_players: _Optional[_Iterable[int]] = ..., progress_level: _Optional[int] = ...) -> None: ...
+    turn_time_s: int
+    spectator_delay_min_s: float
+    spectators_see_all: bool
+    def __init__(self, log_private: _Optional[bool] = ..., private_reason: _Optional[str] = ..., spectators_live: _Optional[bool] = ..., lobby_hidden_keys: _Optional[_Iterable[str]] = ..., disconnect_timeout_s: _Optional[float] = ..., rollback_on_leave: _Optional[bool] = ..., ticking: _Optional[bool] = ..., expirable: _Optional[bool] = ..., active_players: _Optional[_Iterable[int]] = ..., progress_level: _Optional[int] = ..., turn_time_s: _Optional[int] = ..., spectator_delay_min_s: _Optional[float] = ..., spectators_see_all: _Optional[bool] = ...) -> None: ...
 
 class TurnAnchor(_message.Message):
     __slots__ = ("seq", "state", "state_hash", "removals")
@@ -291,3 +301,23 @@ class PlayerLogReply(_message.Message):
     EVENTS_FIELD_NUMBER: _ClassVar[int]
     events: bytes
     def __init__(self, events: _Optional[bytes] = ...) -> None: ...
+
+class ReenactRequest(_message.Message):
+    __slots__ = ("events", "origin")
+    EVENTS_FIELD_NUMBER: _ClassVar[int]
+    ORIGIN_FIELD_NUMBER: _ClassVar[int]
+    events: _containers.RepeatedCompositeFieldContainer[_events_pb2.Event]
+    origin: bytes
+    def __init__(self, events: _Optional[_Iterable[_Union[_events_pb2.Event, _Mapping]]] = ..., origin: _Optional[bytes] = ...) -> None: ...
+
+class ReenactReply(_message.Message):
+    __slots__ = ("events", "state", "views", "finished")
+    EVENTS_FIELD_NUMBER: _ClassVar[int]
+    STATE_FIELD_NUMBER: _ClassVar[int]
+    VIEWS_FIELD_NUMBER: _ClassVar[int]
+    FINISHED_FIELD_NUMBER: _ClassVar[int]
+    events: _containers.RepeatedCompositeFieldContainer[_events_pb2.Event]
+    state: GameState
+    views: _containers.RepeatedScalarFieldContainer[bytes]
+    finished: bool
+    def __init__(self, events: _Optional[_Iterable[_Union[_events_pb2.Event, _Mapping]]] = ..., state: _Optional[_Union[GameState, _Mapping]] = ..., views: _Optional[_Iterable[bytes]] = ..., finished: _Optional[bool] = ...) -> None: ...

@@ -83,6 +83,11 @@ class EngineStub:
                 request_serializer=cellwar_dot_v1_dot_engine__pb2.LevelsRequest.SerializeToString,
                 response_deserializer=cellwar_dot_v1_dot_engine__pb2.LevelsReply.FromString,
                 _registered_method=True)
+        self.Reenact = channel.unary_unary(
+                '/cellwar.v1.Engine/Reenact',
+                request_serializer=cellwar_dot_v1_dot_engine__pb2.ReenactRequest.SerializeToString,
+                response_deserializer=cellwar_dot_v1_dot_engine__pb2.ReenactReply.FromString,
+                _registered_method=True)
 
 
 class EngineServicer:
@@ -159,6 +164,16 @@ class EngineServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def Reenact(self, request, context):
+        """Import: decide every command of a recorded log again, under the engine version that
+        recorded it, and compare (engine/reenact.py). A difference is LOG_MISMATCH (or
+        MALFORMED, UNKNOWN_ENGINE_VERSION) with the event's seq in the trailing metadata key
+        `cellwar-error-seq`. Replies the events the new game records.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_EngineServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -206,6 +221,11 @@ def add_EngineServicer_to_server(servicer, server):
                     servicer.Levels,
                     request_deserializer=cellwar_dot_v1_dot_engine__pb2.LevelsRequest.FromString,
                     response_serializer=cellwar_dot_v1_dot_engine__pb2.LevelsReply.SerializeToString,
+            ),
+            'Reenact': grpc.unary_unary_rpc_method_handler(
+                    servicer.Reenact,
+                    request_deserializer=cellwar_dot_v1_dot_engine__pb2.ReenactRequest.FromString,
+                    response_serializer=cellwar_dot_v1_dot_engine__pb2.ReenactReply.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -455,6 +475,33 @@ class Engine:
             '/cellwar.v1.Engine/Levels',
             cellwar_dot_v1_dot_engine__pb2.LevelsRequest.SerializeToString,
             cellwar_dot_v1_dot_engine__pb2.LevelsReply.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Reenact(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/cellwar.v1.Engine/Reenact',
+            cellwar_dot_v1_dot_engine__pb2.ReenactRequest.SerializeToString,
+            cellwar_dot_v1_dot_engine__pb2.ReenactReply.FromString,
             options,
             channel_credentials,
             insecure,

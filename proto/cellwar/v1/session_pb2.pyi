@@ -27,14 +27,16 @@ class CreateGameReply(_message.Message):
     def __init__(self, game_id: _Optional[str] = ...) -> None: ...
 
 class JoinRequest(_message.Message):
-    __slots__ = ("game_id", "name", "command_id")
+    __slots__ = ("game_id", "name", "command_id", "profile_id")
     GAME_ID_FIELD_NUMBER: _ClassVar[int]
     NAME_FIELD_NUMBER: _ClassVar[int]
     COMMAND_ID_FIELD_NUMBER: _ClassVar[int]
+    PROFILE_ID_FIELD_NUMBER: _ClassVar[int]
     game_id: str
     name: str
     command_id: str
-    def __init__(self, game_id: _Optional[str] = ..., name: _Optional[str] = ..., command_id: _Optional[str] = ...) -> None: ...
+    profile_id: str
+    def __init__(self, game_id: _Optional[str] = ..., name: _Optional[str] = ..., command_id: _Optional[str] = ..., profile_id: _Optional[str] = ...) -> None: ...
 
 class ActRequest(_message.Message):
     __slots__ = ("game_id", "player_id", "action", "command_id")
@@ -231,3 +233,43 @@ class RunInterest(_message.Message):
     game_id: str
     player_ids: _containers.RepeatedScalarFieldContainer[int]
     def __init__(self, game_id: _Optional[str] = ..., player_ids: _Optional[_Iterable[int]] = ...) -> None: ...
+
+class ForkGameRequest(_message.Message):
+    __slots__ = ("game_id", "player_id", "seq", "command_id")
+    GAME_ID_FIELD_NUMBER: _ClassVar[int]
+    PLAYER_ID_FIELD_NUMBER: _ClassVar[int]
+    SEQ_FIELD_NUMBER: _ClassVar[int]
+    COMMAND_ID_FIELD_NUMBER: _ClassVar[int]
+    game_id: str
+    player_id: int
+    seq: int
+    command_id: str
+    def __init__(self, game_id: _Optional[str] = ..., player_id: _Optional[int] = ..., seq: _Optional[int] = ..., command_id: _Optional[str] = ...) -> None: ...
+
+class ImportGameRequest(_message.Message):
+    __slots__ = ("events", "origin", "command_id")
+    EVENTS_FIELD_NUMBER: _ClassVar[int]
+    ORIGIN_FIELD_NUMBER: _ClassVar[int]
+    COMMAND_ID_FIELD_NUMBER: _ClassVar[int]
+    events: _containers.RepeatedCompositeFieldContainer[_events_pb2.Event]
+    origin: bytes
+    command_id: str
+    def __init__(self, events: _Optional[_Iterable[_Union[_events_pb2.Event, _Mapping]]] = ..., origin: _Optional[bytes] = ..., command_id: _Optional[str] = ...) -> None: ...
+
+class ImportGameReply(_message.Message):
+    __slots__ = ("game_id", "events", "finished")
+    GAME_ID_FIELD_NUMBER: _ClassVar[int]
+    EVENTS_FIELD_NUMBER: _ClassVar[int]
+    FINISHED_FIELD_NUMBER: _ClassVar[int]
+    game_id: str
+    events: int
+    finished: bool
+    def __init__(self, game_id: _Optional[str] = ..., events: _Optional[int] = ..., finished: _Optional[bool] = ...) -> None: ...
+
+class SpectateRequest(_message.Message):
+    __slots__ = ("game_id", "delay_s")
+    GAME_ID_FIELD_NUMBER: _ClassVar[int]
+    DELAY_S_FIELD_NUMBER: _ClassVar[int]
+    game_id: str
+    delay_s: float
+    def __init__(self, game_id: _Optional[str] = ..., delay_s: _Optional[float] = ...) -> None: ...

@@ -4,6 +4,7 @@ import grpc
 import warnings
 
 from cellwar.v1 import engine_pb2 as cellwar_dot_v1_dot_engine__pb2
+from cellwar.v1 import events_pb2 as cellwar_dot_v1_dot_events__pb2
 from cellwar.v1 import session_pb2 as cellwar_dot_v1_dot_session__pb2
 
 GRPC_GENERATED_VERSION = '1.85.1'
@@ -113,6 +114,31 @@ class SessionStub:
                 request_serializer=cellwar_dot_v1_dot_session__pb2.GetProfileRequest.SerializeToString,
                 response_deserializer=cellwar_dot_v1_dot_session__pb2.Profile.FromString,
                 _registered_method=True)
+        self.StreamEvents = channel.unary_stream(
+                '/cellwar.v1.Session/StreamEvents',
+                request_serializer=cellwar_dot_v1_dot_session__pb2.ListEventsRequest.SerializeToString,
+                response_deserializer=cellwar_dot_v1_dot_events__pb2.Event.FromString,
+                _registered_method=True)
+        self.ForkGame = channel.unary_unary(
+                '/cellwar.v1.Session/ForkGame',
+                request_serializer=cellwar_dot_v1_dot_session__pb2.ForkGameRequest.SerializeToString,
+                response_deserializer=cellwar_dot_v1_dot_session__pb2.CreateGameReply.FromString,
+                _registered_method=True)
+        self.ImportGame = channel.unary_unary(
+                '/cellwar.v1.Session/ImportGame',
+                request_serializer=cellwar_dot_v1_dot_session__pb2.ImportGameRequest.SerializeToString,
+                response_deserializer=cellwar_dot_v1_dot_session__pb2.ImportGameReply.FromString,
+                _registered_method=True)
+        self.SpectatorView = channel.unary_unary(
+                '/cellwar.v1.Session/SpectatorView',
+                request_serializer=cellwar_dot_v1_dot_session__pb2.SpectateRequest.SerializeToString,
+                response_deserializer=cellwar_dot_v1_dot_session__pb2.ViewReply.FromString,
+                _registered_method=True)
+        self.Spectate = channel.unary_stream(
+                '/cellwar.v1.Session/Spectate',
+                request_serializer=cellwar_dot_v1_dot_session__pb2.SpectateRequest.SerializeToString,
+                response_deserializer=cellwar_dot_v1_dot_session__pb2.WatchUpdate.FromString,
+                _registered_method=True)
 
 
 class SessionServicer:
@@ -214,6 +240,43 @@ class SessionServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def StreamEvents(self, request, context):
+        """Replay tools (DESIGN §12, issue 13).
+        The same events as ListEvents (same visibility rule), streamed in pages.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ForkGame(self, request, context):
+        """A new game starting in the state of `game_id` at `seq` (GameForked), seats free.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ImportGame(self, request, context):
+        """A new game from a recorded log, re-decided by the engine (Engine.Reenact); refused
+        with LOG_MISMATCH and `cellwar-error-seq` when the rules do not reproduce it.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def SpectatorView(self, request, context):
+        """A spectator's view delayed by `delay_s`: the state at the latest event older than now.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def Spectate(self, request, context):
+        """The same as a stream, a frame whenever the delayed view moves; `finished` at the end.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_SessionServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -291,6 +354,31 @@ def add_SessionServicer_to_server(servicer, server):
                     servicer.GetProfile,
                     request_deserializer=cellwar_dot_v1_dot_session__pb2.GetProfileRequest.FromString,
                     response_serializer=cellwar_dot_v1_dot_session__pb2.Profile.SerializeToString,
+            ),
+            'StreamEvents': grpc.unary_stream_rpc_method_handler(
+                    servicer.StreamEvents,
+                    request_deserializer=cellwar_dot_v1_dot_session__pb2.ListEventsRequest.FromString,
+                    response_serializer=cellwar_dot_v1_dot_events__pb2.Event.SerializeToString,
+            ),
+            'ForkGame': grpc.unary_unary_rpc_method_handler(
+                    servicer.ForkGame,
+                    request_deserializer=cellwar_dot_v1_dot_session__pb2.ForkGameRequest.FromString,
+                    response_serializer=cellwar_dot_v1_dot_session__pb2.CreateGameReply.SerializeToString,
+            ),
+            'ImportGame': grpc.unary_unary_rpc_method_handler(
+                    servicer.ImportGame,
+                    request_deserializer=cellwar_dot_v1_dot_session__pb2.ImportGameRequest.FromString,
+                    response_serializer=cellwar_dot_v1_dot_session__pb2.ImportGameReply.SerializeToString,
+            ),
+            'SpectatorView': grpc.unary_unary_rpc_method_handler(
+                    servicer.SpectatorView,
+                    request_deserializer=cellwar_dot_v1_dot_session__pb2.SpectateRequest.FromString,
+                    response_serializer=cellwar_dot_v1_dot_session__pb2.ViewReply.SerializeToString,
+            ),
+            'Spectate': grpc.unary_stream_rpc_method_handler(
+                    servicer.Spectate,
+                    request_deserializer=cellwar_dot_v1_dot_session__pb2.SpectateRequest.FromString,
+                    response_serializer=cellwar_dot_v1_dot_session__pb2.WatchUpdate.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -701,6 +789,141 @@ class Session:
             '/cellwar.v1.Session/GetProfile',
             cellwar_dot_v1_dot_session__pb2.GetProfileRequest.SerializeToString,
             cellwar_dot_v1_dot_session__pb2.Profile.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def StreamEvents(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_stream(
+            request,
+            target,
+            '/cellwar.v1.Session/StreamEvents',
+            cellwar_dot_v1_dot_session__pb2.ListEventsRequest.SerializeToString,
+            cellwar_dot_v1_dot_events__pb2.Event.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ForkGame(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/cellwar.v1.Session/ForkGame',
+            cellwar_dot_v1_dot_session__pb2.ForkGameRequest.SerializeToString,
+            cellwar_dot_v1_dot_session__pb2.CreateGameReply.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ImportGame(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/cellwar.v1.Session/ImportGame',
+            cellwar_dot_v1_dot_session__pb2.ImportGameRequest.SerializeToString,
+            cellwar_dot_v1_dot_session__pb2.ImportGameReply.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def SpectatorView(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/cellwar.v1.Session/SpectatorView',
+            cellwar_dot_v1_dot_session__pb2.SpectateRequest.SerializeToString,
+            cellwar_dot_v1_dot_session__pb2.ViewReply.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Spectate(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_stream(
+            request,
+            target,
+            '/cellwar.v1.Session/Spectate',
+            cellwar_dot_v1_dot_session__pb2.SpectateRequest.SerializeToString,
+            cellwar_dot_v1_dot_session__pb2.WatchUpdate.FromString,
             options,
             channel_credentials,
             insecure,

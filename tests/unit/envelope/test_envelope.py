@@ -211,6 +211,9 @@ def test_policy_is_data_per_kind_and_phase():
     life.run(CommandType.END_TURN, 1, {})
     life.run(CommandType.END_TURN, 2, {})
     running = policy(life.state)
-    assert (running.log_private, running.ticking, running.spectators_live) == (False, True, True)
+    # the log stays private after placement (it holds the blind drawing) until the end
+    assert (running.log_private, running.ticking, running.spectators_live) == (True, True, True)
+    life.run(CommandType.ACTION, 1, {"type": "resign"})
+    assert life.state.phase == "finished" and not policy(life.state).log_private
     level = Game({"kind": "campaign", "config": {"level": 3}})
     assert policy(level.state).progress_level == 3 and not policy(level.state).log_private

@@ -14,7 +14,7 @@ import { HotseatGame } from '../hotseat.js';
 import { getLang, t, tn } from '../i18n.js';
 import { gamePath, request } from '../http.js';
 import { errorText, flash } from '../modes-ui.js';
-import { confirmDialog } from '../screens/dialogs.js';
+import { confirmDialog, errorKind } from '../screens/dialogs.js';
 import { backfill } from '../stats/backfill.js';
 import { CellChart } from '../stats/chart.js';
 import { CellSeries } from '../stats/series.js';
@@ -77,10 +77,10 @@ export class CampaignScreen {
     this.chart = new CellChart($('chart-camp'), this.series, { name: names });
     this.endChart = new CellChart($('chart-camp-end'), this.series, { name: names });
     this._onChange = () => {
-      if (this.game && this.game.latest) this.series.add(this.game.latest);
+      if (this.game && this.game.latest) this.series.add(this.game.latest, undefined, this.game.latestPid);
       this.invalidate();
     };
-    this._onError = (e) => flash(errorText(e.detail));
+    this._onError = (e) => flash(errorText(e.detail), errorKind(e.detail));
     this._bind();
   }
 
@@ -217,7 +217,7 @@ export class CampaignScreen {
     g.addEventListener('error', this._onError);
     $('camp-end').hidden = true;
     this.series.reset(g.gameId);
-    this.series.add(g.latest);
+    this.series.add(g.latest, undefined, g.latestPid);
     if ((g.latest.generation || 0) > 0) {
       backfill(this.series, g.gameId, { token: parked.token, alive: () => this.game === g }).catch(() => {});
     }

@@ -67,8 +67,9 @@ export class CellWarGame extends EventTarget {
     this.config = save.config || {};
     this.tokens = new Map(Object.entries(save.tokens).map(([k, v]) => [Number(k), v]));
     this.pids = [...this.tokens.keys()].sort((a, b) => a - b);
-    this.views = new Map();
-    this.latest = null;
+    this.views = new Map(); // pid → newest view (by that seat's own seq)
+    this.latest = null; // the game's newest view (seats.js keepView)
+    this.latestPid = 0;
     this.streams = [];
     this.stopped = false;
     this.busy = false;

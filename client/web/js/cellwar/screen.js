@@ -14,7 +14,7 @@ import { gamePath, request } from '../http.js';
 import { t, tn, tNodes } from '../i18n.js';
 import { errorText, flash } from '../modes-ui.js';
 import { cellwarEndReason } from '../result.js';
-import { confirmDialog } from '../screens/dialogs.js';
+import { confirmDialog, errorKind } from '../screens/dialogs.js';
 import { Countdown } from '../timer.js';
 import { CellWarGame, createCellWar, joinCellWar, loadCellWar, patchCellWar, saveCellWar } from './game.js';
 import { buildLegend } from './legend.js';
@@ -58,7 +58,7 @@ export class CellWarScreen {
       this._observe();
       this.invalidate();
     };
-    this._onError = (e) => flash(errorText(e.detail));
+    this._onError = (e) => flash(errorText(e.detail), errorKind(e.detail));
     buildLegend($('cw-legend-list'), this.board);
     this._bind();
   }

@@ -46,6 +46,8 @@ export function eventDetail(e, nameOf) {
       const kind = t(`kind.${p.kind}`);
       return text(c.width ? t('ev.created', { kind, width: c.width, height: c.height, players: c.players ?? 1 }) : kind);
     }
+    case 'GameForked':
+      return tNodes('ev.forked', { name: p.from_game || '?', seq: p.from_seq ?? '?' });
     case 'PlayerJoined':
       return tNodes('ev.joined', { name: p.name ?? nameOf(p.player_id) });
     case 'GenerationsTicked':

@@ -5,13 +5,15 @@
 // the statistics chart (cells per colour over generations: sampled replays of the log,
 // then every view shown). Once a game is finished every placement is public, so a
 // placement seq shows the cells placed so far. Life and campaign views are drawn by
-// BoardView, CellWar views by CellWarBoard.
+// BoardView, CellWar views by CellWarBoard (js/replay/draw.js). "Fork from here" makes a
+// new game in the state shown (POST /game/{id}/fork), takes every seat of it and opens it
+// hot-seat (Life and CellWar).
 
 import { BoardView } from '../board.js';
-import { t, tn, tNodes } from '../i18n.js';
+import { t, tNodes } from '../i18n.js';
 import { gamePath, request } from '../http.js';
-import { decodeBoard } from '../rle.js';
 import { CellWarBoard } from '../cellwar/render.js';
+import { drawView } from './draw.js';
 import { errorText, flash } from '../modes-ui.js';
 import { backfill } from '../stats/backfill.js';
 import { CellChart } from '../stats/chart.js';
@@ -22,7 +24,10 @@ const $ = (id) => document.getElementById(id);
 const PREFETCH = 6;
 
 export class ReplayScreen {
-  /** @param {{show: (name: string) => void, toStart: () => void}} modes */
+  /**
+   * @param {{show: (name: string) => void, toStart: () => void,
+   *          playFork?: (kind: string, save: object) => void}} modes
+   */
   constructor(modes) {
     this.modes = modes;
     this.gameId = null;
@@ -35,6 +40,8 @@ export class ReplayScreen {
     this.speed = 1;
     this.timer = null;
     this.token = 0; // bumps on every open (stale answers are dropped)
+    this.config = {}; // the game's config (its first event)
+    this.forking = false;
     this.life = new BoardView($('replay-board-life'));
     this.cw = new CellWarBoard($('replay-board-cw'));
     this.names = new Map(); // player id → name (the log's PlayerJoined)
@@ -74,6 +81,7 @@ export class ReplayScreen {
     this.pending = new Map();
     this.shown = null;
     this.seq = 0;
+    this.config = {};
     this.names = new Map();
     this.series.reset();
     $('replay-body').hidden = true;
@@ -109,8 +117,9 @@ export class ReplayScreen {
     }
     this.gameId = id;
     this.events = events;
-    const created = events.find((e) => e.type === 'GameCreated');
+    const created = events.find((e) => e.type === 'GameCreated' || e.type === 'GameForked');
     this.kind = (created && created.payload && created.payload.kind) || '';
+    this.config = (created && created.payload && created.payload.config) || {};
     this.names = namesFromLog(events);
     this.series.reset(id);
     this.chart.rebuild();
@@ -217,44 +226,57 @@ export class ReplayScreen {
   }
 
   _draw(view) {
-    const isCw = view.kind === 'cellwar';
-    $('replay-board-cw').hidden = !isCw;
-    $('replay-board-life').hidden = isCw;
-    const parts = []; // Node[] per item, joined by " · "
-    const txt = (s) => [document.createTextNode(s)];
-    if (isCw) {
-      this.cw.setView(view, {});
-      this.cw.fit();
-      if (view.phase === 'playing') parts.push(tNodes('replay.round', { round: view.round, name: this.nameOf(view.turn) }));
-      for (const p of view.players || []) {
-        const units = Number.isFinite(p.units) ? tn('cw.unitsCount', p.units) : t('stats.hidden');
-        parts.push(tNodes('replay.player', { name: this.nameOf(p.id), what: units + (p.out ? ` (${t('cw.out')})` : '') }));
-      }
-    } else {
-      const cells = decodeBoard(view.board || '', view.width, view.height);
-      this.life.setBoard(cells, view.width, view.height);
-      this.life.setZone(null);
-      this.life.setInteractive(false);
-      this.life.fit();
-      parts.push(txt(t('replay.generation', { n: view.generation ?? 0 })));
-      for (const p of view.players || []) {
-        const what = Number.isFinite(p.cells) ? tn('stats.cells', p.cells) : t('stats.hidden');
-        parts.push(tNodes('replay.player', { name: this.nameOf(p.id), what }));
-      }
-      if (view.kind === 'campaign' && Number.isFinite(view.enemy_cells)) {
-        parts.push(tNodes('replay.player', { name: t('camp.enemyName'), what: tn('stats.cells', view.enemy_cells) }));
-      }
-    }
-    parts.push(txt(t('replay.phase', { phase: t(`phase.name.${view.phase}`) })));
     const el = $('replay-stats');
-    el.replaceChildren();
-    parts.forEach((nodes, i) => {
-      if (i) el.append(' · ');
-      el.append(...nodes);
+    drawView(view, {
+      life: this.life,
+      cw: this.cw,
+      lifeCanvas: $('replay-board-life'),
+      cwCanvas: $('replay-board-cw'),
+      statsEl: el,
+      nameOf: (pid) => this.nameOf(pid),
     });
-    el.dataset.generation = String(view.generation ?? '');
     el.dataset.seq = String(this.seq);
     $('screen-replay').dataset.shownSeq = String(this.seq);
+    this._forkButton();
+  }
+
+  /** "Fork from here": Life and CellWar, at a seq whose game is not over yet. */
+  _forkButton() {
+    const view = this.shown && this.shown.view;
+    const btn = $('replay-fork');
+    btn.hidden = !this.modes.playFork || !['life', 'cellwar'].includes(this.kind);
+    btn.disabled = !view || view.phase === 'finished' || this.forking;
+  }
+
+  /**
+   * Fork the game at the shown seq, take every seat (the n-th join takes over the n-th
+   * seat still in the game, under that player's name), open it hot-seat.
+   */
+  async forkHere() {
+    const view = this.shown && this.shown.view;
+    if (!view || this.forking || !this.modes.playFork) return;
+    this._stop();
+    this.forking = true;
+    this._forkButton();
+    try {
+      const { game_id: forkId } = await request('POST', `${gamePath(this.gameId)}/fork`, { body: { seq: this.shown.seq } });
+      const players = Number(this.config.players) || (view.players || []).length;
+      const joined = new Map((view.players || []).map((p) => [p.id, p]));
+      const seats = [];
+      for (let pid = 1; pid <= players; pid++) if (!(joined.get(pid) || {}).out) seats.push(pid);
+      const tokens = {};
+      for (const pid of seats) {
+        const seat = await request('POST', `${gamePath(forkId)}/join`, { body: { name: this.nameOf(pid) } });
+        tokens[seat.player_id] = seat.player_token;
+      }
+      this.leave();
+      this.modes.playFork(this.kind, { gameId: forkId, tokens, config: { ...this.config } });
+    } catch (err) {
+      flash(errorText(err));
+    } finally {
+      this.forking = false;
+      this._forkButton();
+    }
   }
 
   _controls() {
@@ -317,6 +339,7 @@ export class ReplayScreen {
       events: this.events.length,
       shownSeq: this.shown ? this.shown.seq : null,
       view: this.shown ? this.shown.view : null,
+      forkable: !$('replay-fork').hidden && !$('replay-fork').disabled,
       playing: this.playing,
       speed: this.speed,
       cached: this.cache.size,
@@ -341,6 +364,7 @@ export class ReplayScreen {
       this.leave();
       this.modes.toStart();
     });
+    $('replay-fork').addEventListener('click', () => this.forkHere());
     $('replay-prev').addEventListener('click', () => { this._stop(); this.step(-1); });
     $('replay-next').addEventListener('click', () => { this._stop(); this.step(1); });
     $('replay-play').addEventListener('click', () => (this.playing ? this._stop() : this._play()));

@@ -1,6 +1,7 @@
 // Modal confirmation and a short toast message.
 
 import { t } from '../i18n.js';
+import '../errors-i18n.js';
 
 /** Ask a yes/no question in the confirm overlay; resolves true for "Yes". */
 export function confirmDialog(text) {
@@ -58,14 +59,30 @@ export function toast(text, kind = 'error', ms = 3500) {
   toastTimer = setTimeout(() => { el.hidden = true; }, ms);
 }
 
-/** The text of an API error: a known machine code's message, else "Error: CODE: message". */
+/** The code of an answer without the API's error body (a proxy's page), by HTTP status. */
+const CODE_BY_STATUS = { 404: 'GAME_NOT_FOUND', 413: 'PAYLOAD_TOO_LARGE', 429: 'RATE_LIMITED', 500: 'INTERNAL', 502: 'UNAVAILABLE', 503: 'UNAVAILABLE', 504: 'UNAVAILABLE' };
+
+/**
+ * The text of an API error in the player's language: the machine code's text
+ * (`error.<CODE>`: i18n.js, errors-i18n.js, modes-i18n.js), else by HTTP status, else
+ * "Error: CODE: message".
+ * @param {{code?: string, status?: number, message?: string}} err an ApiError
+ * @returns {string}
+ */
 export function apiErrorText(err) {
   const code = err && err.code;
-  const key = `error.${code}`;
-  const known = code ? t(key, { message: err.message }) : key;
-  if (known !== key) return known;
-  if (err && err.status === 404) return t('error.GAME_NOT_FOUND');
+  for (const c of [code, err && CODE_BY_STATUS[err.status]]) {
+    const key = `error.${c}`;
+    const known = c ? t(key, { message: err.message }) : key;
+    if (known !== key) return known;
+  }
   return t('error.generic', { message: code ? `${code}: ${err.message}` : String(err && err.message) });
+}
+
+/** How to show an API error: 'info' for a refused no-op (NO_CHANGE: nothing was lost),
+ * else 'error'. */
+export function errorKind(err) {
+  return err && err.code === 'NO_CHANGE' ? 'info' : 'error';
 }
 
 /** Hide the toast now. */

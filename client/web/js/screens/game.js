@@ -19,7 +19,7 @@ import { CellSeries } from '../stats/series.js';
 import { Countdown } from '../timer.js';
 import { TOOLS } from '../tools.js';
 import { patchGame, saveGame } from '../storage.js';
-import { confirmDialog, modalOpen, toast } from './dialogs.js';
+import { apiErrorText, confirmDialog, errorKind, modalOpen, toast } from './dialogs.js';
 
 const $ = (id) => document.getElementById(id);
 
@@ -57,10 +57,10 @@ export class GameScreen {
     this.reasonToken = 0;
     this._bind();
     this._onChange = () => {
-      if (this.game && this.game.latest) this.series.add(this.game.latest);
+      if (this.game && this.game.latest) this.series.add(this.game.latest, undefined, this.game.latestPid);
       this.invalidate();
     };
-    this._onError = (e) => toast(t('error.generic', { message: `${e.detail.code}: ${e.detail.message}` }));
+    this._onError = (e) => toast(apiErrorText(e.detail), errorKind(e.detail));
     this._onStatus = (e) => {
       if (e.detail === 'reconnecting') toast(t('status.reconnecting'), 'info', 1500);
     };
@@ -83,7 +83,7 @@ export class GameScreen {
     game.addEventListener('status', this._onStatus);
     $('overlay-winner').hidden = true;
     this.series.reset(game.gameId);
-    if (game.latest) this.series.add(game.latest);
+    if (game.latest) this.series.add(game.latest, undefined, game.latestPid);
     // The generations before this page saw the game (a reload, "Continue game").
     if (game.latest && !['waiting', 'placement'].includes(game.phase) && (game.latest.generation || 0) > 0) {
       const token = game.tokens.get(game.pids[0]);

@@ -49,7 +49,7 @@ export async function backfill(series, gameId, { token, events, n = 48, alive = 
   const parallel = 2;
   for (let i = 0; i < seqs.length && alive(); i += parallel) {
     await Promise.all(seqs.slice(i, i + parallel).map((seq) => request('GET', `${gamePath(gameId)}/replay?seq=${seq}`, { token })
-      .then((res) => { if (alive()) series.add(res.view, res.seq ?? seq); })
+      .then((res) => { if (alive()) series.add(res.view, res.seq ?? seq, 'past'); })
       .catch(() => {})));
   }
   return log;

@@ -15,7 +15,7 @@ export class CellSeries extends EventTarget {
    */
   constructor({ name = '', resetOnRewind = false } = {}) {
     super();
-    this.rows = new Map(); // generation → {seq, counts: {pid: cells}}
+    this.rows = new Map(); // generation → {seq, source, counts: {pid: cells}}
     this.pids = [];
     this.resetOnRewind = resetOnRewind;
     this.lastGeneration = -1;
@@ -53,29 +53,36 @@ export class CellSeries extends EventTarget {
   }
 
   /**
-   * Take a view's counts at its generation, unless a newer view (higher `seq`) of that
-   * generation is already held. Returns true when the series changed.
+   * Take a view's counts at its generation, unless a newer view of that generation is
+   * already held. Seqs are compared only between views of one source (a seat's seq is
+   * its own version: seats of one game count differently); between two live seats the
+   * later view wins, and a view of the past (`source` 'past': backfill.js) never
+   * replaces a live one. Returns true when the series changed.
    * @param {object} view
    * @param {number} [seq] the message's seq when the view carries none
+   * @param {number|string} [source] whose numbering `seq` is in (a seat id; 'past')
    */
-  add(view, seq) {
+  add(view, seq, source = 0) {
     const counts = CellSeries.counts(view);
     if (!counts) return false;
     const g = view.generation;
     const s = view.seq ?? seq ?? 0;
-    if (this.resetOnRewind && g < this.lastGeneration) {
-      this.rows = new Map();
-      this.pids = [];
+    if (source !== 'past') { // the past comes in any order, after live views
+      if (this.resetOnRewind && g < this.lastGeneration) {
+        this.rows = new Map();
+        this.pids = [];
+      }
+      this.lastGeneration = g;
     }
-    this.lastGeneration = g;
     const old = this.rows.get(g);
-    if (old && old.seq > s) return false;
+    if (old && old.source === source && old.seq > s) return false;
+    if (old && source === 'past' && old.source !== 'past') return false;
     if (old && Object.keys(counts).every((k) => old.counts[k] === counts[k])
         && Object.keys(old.counts).length === Object.keys(counts).length) {
-      old.seq = s;
+      if (old.source === source) old.seq = Math.max(old.seq, s);
       return false;
     }
-    this.rows.set(g, { seq: s, counts });
+    this.rows.set(g, { seq: s, source, counts });
     for (const k of Object.keys(counts)) {
       const pid = Number(k);
       if (!this.pids.includes(pid)) this.pids = [...this.pids, pid].sort((a, b) => a - b);
