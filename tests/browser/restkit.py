@@ -26,6 +26,26 @@ def at(cells: list[tuple[int, int]], x: int, y: int) -> list[list[int]]:
     return [[x + dx, y + dy] for dx, dy in cells]
 
 
+def post(client: httpx.Client, path: str, token: str | None = None, body: dict | None = None) -> dict:
+    """POST with an idempotency key; a request cut on the way (the server closed a
+    kept-alive connection as it was reused, a reset under load) is sent again with the
+    same key, so it is applied once whatever happened to the first try. Returns the
+    JSON answer; asserts a 200/201."""
+    headers = {"Idempotency-Key": str(uuid.uuid4())}
+    if token:
+        headers["Authorization"] = f"Bearer {token}"
+    for attempt in range(RETRIES + 1):
+        try:
+            r = client.post(path, json=body if body is not None else {}, headers=headers)
+            break
+        except httpx.TransportError:
+            if attempt == RETRIES:
+                raise
+            time.sleep(0.2 * (attempt + 1))
+    assert r.status_code in (200, 201), f"{path}: {r.status_code} {r.text}"
+    return r.json()
+
+
 class LifeGame:
     """A Life game created and joined over REST (every seat's token held here; ``seats``
     joins only that many)."""
@@ -44,22 +64,8 @@ class LifeGame:
             self.tokens[seat["player_id"]] = seat["player_token"]
 
     def post(self, path: str, token: str | None = None, body: dict | None = None) -> dict:
-        """POST with an idempotency key; a request cut on the way (the server closed a
-        kept-alive connection as it was reused, a reset under load) is sent again with
-        the same key, so it is applied once whatever happened to the first try."""
-        headers = {"Idempotency-Key": str(uuid.uuid4())}
-        if token:
-            headers["Authorization"] = f"Bearer {token}"
-        for attempt in range(RETRIES + 1):
-            try:
-                r = self.client.post(path, json=body if body is not None else {}, headers=headers)
-                break
-            except httpx.TransportError:
-                if attempt == RETRIES:
-                    raise
-                time.sleep(0.2 * (attempt + 1))
-        assert r.status_code in (200, 201), f"{path}: {r.status_code} {r.text}"
-        return r.json()
+        """POST with an idempotency key, sent again when cut on the way (:func:`post`)."""
+        return post(self.client, path, token, body)
 
     def act(self, pid: int, action: dict) -> dict:
         return self.post(f"/game/{self.id}/action", self.tokens[pid], action)

@@ -17,7 +17,8 @@ from datetime import datetime
 import httpx
 import pytest
 
-from tests.browser.test_replay import finished_life_game, post
+from tests.browser.restkit import post
+from tests.browser.test_replay import finished_life_game
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(120)]
 

@@ -34,6 +34,9 @@ addStrings('en', {
   'error.TOKEN_EXPIRED': 'Your seat in this game has expired: join the game again.',
   'error.BUSY': 'The server is busy right now. Try again in a few seconds.',
   'error.SEQ_OUT_OF_RANGE': 'This game has no event that far.',
+  'error.LOG_MISMATCH': 'This log is not what the rules give: it was changed or damaged.',
+  'error.UNKNOWN_ENGINE_VERSION': 'This log was written by a game version this server does not know.',
+  'error.NOT_YET_VISIBLE': 'Nothing to show yet: spectators see this game with a delay. Try again shortly.',
 });
 
 addStrings('ru', {
@@ -63,4 +66,7 @@ addStrings('ru', {
   'error.TOKEN_EXPIRED': 'Срок вашего места в партии истёк: присоединитесь к ней снова.',
   'error.BUSY': 'Сервер сейчас занят. Попробуйте через несколько секунд.',
   'error.SEQ_OUT_OF_RANGE': 'В этой партии нет события с таким номером.',
+  'error.LOG_MISMATCH': 'Эта запись не совпадает с тем, что дают правила: её изменили или повредили.',
+  'error.UNKNOWN_ENGINE_VERSION': 'Эта запись сделана версией игры, которую сервер не знает.',
+  'error.NOT_YET_VISIBLE': 'Пока нечего показать: зрители видят эту партию с задержкой. Попробуйте чуть позже.',
 });
