@@ -211,9 +211,10 @@ class EngineRunPath:
         from cellwar.v1 import engine_pb2
 
         out = []
-        for start in range(0, len(games), 1000):
+        step = CHUNK if with_base else 1000  # bases: ~90 kB each, under gRPC's 64 MB
+        for start in range(0, len(games), step):
             request = engine_pb2.RunRequest(
-                items=[self._item(g, with_base) for g in games[start : start + 1000]]
+                items=[self._item(g, with_base) for g in games[start : start + step]]
             )
             out.extend((await self._stub.Run(request, timeout=300)).results)
         return out

@@ -1,7 +1,7 @@
 """Import: re-deciding and recording a 10,000-event log (DESIGN §12 ``import``; no target
 in DESIGN §8, so informative rows).
 
-The log is the replay benchmark's 60x60 Life game (:func:`bench.replay.build_log`),
+The log is the replay benchmark's 60x60 Life game (:func:`bench.replay.finished_log`),
 finished by agreement (both players ``propose_finish``: a finished log is recorded as it
 is; an unfinished one would become a one-event fork). Measured:
 
@@ -23,7 +23,7 @@ from typing import Any
 
 import engine
 from bench._stack import new_services, row, run_async
-from bench.replay import build_log
+from bench.replay import finished_log
 from engine.api import dumps
 from engine.reenact import Recorded, reenact
 
@@ -67,18 +67,6 @@ async def _import_part(log: list[tuple[str, int, dict, str]]) -> dict[str, Any]:
     finally:
         svc.close()
     return {"import_s": import_s, "finished": reply.finished}
-
-
-def finished_log(n: int) -> list[tuple[str, int, dict, str]]:
-    """:func:`bench.replay.build_log` of ``n`` events, then both players agree to finish."""
-    log = build_log(n)
-    state = engine.fold(None, [(t, a, p) for t, a, p, _ in log])
-    for pid in (1, 2):
-        drafts, state = engine.decide(state, "action", pid, {"type": "propose_finish"})
-        log.extend((d.type, d.actor, d.payload, d.state_hash) for d in drafts)
-    if not engine.summary(state).finished:
-        raise RuntimeError("the benchmark game did not finish by agreement")
-    return log
 
 
 def run(quick: bool = False) -> dict[str, Any]:

@@ -44,6 +44,12 @@ log = structlog.get_logger("cellwar.session.engine_client")
 
 #: Events per Fold call, so one message stays far below the gRPC size limit.
 FOLD_CHUNK = 2000
+#: ``Engine.Run`` items per call, and request bytes per call: a session's first tick
+#: after a restart sends every running game's base state (~90 kB for 300x300), and a
+#: call of 1,000 of them would pass gRPC's 64 MB message limit; a checkpoint's reply
+#: carries a state per recorded game the same way.
+RUN_CHUNK_ITEMS = 200
+RUN_CHUNK_BYTES = 16 * 1024 * 1024
 #: Seconds a replica that answered UNAVAILABLE is skipped (unless all are down).
 DOWN_S = 2.0
 #: Extra deadline of a Reenact call per event of the log (seconds): a long Life log is
@@ -175,7 +181,8 @@ class EngineClient:
             for i, result in zip(indices, reply.results, strict=True):
                 results[i] = result
 
-        await asyncio.gather(*(one(ix) for ix in groups.values()))
+        calls = [chunk for ix in groups.values() for chunk in _run_chunks(items, ix)]
+        await asyncio.gather(*(one(chunk) for chunk in calls))
         return [r for r in results if r is not None]
 
     async def fold(
@@ -248,3 +255,21 @@ class EngineClient:
             "PlayerLog", engine_pb2.PlayerLogRequest(events=events, player_id=player_id)
         )
         return reply.events
+
+
+def _run_chunks(items: Sequence[engine_pb2.RunItem], indices: list[int]) -> list[list[int]]:
+    """``indices`` cut into calls of at most :data:`RUN_CHUNK_ITEMS` items and
+    :data:`RUN_CHUNK_BYTES` request bytes (an item bigger than that goes alone)."""
+    chunks: list[list[int]] = []
+    current: list[int] = []
+    size = 0
+    for i in indices:
+        n = items[i].ByteSize()
+        if current and (len(current) >= RUN_CHUNK_ITEMS or size + n > RUN_CHUNK_BYTES):
+            chunks.append(current)
+            current, size = [], 0
+        current.append(i)
+        size += n
+    if current:
+        chunks.append(current)
+    return chunks
