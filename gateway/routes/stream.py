@@ -30,6 +30,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+from collections.abc import Callable, Coroutine
+from typing import Any
 
 import structlog
 from fastapi import APIRouter, WebSocket, WebSocketDisconnect
@@ -117,15 +119,38 @@ async def stream(
         await _spectate(websocket, game_id, delay)
         return
     frames = app.state.fanout.subscribe(game_id, player_id)
-    pump = asyncio.create_task(_pump(websocket, frames, app.state.metrics))
-    drain = asyncio.create_task(_drain(websocket))
     log.info("ws_open")
+    await _serve(websocket, _pump(websocket, frames, app.state.metrics), frames.close, "ws_pump_failed")
+    log.info("ws_closed")
+
+
+async def _spectate(websocket: WebSocket, game_id: str, delay_s: float | None) -> None:
+    """A delayed spectator's socket: frames of ``Session.Spectate`` until the delayed view
+    reaches the end (close 1000) or the client goes; errors as the error frame + close."""
+    log.info("ws_spectator_open", delay_s=delay_s)
+    await _serve(websocket, pump_spectator(websocket, game_id, delay_s), None, "ws_spectator_failed")
+    log.info("ws_spectator_closed")
+
+
+async def _serve(
+    websocket: WebSocket,
+    pumping: Coroutine[Any, Any, None],
+    cleanup: Callable[[], None] | None,
+    failed_event: str,
+) -> None:
+    """Run ``pumping`` (frames to the socket) beside a drain of what the client sends,
+    until either ends; then ``cleanup`` and the close: 1000 when the frames ended (the
+    game finished) or the client is still there, the error frame + its close code for
+    an :class:`ApiError`, ``INTERNAL`` (logged as ``failed_event``) for anything else."""
+    pump = asyncio.create_task(pumping)
+    drain = asyncio.create_task(_drain(websocket))
     try:
         done, _ = await asyncio.wait({pump, drain}, return_when=asyncio.FIRST_COMPLETED)
     finally:
         for task in (pump, drain):
             task.cancel()
-        frames.close()
+        if cleanup is not None:
+            cleanup()
         for task in (pump, drain):
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
@@ -138,36 +163,8 @@ async def stream(
         elif isinstance(exc, ApiError):
             await _close_with_error(websocket, exc)
         elif not isinstance(exc, WebSocketDisconnect | RuntimeError):
-            log.warning("ws_pump_failed", error=repr(exc))
+            log.warning(failed_event, error=repr(exc))
             await _close_with_error(websocket, ApiError(500, "INTERNAL", "stream failed"))
     elif websocket.client_state == WebSocketState.CONNECTED:
         with contextlib.suppress(Exception):
             await websocket.close(code=1000)
-    log.info("ws_closed")
-
-
-async def _spectate(websocket: WebSocket, game_id: str, delay_s: float | None) -> None:
-    """A delayed spectator's socket: frames of ``Session.Spectate`` until the delayed view
-    reaches the end (close 1000) or the client goes; errors as the error frame + close."""
-    pump = asyncio.create_task(pump_spectator(websocket, game_id, delay_s))
-    drain = asyncio.create_task(_drain(websocket))
-    log.info("ws_spectator_open", delay_s=delay_s)
-    try:
-        done, _ = await asyncio.wait({pump, drain}, return_when=asyncio.FIRST_COMPLETED)
-    finally:
-        for task in (pump, drain):
-            task.cancel()
-        for task in (pump, drain):
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await task
-    if pump in done and not pump.cancelled():
-        exc = pump.exception()
-        if exc is None:
-            with contextlib.suppress(Exception):
-                await websocket.close(code=1000)
-        elif isinstance(exc, ApiError):
-            await _close_with_error(websocket, exc)
-        elif not isinstance(exc, WebSocketDisconnect | RuntimeError):
-            log.warning("ws_spectator_failed", error=repr(exc))
-            await _close_with_error(websocket, ApiError(500, "INTERNAL", "stream failed"))
-    log.info("ws_spectator_closed")
