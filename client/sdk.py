@@ -627,13 +627,19 @@ class AsyncCellWarClient:
         Raises:
             ApiError: the server closed the stream with an error (4401 → status 401, ...).
         """
-        async for message in self._messages(stream_url(self.base_url, game_id, token)):
+        # the token as the subprotocol bearer.<token>, never in the URL (it would reach logs)
+        url = stream_url(self.base_url, game_id, None)
+        async for message in self._messages(url, stream_subprotocols(token)):
             yield message
 
-    async def _messages(self, url: str) -> AsyncIterator[dict[str, Any]]:
+    async def _messages(
+        self, url: str, subprotocols: list[str] | None = None
+    ) -> AsyncIterator[dict[str, Any]]:
         """The JSON messages of a stream WebSocket until ``finished`` or a clean close."""
         last_error: dict[str, Any] | None = None
-        async with websockets.connect(url, max_size=None, open_timeout=30) as ws:
+        async with websockets.connect(
+            url, max_size=None, open_timeout=30, subprotocols=subprotocols or [STREAM_SUBPROTOCOL]
+        ) as ws:
             try:
                 async for raw in ws:
                     message = json.loads(raw)
@@ -911,9 +917,11 @@ class CellWarClient:
         Raises:
             ApiError: the server closed the stream with an error code (4401, 4404, ...).
         """
-        url = stream_url(self.base_url, game_id, token)
+        url = stream_url(self.base_url, game_id, None)  # the token as a subprotocol
         last_error: dict[str, Any] | None = None
-        with websockets.sync.client.connect(url, max_size=None, open_timeout=30) as ws:
+        with websockets.sync.client.connect(
+            url, max_size=None, open_timeout=30, subprotocols=stream_subprotocols(token)
+        ) as ws:
             try:
                 for raw in ws:
                     message = json.loads(raw)

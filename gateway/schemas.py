@@ -611,8 +611,17 @@ class ForkBody(_Strict):
 class ImportOrigin(_Strict):
     """Where an imported log came from (kept in the new game's first event)."""
 
-    game_id: str | None = Field(None, min_length=1, max_length=64, description="The game it was exported from")
-    file: str | None = Field(None, min_length=1, max_length=255, description="The file's name")
+    # shown to people with the game (its origin): no control or format characters
+    game_id: Annotated[str, AfterValidator(check_display_name)] | None = Field(
+        None,
+        min_length=1,
+        max_length=64,
+        description="The game it was exported from",
+        json_schema_extra=_name_schema,
+    )
+    file: Annotated[str, AfterValidator(check_display_name)] | None = Field(
+        None, min_length=1, max_length=255, description="The file's name", json_schema_extra=_name_schema
+    )
 
 
 class ImportedOut(BaseModel):

@@ -20,7 +20,7 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 
 from cellwar.v1 import engine_pb2, session_pb2
-from gateway.deps import RPC_TIMEOUT_S, SessionDep
+from gateway.deps import RPC_TIMEOUT_S, CommandId, SessionDep
 from gateway.profile_deps import CurrentProfile, OptionalProfile, ProfileSignerDep
 from gateway.responses import errors
 from gateway.routes.matchmaking import RatingOut, profile_ratings
@@ -143,12 +143,15 @@ async def levels(session: SessionDep, profile_id: OptionalProfile) -> JSONRespon
 async def create_profile(
     session: SessionDep,
     signer: ProfileSignerDep,
+    cid: CommandId,
     body: Annotated[CreateProfileBody | None, Body()] = None,
 ) -> ProfileCreated:
-    """POST /profiles ``{"name"?}`` → 201 ``{"profile_id", "profile_token"}``."""
+    """POST /profiles ``{"name"?}`` → 201 ``{"profile_id", "profile_token"}``; retried with
+    the same Idempotency-Key, the same profile (another name: 422
+    ``IDEMPOTENCY_KEY_REUSED``)."""
     name = body.name if body is not None else ""
     reply = await session.CreateProfile(
-        session_pb2.CreateProfileRequest(name=name), timeout=RPC_TIMEOUT_S
+        session_pb2.CreateProfileRequest(name=name, command_id=cid), timeout=RPC_TIMEOUT_S
     )
     return ProfileCreated(profile_id=reply.profile_id, profile_token=signer.issue(reply.profile_id))
 

@@ -30,7 +30,7 @@ from gateway.errors import ApiError, Code, summarise_validation_errors
 from gateway.replay_streams import JSONL
 from gateway.responses import errors
 from gateway.routes.games import GameId
-from gateway.schemas import ForkBody, GameCreated, ImportedOut, ImportOrigin
+from gateway.schemas import ForkBody, GameCreated, ImportedOut, ImportOrigin, name_pattern
 from services.common.errors import error_from_rpc
 from services.common.jsonwire import dumps
 
@@ -207,8 +207,18 @@ _IMPORT_BODY = {
                             "type": "object",
                             "additionalProperties": False,
                             "properties": {
-                                "game_id": {"type": "string", "minLength": 1, "maxLength": 64},
-                                "file": {"type": "string", "minLength": 1, "maxLength": 255},
+                                "game_id": {
+                                    "type": "string",
+                                    "minLength": 1,
+                                    "maxLength": 64,
+                                    "pattern": name_pattern(),
+                                },
+                                "file": {
+                                    "type": "string",
+                                    "minLength": 1,
+                                    "maxLength": 255,
+                                    "pattern": name_pattern(),
+                                },
                             },
                         },
                     },
@@ -242,10 +252,22 @@ async def import_game(
     session: SessionDep,
     cid: CommandId,
     origin_game_id: Annotated[
-        str | None, Query(min_length=1, max_length=64, description="The game the log was exported from")
+        str | None,
+        Query(
+            min_length=1,
+            max_length=64,
+            pattern=name_pattern(),
+            description="The game the log was exported from (no control or format characters)",
+        ),
     ] = None,
     origin_file: Annotated[
-        str | None, Query(min_length=1, max_length=255, description="The log file's name")
+        str | None,
+        Query(
+            min_length=1,
+            max_length=255,
+            pattern=name_pattern(),
+            description="The log file's name (no control or format characters)",
+        ),
     ] = None,
 ) -> ImportedOut:
     """POST /games/import → 201 ``{"game_id", "events", "finished"}``."""

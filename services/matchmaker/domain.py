@@ -57,6 +57,8 @@ class MatchErrorCode(StrEnum):
     INVALID_CONFIG = "INVALID_CONFIG"
     CONFLICT = "CONFLICT"
     UNAVAILABLE = "UNAVAILABLE"
+    #: An Idempotency-Key sent again with another ticket (HTTP 422).
+    IDEMPOTENCY_KEY_REUSED = "IDEMPOTENCY_KEY_REUSED"
 
 
 class GameKind(StrEnum):

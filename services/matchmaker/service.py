@@ -238,7 +238,9 @@ class Matchmaker:
         Raises:
             ServiceError: ``MALFORMED`` (no such queue), ``INVALID_CONFIG`` (a config
                 this queue cannot matchmake), ``ALREADY_QUEUED`` (the profile has a
-                searching ticket in this queue), ``UNAVAILABLE``, ``CONFLICT``.
+                searching ticket in this queue), ``IDEMPOTENCY_KEY_REUSED`` (the
+                command id made a ticket with another body), ``UNAVAILABLE``,
+                ``CONFLICT``.
         """
         problem = domain.queue_problem(kind, players)
         if problem:
@@ -254,7 +256,15 @@ class Matchmaker:
         if command_id:
             existing = await self.tickets.get(ticket_key(ticket_id))
             if existing is not None:
-                return existing[0]
+                asked = (kind, int(players), dict(config), name, profile_id)
+                record = existing[0]
+                held = tuple(record.get(k) for k in ("kind", "players", "config", "name", "profile_id"))
+                if held != asked:
+                    raise ServiceError(
+                        MatchErrorCode.IDEMPOTENCY_KEY_REUSED,
+                        "this Idempotency-Key already made another ticket",
+                    )
+                return record
         queue = domain.queue_id(kind, players)
         now = self.clock()
         if profile_id:

@@ -308,7 +308,7 @@ class CommandLoop:
         if command_id:
             existing = await self._existing(game_id)
             if existing is not None:
-                return self._same_create(existing, command_id, digest)
+                return await self._same_create(existing, command_id, digest)
         reply = await self.engine.decide(state, CommandType.FORK, 0, payload)
         game = await self._start(
             game_id, self._events(reply.events), reply.state, reply.views, command_id, digest
@@ -337,7 +337,7 @@ class CommandLoop:
         if command_id:
             existing = await self._existing(game_id)
             if existing is not None:
-                self._same_create(existing, command_id, digest)
+                await self._same_create(existing, command_id, digest)
                 async with existing.lock:
                     if existing.seq >= len(todo):
                         return existing, reply.finished
@@ -375,7 +375,7 @@ class CommandLoop:
         except (ConcurrencyError, DuplicateCommandError) as exc:
             existing = await self._existing(game_id) if command_id else None
             if existing is not None:
-                return self._same_create(existing, command_id, digest)
+                return await self._same_create(existing, command_id, digest)
             raise ServiceError(ErrorCode.CONFLICT, "game id taken; retry") from exc
         game = Game(game_id, engine_pb2.GameState(), 0, {}, meta_of(stored[0]))
         self.games.add(game)

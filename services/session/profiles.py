@@ -17,6 +17,7 @@ restart rebuilt the game) changes nothing.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import uuid
 from typing import Any
@@ -112,16 +113,31 @@ class Profiles:
     def __init__(self, kv: KeyValue) -> None:
         self.kv = kv
 
-    async def create(self, name: str = "") -> tuple[str, dict[str, Any]]:
-        """Create a profile; returns ``(profile_id, profile)``.
+    async def create(self, name: str = "", command_id: str = "") -> tuple[str, dict[str, Any]]:
+        """Create a profile; returns ``(profile_id, profile)``. With ``command_id`` (the
+        request's Idempotency-Key) the id is derived from it, so a retried create returns
+        the same profile; the stored profile keeps a digest of the name it was asked with.
 
         Raises:
-            ServiceError: ``UNAVAILABLE`` (NATS did not answer).
+            ServiceError: ``IDEMPOTENCY_KEY_REUSED`` (the key made a profile of another
+                name), ``UNAVAILABLE`` (NATS did not answer).
         """
-        profile_id = uuid.uuid4().hex
         profile = new_profile(name.strip())
+        if not command_id:
+            profile_id = uuid.uuid4().hex
+        else:
+            profile_id = hashlib.sha256(b"cellwar-profile:" + command_id.encode()).hexdigest()[:32]
+            profile["request_digest"] = hashlib.sha256(name.strip().encode()).hexdigest()[:32]
         try:
             await self.kv.create(profile_id, json.dumps(profile, sort_keys=True).encode())
+        except nats.js.errors.KeyWrongLastSequenceError:
+            existing, _ = await self._read(profile_id)
+            if existing.get("request_digest") != profile.get("request_digest"):
+                raise ServiceError(
+                    ErrorCode.IDEMPOTENCY_KEY_REUSED,
+                    "this Idempotency-Key already made a profile of another name",
+                ) from None
+            return profile_id, existing
         except (TimeoutError, nats.errors.Error) as exc:
             raise _unavailable(exc) from exc
         log.info("profile_created", profile_id=profile_id)

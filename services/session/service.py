@@ -155,7 +155,7 @@ class SessionServicer(session_pb2_grpc.SessionServicer):
 
     @rpc
     async def CreateProfile(self, request, context):  # noqa: N802
-        profile_id, profile = await self._profiles().create(request.name)
+        profile_id, profile = await self._profiles().create(request.name, request.command_id)
         return session_pb2.Profile(profile_id=profile_id, data=dumps(public(profile)))
 
     @rpc

@@ -78,6 +78,24 @@ async def win_level_1(api: AsyncCellWarClient, profile_token: str | None) -> tup
     return game_id, seat.token, await wait_finished(api, game_id, seat.token)
 
 
+async def test_a_profile_create_retried_with_its_key_is_the_same_profile(gateway: str):
+    key = {"Idempotency-Key": f"profile-{asyncio.get_running_loop().time()}"}
+    async with httpx.AsyncClient(base_url=gateway) as http:
+        first = await http.post("/profiles", json={"name": "same"}, headers=key)
+        again = await http.post("/profiles", json={"name": "same"}, headers=key)
+        assert (first.status_code, again.status_code) == (201, 201)
+        assert again.json()["profile_id"] == first.json()["profile_id"]
+        other = await http.post("/profiles", json={"name": "other"}, headers=key)
+        assert other.status_code == 422 and other.json()["error"]["code"] == "IDEMPOTENCY_KEY_REUSED"
+        a = await http.post("/profiles", json={"name": "same"})
+        b = await http.post("/profiles", json={"name": "same"})
+        assert a.json()["profile_id"] != b.json()["profile_id"]  # no key: two profiles
+        shown = await http.get(
+            "/profile", headers={"Authorization": f"Bearer {first.json()['profile_token']}"}
+        )
+        assert shown.json()["name"] == "same" and "request_digest" not in shown.json()
+
+
 async def test_profile_create_and_get(api: AsyncCellWarClient, gateway: str):
     created = await api.create_profile("alice")
     assert set(created) == {"profile_id", "profile_token"}

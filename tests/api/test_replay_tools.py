@@ -160,6 +160,30 @@ async def test_a_retried_import_is_applied_once(api: AsyncCellWarClient):
     assert len(await api.events(first["game_id"])) == len(events)
 
 
+async def test_an_import_key_reused_with_another_log_is_refused(api: AsyncCellWarClient):
+    _, events = await finished_life_game(api)
+    _, other, _ = await finished_cellwar_game(api)
+    key = f"import-reused-{time.time_ns()}"
+    first = await api.import_log(events, idempotency_key=key)
+    with pytest.raises(ApiError) as reused:
+        await api.import_log(other, idempotency_key=key)
+    assert (reused.value.status, reused.value.code) == (422, "IDEMPOTENCY_KEY_REUSED")
+    assert len(await api.events(first["game_id"])) == len(events)  # nothing added
+
+
+async def test_a_retried_fork_is_the_same_game_and_a_reused_key_is_refused(api: AsyncCellWarClient):
+    game_id, events = await finished_life_game(api)
+    key = f"fork-{time.time_ns()}"
+    fork_id = await api.fork(game_id, 3, idempotency_key=key)
+    assert await api.fork(game_id, 3, idempotency_key=key) == fork_id
+    for other_game, seq in ((game_id, 4), ((await finished_life_game(api))[0], 3)):
+        with pytest.raises(ApiError) as reused:
+            await api.fork(other_game, seq, idempotency_key=key)
+        assert (reused.value.status, reused.value.code) == (422, "IDEMPOTENCY_KEY_REUSED")
+    seat = await api.join(fork_id, "a")  # the fork is one game, with its seats free
+    assert seat.player_id == 1
+
+
 async def test_import_refuses_bodies_that_are_not_logs(api: AsyncCellWarClient, gateway: str):
     async with httpx.AsyncClient(base_url=gateway) as http:
         r = await http.post("/games/import", content=b'{"seq": 1}\nnot json\n')
@@ -169,6 +193,13 @@ async def test_import_refuses_bodies_that_are_not_logs(api: AsyncCellWarClient, 
         r = await http.post("/games/import", json={"events": []})
         assert r.status_code == 422 and r.json()["error"]["code"] == "MALFORMED"
     _, events = await finished_life_game(api)
+    async with httpx.AsyncClient(base_url=gateway) as http:
+        for bad in ("\x07bell.jsonl", "\x1b[31mred\n.jsonl"):  # shown to people later
+            r = await http.post("/games/import", json={"events": events}, params={"origin_file": bad})
+            assert (r.status_code, r.json()["error"]["code"]) == (422, "MALFORMED"), r.text
+        document = {"events": events, "origin": {"file": "\x07bell.jsonl"}}  # in the body too
+        r = await http.post("/games/import", json=document)
+        assert r.status_code == 422 and "control or format" in r.json()["error"]["message"], r.text
     filtered = [{k: v for k, v in e.items() if k != "state_hash"} for e in events]
     with pytest.raises(ApiError) as info:
         await api.import_log(filtered)

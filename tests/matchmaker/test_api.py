@@ -125,6 +125,11 @@ async def test_an_idempotency_key_gives_the_same_ticket(mm_api: AsyncCellWarClie
     a = await mm_api.create_ticket("life", 2, "dave", config, idempotency_key=key)
     b = await mm_api.create_ticket("life", 2, "dave", config, idempotency_key=key)
     assert a["ticket_id"] == b["ticket_id"]
+    for players, name in ((4, "dave"), (2, "someone else")):  # the key with another ticket
+        with pytest.raises(ApiError) as reused:
+            await mm_api.create_ticket("life", players, name, config, idempotency_key=key)
+        assert (reused.value.status, reused.value.code) == (422, "IDEMPOTENCY_KEY_REUSED")
+    assert (await mm_api.ticket(a["ticket_id"], a["ticket_token"]))["players"] == 2
     await mm_api.cancel_ticket(a["ticket_id"], a["ticket_token"])
 
 

@@ -189,10 +189,12 @@ class ListGamesReply(_message.Message):
     def __init__(self, games: _Optional[_Iterable[_Union[GameSummary, _Mapping]]] = ..., next_cursor: _Optional[str] = ...) -> None: ...
 
 class CreateProfileRequest(_message.Message):
-    __slots__ = ("name",)
+    __slots__ = ("name", "command_id")
     NAME_FIELD_NUMBER: _ClassVar[int]
+    COMMAND_ID_FIELD_NUMBER: _ClassVar[int]
     name: str
-    def __init__(self, name: _Optional[str] = ...) -> None: ...
+    command_id: str
+    def __init__(self, name: _Optional[str] = ..., command_id: _Optional[str] = ...) -> None: ...
 
 class GetProfileRequest(_message.Message):
     __slots__ = ("profile_id",)
