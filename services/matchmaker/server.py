@@ -110,6 +110,7 @@ class MatchmakerServicer(matchmaker_pb2_grpc.MatchmakerServicer):
         structlog.contextvars.bind_contextvars(ticket_id=request.ticket_id)
         stream = self.mm.watch_ticket(request.ticket_id)
         closing = asyncio.create_task(self.closing.wait())
+        nxt: asyncio.Future | None = None
         try:
             while True:
                 nxt = asyncio.ensure_future(anext(stream))
@@ -126,6 +127,10 @@ class MatchmakerServicer(matchmaker_pb2_grpc.MatchmakerServicer):
                 yield ticket_message(record, self.mm.clock())
         finally:
             closing.cancel()
+            if nxt is not None:  # the caller went mid-wait: its end must not go unretrieved
+                nxt.cancel()
+                with contextlib.suppress(asyncio.CancelledError, StopAsyncIteration, Exception):
+                    await nxt
             with contextlib.suppress(Exception):
                 await stream.aclose()
 
