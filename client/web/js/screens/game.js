@@ -32,6 +32,7 @@ export class GameScreen {
     this.app = app;
     this.root = $('screen-game');
     this.game = null;
+    this.pauseWanted = false; // a space pressed while a request was in flight
     this.handover = false;
     this.handoverBusy = false;
     this.frame = 0;
@@ -58,6 +59,10 @@ export class GameScreen {
     this._bind();
     this._onChange = () => {
       if (this.game && this.game.latest) this.series.add(this.game.latest, undefined, this.game.latestPid);
+      if (this.pauseWanted && this.game && !this.game.busy) { // a space pressed while busy
+        this.pauseWanted = false;
+        this._togglePause();
+      }
       this.invalidate();
     };
     this._onError = (e) => toast(apiErrorText(e.detail), errorKind(e.detail));
@@ -77,6 +82,7 @@ export class GameScreen {
   attach(game, { handover = false } = {}) {
     this.detach();
     this.game = game;
+    this.pauseWanted = false;
     this.handover = handover;
     game.addEventListener('change', this._onChange);
     game.addEventListener('error', this._onError);
@@ -375,7 +381,11 @@ export class GameScreen {
 
   _togglePause() {
     const g = this.game;
-    if (!g || g.busy) return;
+    if (!g) return;
+    // A request in flight (e.g. the refresh after the last "Done"): the press is kept
+    // and served when it is answered, never dropped.
+    this.pauseWanted = g.busy;
+    if (g.busy) return;
     if (g.phase === 'running') g.pause();
     else if (g.phase === 'paused') g.resume();
   }
