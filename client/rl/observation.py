@@ -69,6 +69,8 @@ def action_index(dx: int, dy: int) -> int:
     return (dy + 1) * 3 + (dx + 1)
 
 
+# Reads RLE as engine.cellwar.fog.rle_to_mask does, on its own: the trained policy plays
+# with numpy alone (tests/rl/test_policies.py), so this module must not import the engine.
 @lru_cache(maxsize=4096)
 def _mask_from_rle(text: str, width: int, height: int) -> np.ndarray:
     mask = np.zeros((height, width), dtype=np.uint8)

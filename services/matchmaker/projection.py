@@ -45,6 +45,7 @@ from nats.js.client import JetStreamContext
 from cellwar.v1 import events_pb2
 from cellwar.v1.codes import EventType
 from services.common.errors import ServiceError
+from services.common.tasks import cancel
 from services.matchmaker import ratings as rating_rules
 from services.matchmaker.session_port import SessionPort
 from services.matchmaker.store import (
@@ -206,10 +207,8 @@ class RatingsProjection:
     async def stop(self) -> None:
         """Stop consuming (an unacknowledged message is delivered again later)."""
         self._stopping.set()
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await self._task
+        await cancel(self._task)
+        self._task = None
         if self._sub is not None:  # the durable consumer stays; only this inbox goes
             with contextlib.suppress(Exception):
                 await self._sub.unsubscribe()

@@ -37,6 +37,7 @@ from nats.js.client import JetStreamContext
 from nats.js.kv import KeyValue
 
 from services.common.errors import ServiceError
+from services.common.tasks import cancel
 
 log = structlog.get_logger("cellwar.matchmaker.store")
 
@@ -245,10 +246,8 @@ class Mirror:
         if self._watcher is not None:
             with contextlib.suppress(Exception):
                 await self._watcher.stop()
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await self._task
+        await cancel(self._task)
+        self._task = None
 
     async def _run(self) -> None:
         async for entry in self._watcher:

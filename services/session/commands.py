@@ -44,7 +44,7 @@ import structlog
 from cellwar.v1 import engine_pb2, events_pb2
 from cellwar.v1.codes import CommandType, ErrorCode, EventType
 from services.common.errors import ServiceError
-from services.common.jsonwire import dumps, event_payload
+from services.common.jsonwire import dumps
 from services.session.games import (
     CommandResult,
     Game,
@@ -258,36 +258,22 @@ class CommandLoop:
             if command_id
             else ""
         )
-        if command_id:
-            existing = await self._existing(game_id)
-            if existing is not None:
-                return await self._same_create(existing, command_id, digest)
+        retried = await self._retried(game_id, command_id, digest)
+        if retried is not None:
+            return retried
         reply = await self.engine.decide(None, CommandType.CREATE, 0, payload)
         level = reply.state.policy.progress_level
         if profile_id and level and self.progress is not None:
             await self.progress.check_level(profile_id, level)
-        events = self._events(reply.events)
-        try:
-            stored = await self.store.append(
-                game_id, events, 0, recorded_command_id(command_id, digest)
-            )
-        except (ConcurrencyError, DuplicateCommandError) as exc:
-            existing = await self._existing(game_id) if command_id else None
-            if existing is not None:
-                return await self._same_create(existing, command_id, digest)
-            raise ServiceError(ErrorCode.CONFLICT, "game id taken; retry") from exc
-        created = event_payload(stored[0])
-        meta: dict[str, Any] = {
-            "kind": created.get("kind", kind),
-            "config": created.get("config", config),
-            "created_at": stored[0].time.ToJsonString(),
-        }
-        if profile_id and level:
-            meta["profile_id"] = profile_id
-        game = Game(game_id, engine_pb2.GameState(), 0, {}, meta)
-        self.games.add(game)
-        async with game.lock:
-            await self._project(game, stored, reply.state, reply.views)
+        game = await self._start(
+            game_id,
+            self._events(reply.events),
+            reply.state,
+            reply.views,
+            command_id,
+            digest,
+            profile_id if level else "",
+        )
         log.info("game_created", game_id=game_id, kind=kind, seq=game.seq)
         return game
 
@@ -305,10 +291,9 @@ class CommandLoop:
         payload = dumps({"from_game": source.game_id, "from_seq": seq})
         game_id = game_id_for(f"fork:{command_id}" if command_id else "")
         digest = command_digest(CommandType.FORK, payload) if command_id else ""
-        if command_id:
-            existing = await self._existing(game_id)
-            if existing is not None:
-                return await self._same_create(existing, command_id, digest)
+        retried = await self._retried(game_id, command_id, digest)
+        if retried is not None:
+            return retried
         reply = await self.engine.decide(state, CommandType.FORK, 0, payload)
         game = await self._start(
             game_id, self._events(reply.events), reply.state, reply.views, command_id, digest
@@ -360,9 +345,11 @@ class CommandLoop:
         views: Sequence[bytes],
         command_id: str,
         digest: str,
+        profile_id: str = "",
     ) -> Game:
-        """Append the first events of a new game (a fork or an import) with the fence at 0,
-        then project them like a create.
+        """Append the first events of a new game (a create, a fork or an import) with the
+        fence at 0, then project them; ``profile_id``: the profile whose progress the game
+        counts for (kept in its ``meta``).
 
         Raises:
             ServiceError: ``CONFLICT`` (the id is taken by another command),
@@ -373,11 +360,14 @@ class CommandLoop:
                 game_id, events, 0, recorded_command_id(command_id, digest)
             )
         except (ConcurrencyError, DuplicateCommandError) as exc:
-            existing = await self._existing(game_id) if command_id else None
-            if existing is not None:
-                return await self._same_create(existing, command_id, digest)
+            retried = await self._retried(game_id, command_id, digest)
+            if retried is not None:
+                return retried
             raise ServiceError(ErrorCode.CONFLICT, "game id taken; retry") from exc
-        game = Game(game_id, engine_pb2.GameState(), 0, {}, meta_of(stored[0]))
+        meta = meta_of(stored[0])
+        if profile_id:
+            meta["profile_id"] = profile_id
+        game = Game(game_id, engine_pb2.GameState(), 0, {}, meta)
         self.games.add(game)
         async with game.lock:
             await self._project(game, stored, state, views)
@@ -390,6 +380,15 @@ class CommandLoop:
             if exc.code == ErrorCode.GAME_NOT_FOUND:
                 return None
             raise
+
+    async def _retried(self, game_id: str, command_id: str, digest: str) -> Game | None:
+        """The game a keyed create, fork or import already made (None: none yet, or no
+        key). Raises ServiceError ``IDEMPOTENCY_KEY_REUSED`` / ``CONFLICT`` when the key
+        made it with another body."""
+        if not command_id:
+            return None
+        existing = await self._existing(game_id)
+        return None if existing is None else await self._same_create(existing, command_id, digest)
 
     async def _same_create(self, game: Game, command_id: str, digest: str) -> Game:
         if command_id not in game.commands and game.commands_from > 1:

@@ -20,6 +20,7 @@ import nats.js.errors
 import structlog
 from nats.js.kv import KeyValue
 
+from services.common.tasks import cancel
 from services.session.mirror import KvMirror
 
 log = structlog.get_logger("cellwar.session.leases")
@@ -169,9 +170,6 @@ class Leases:
 
     async def stop(self) -> None:
         """Stop renewing (leases expire after the TTL, or are resumed by a restart)."""
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-            self._task = None
+        await cancel(self._task)
+        self._task = None
         await self.mirror.stop()

@@ -20,6 +20,8 @@ import nats.errors
 import structlog
 from nats.js.kv import KV_DEL, KV_PURGE, KeyValue
 
+from services.common.tasks import cancel
+
 log = structlog.get_logger("cellwar.session.mirror")
 
 #: ``on_change(key, value or None when deleted/expired, revision)``.
@@ -71,11 +73,8 @@ class KvMirror:
 
     async def stop(self) -> None:
         """Stop the watch."""
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-            self._task = None
+        await cancel(self._task)
+        self._task = None
         if self._watcher is not None:
             with contextlib.suppress(Exception):
                 await self._watcher.stop()

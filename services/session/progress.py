@@ -33,6 +33,7 @@ from nats.aio.client import Client as NATS
 from nats.aio.msg import Msg
 
 from cellwar.v1 import session_pb2
+from services.common.tasks import cancel
 from services.session.games import Game, GameCache
 from services.session.leases import Leases
 
@@ -85,11 +86,8 @@ class ProgressRelay:
 
     async def stop(self) -> None:
         """Stop the loop and unsubscribe."""
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-            self._task = None
+        await cancel(self._task)
+        self._task = None
         for sub in self._subs:
             with contextlib.suppress(Exception):
                 await sub.unsubscribe()

@@ -41,6 +41,7 @@ import structlog
 
 from cellwar.v1 import engine_pb2
 from services.common.errors import ServiceError
+from services.common.tasks import cancel
 from services.session.commands import CommandLoop
 from services.session.games import Game, GameCache
 from services.session.leases import Leases
@@ -109,11 +110,8 @@ class Ticker:
 
     async def stop(self) -> None:
         """Stop the loop; leases are kept until they expire (a restart resumes them)."""
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-            self._task = None
+        await cancel(self._task)
+        self._task = None
 
     async def _run(self) -> None:
         loop = asyncio.get_running_loop()

@@ -15,9 +15,7 @@ phase, :data:`STATEFUL_STEPS` stateful steps.
 
 from __future__ import annotations
 
-import asyncio
 import re
-import threading
 import uuid
 from collections.abc import Iterator
 
@@ -29,10 +27,9 @@ from hypothesis import HealthCheck, settings
 from gateway.app import create_app
 from gateway.tokens import TokenSigner
 from services.common.settings import Settings
-from services.matchmaker.server import create_server as create_matchmaker_server
-from tests.api.conftest import TEST_SECRET, serve
+from tests.api.conftest import TEST_SECRET
 from tests.support.nats import NatsProcess
-from tests.support.stack import make_settings, start_stack
+from tests.support.threaded import ThreadedStack
 
 pytestmark = pytest.mark.integration
 
@@ -41,76 +38,6 @@ MAX_EXAMPLES = 30
 #: Hypothesis examples (scenarios) of the stateful phase, and steps per scenario.
 STATEFUL_EXAMPLES = 25
 STATEFUL_STEPS = 6
-
-
-class LiveGateway:
-    """Engine + session + matchmaker (in-process) and the gateway under uvicorn, on one
-    event loop in a daemon thread; ``url`` once started."""
-
-    def __init__(self, nats_url: str) -> None:
-        self.nats_url = nats_url
-        self.url = ""
-        self._ready = threading.Event()
-        self._error: BaseException | None = None
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._stop: asyncio.Event | None = None
-        self._thread = threading.Thread(target=self._run, name="openapi-live-gateway", daemon=True)
-
-    def start(self, timeout: float = 60.0) -> None:
-        """Start and wait until the gateway answers (seconds)."""
-        self._thread.start()
-        if not self._ready.wait(timeout):
-            raise TimeoutError(f"stack + gateway not up after {timeout} s")
-        if self._error is not None:
-            raise self._error
-
-    def stop(self, timeout: float = 30.0) -> None:
-        """Stop the gateway and the stack (seconds to wait)."""
-        if self._loop is not None and self._stop is not None:
-            self._loop.call_soon_threadsafe(self._stop.set)
-        self._thread.join(timeout)
-
-    def _run(self) -> None:
-        try:
-            asyncio.run(self._main())
-        except BaseException as exc:  # reported to the starting thread
-            self._error = self._error or exc
-            self._ready.set()
-
-    async def _main(self) -> None:
-        self._loop = asyncio.get_running_loop()
-        self._stop = asyncio.Event()
-        stack = await start_stack(self.nats_url, generations_per_second=400.0)
-        matchmaker = None
-        try:
-            mm_settings = make_settings(
-                self.nats_url, session_addr=stack.session_target, matchmaker_interval_s=0.05
-            )
-            _, _, matchmaker = await create_matchmaker_server(
-                "127.0.0.1:0", nats_url=self.nats_url, session_target=stack.session_target,
-                settings=mm_settings,
-            )
-            gateway_settings = stack.settings.model_copy(
-                update={
-                    "matchmaker_addr": f"127.0.0.1:{matchmaker.port}",
-                    "secret": TEST_SECRET,
-                    "rate_limit_per_s": 0,
-                    "create_limit_per_min": 0,
-                    "join_limit_per_min": 0,
-                    "read_limit_per_s": 0,
-                    "read_concurrency": 0,
-                    "read_global_per_s": 0,
-                    "log_level": "warning",
-                }
-            )
-            async with serve(create_app(gateway_settings)) as url:
-                self.url = url
-                self._ready.set()
-                await self._stop.wait()
-        finally:
-            if matchmaker is not None:
-                await matchmaker.stop(grace=0.2)
-            await stack.stop()
 
 
 @pytest.fixture(scope="module")
@@ -125,7 +52,21 @@ def nats_url(tmp_path_factory) -> Iterator[str]:
 @pytest.fixture(scope="module")
 def live_gateway(nats_url: str) -> Iterator[str]:
     """Base URL of a gateway in front of a real stack, served from another thread."""
-    server = LiveGateway(nats_url)
+    server = ThreadedStack(
+        nats_url,
+        generations_per_second=400.0,
+        gateway={
+            "secret": TEST_SECRET,
+            "rate_limit_per_s": 0,
+            "create_limit_per_min": 0,
+            "join_limit_per_min": 0,
+            "read_limit_per_s": 0,
+            "read_concurrency": 0,
+            "read_global_per_s": 0,
+            "log_level": "warning",
+        },
+        name="openapi-live-gateway",
+    )
     server.start()
     try:
         yield server.url

@@ -11,9 +11,7 @@ the tests skip when it is missing. Playwright never downloads a browser here.
 
 from __future__ import annotations
 
-import asyncio
 import os
-import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -40,105 +38,6 @@ TIMEOUT_MS = 30_000
 #: Seconds a test's own HTTP request to the stack may take.
 HTTP_TIMEOUT_S = 60.0
 SCREENSHOTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "screenshots"
-
-
-class LiveServer:
-    """Engine + session (``tests.support.stack.start_stack``), the matchmaker and the
-    gateway app under uvicorn on 127.0.0.1, port 0, all on one event loop in a daemon
-    thread."""
-
-    def __init__(self, nats_url: str, generations_per_second: float) -> None:
-        self.nats_url = nats_url
-        self.generations_per_second = generations_per_second
-        self.url = ""
-        self._ready = threading.Event()
-        self._error: BaseException | None = None
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._stop: asyncio.Event | None = None
-        self._thread = threading.Thread(target=self._run, name="cellwar-live-server", daemon=True)
-
-    def start(self, timeout: float = 30.0) -> None:
-        """Start and wait until the gateway answers (seconds). Raises what startup raised."""
-        self._thread.start()
-        if not self._ready.wait(timeout):
-            raise TimeoutError(f"stack + gateway not up after {timeout} s")
-        if self._error is not None:
-            raise self._error
-
-    def stop(self, timeout: float = 15.0) -> None:
-        """Stop the gateway, then the stack (seconds to wait)."""
-        if self._loop is not None and self._stop is not None:
-            self._loop.call_soon_threadsafe(self._stop.set)
-        self._thread.join(timeout)
-
-    def _run(self) -> None:
-        try:
-            asyncio.run(self._main())
-        except BaseException as exc:  # reported to the starting thread
-            self._error = self._error or exc
-            self._ready.set()
-
-    async def _main(self) -> None:
-        import uvicorn
-
-        from gateway.app import create_app
-        from tests.support.stack import start_stack
-
-        self._loop = asyncio.get_running_loop()
-        self._stop = asyncio.Event()
-        stack = await start_stack(self.nats_url, generations_per_second=self.generations_per_second)
-        matchmaker = await _start_matchmaker(stack)
-        try:
-            # Every browser test of the package shares this gateway from 127.0.0.1: the
-            # per-address create/join windows (30 and 60 a minute) would refuse the suite's
-            # later games. The limits have tests of their own (tests/api).
-            update = {
-                "session_addr": stack.session_target,
-                "create_limit_per_min": 0,
-                "join_limit_per_min": 0,
-            }
-            if matchmaker is not None:
-                update["matchmaker_addr"] = f"127.0.0.1:{matchmaker.port}"
-            settings = stack.settings.model_copy(update=update)
-            config = uvicorn.Config(
-                create_app(settings), host="127.0.0.1", port=0, log_level="warning", lifespan="on"
-            )
-            server = uvicorn.Server(config)
-            serving = asyncio.create_task(server.serve())
-            while not server.started:
-                if serving.done():
-                    serving.result()  # raises the startup error
-                    raise RuntimeError("uvicorn stopped during startup")
-                await asyncio.sleep(0.02)
-            port = server.servers[0].sockets[0].getsockname()[1]
-            self.url = f"http://127.0.0.1:{port}"
-            self._ready.set()
-            await self._stop.wait()
-            server.should_exit = True
-            await serving
-        finally:
-            if matchmaker is not None:
-                await matchmaker.stop(grace=0.2)
-            await stack.stop()
-
-
-async def _start_matchmaker(stack):
-    """The matchmaker (DESIGN §11) beside the stack, as ``make run`` has it; None where
-    this checkout has none yet."""
-    try:
-        from services.matchmaker.server import create_server
-    except ImportError:
-        return None
-    settings = stack.settings.model_copy(
-        update={"session_addr": stack.session_target, "matchmaker_interval_s": 0.05}
-    )
-    _, _, app = await create_server(
-        "127.0.0.1:0",
-        nats_url=settings.nats_url,
-        session_target=stack.session_target,
-        settings=settings,
-    )
-    return app
 
 
 @pytest.fixture(scope="session")
@@ -175,6 +74,8 @@ def live_url(
         import tests.support.stack  # noqa: F401
     except ImportError as exc:
         pytest.skip(f"stack not importable yet: {exc}")
+    from tests.support.threaded import ThreadedStack
+
     own_nats = None
     if os.environ.get("CELLWAR_TEST_NATS_URL"):
         nats_url = request.getfixturevalue("nats_url")
@@ -183,7 +84,15 @@ def live_url(
 
         own_nats = NatsProcess(tmp_path_factory.mktemp("browser-nats")).start()
         nats_url = own_nats.url
-    server = LiveServer(nats_url, GENERATIONS_PER_SECOND)
+    # Every browser test of the package shares this gateway from 127.0.0.1: the
+    # per-address create/join windows (30 and 60 a minute) would refuse the suite's later
+    # games. The limits have tests of their own (tests/api).
+    server = ThreadedStack(
+        nats_url,
+        generations_per_second=GENERATIONS_PER_SECOND,
+        gateway={"create_limit_per_min": 0, "join_limit_per_min": 0},
+        name="cellwar-live-server",
+    )
     server.start()
     try:
         yield server.url
