@@ -16,7 +16,8 @@ from fastapi.responses import Response, StreamingResponse
 from cellwar.v1 import events_pb2, session_pb2
 from gateway.deps import RPC_TIMEOUT_S
 from gateway.errors import from_rpc_error
-from gateway.wire import event_json, seq_view_json, seq_view_response
+from gateway.wire import seq_view_json, seq_view_response
+from services.common.jsonwire import event_json
 
 log = structlog.get_logger("gateway.replay")
 

@@ -3,7 +3,7 @@
 Each log is a deterministic game played in process through :func:`engine.api.decide` and
 :func:`engine.api.decide_tick` (scripted moves, and for CellWar a seeded bot), written as
 JSON Lines, one event per line, exactly the objects ``GET /game/{id}/events`` returns
-(``gateway/wire.py`` ``event_json``): ``seq``, ``type``, ``actor``, ``payload``, ``time``,
+(``services/common/jsonwire.py`` ``event_json``): ``seq``, ``type``, ``actor``, ``payload``, ``time``,
 ``state_hash``, ``engine_version``. ``time`` is a fake RFC 3339 time (a fixed start plus
 one second per seq) so the files are reproducible byte for byte.
 

@@ -11,9 +11,7 @@ ephemeral, in memory and without acks: it changes nothing in the stream.
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import AsyncIterator, Callable
-from datetime import UTC
 from typing import Any
 
 import nats
@@ -22,6 +20,7 @@ import nats.js.errors
 from nats.js import api
 
 from cellwar.v1 import events_pb2
+from services.common.jsonwire import event_json
 
 #: The event stream and its subjects (services/session/store.py).
 STREAM = "GAME_EVENTS"
@@ -40,26 +39,6 @@ def game_id_of(subject: str) -> str:
     return parts[1] if len(parts) == 3 else subject
 
 
-def event_dict(event: events_pb2.Event) -> dict[str, Any]:
-    """A stored ``cellwar.v1.Event`` in the REST shape of ``GET /game/{id}/events``
-    (``seq``, ``type``, ``actor``, ``payload`` parsed, ``time`` ISO 8601 UTC,
-    ``state_hash``, ``engine_version``), as ``gateway/wire.py`` writes it.
-
-    Raises:
-        ValueError: a payload that is not JSON.
-    """
-    out: dict[str, Any] = {
-        "seq": event.seq,
-        "type": event.type,
-        "actor": event.actor,
-        "payload": json.loads(event.payload) if event.payload else {},
-        "time": event.time.ToDatetime(tzinfo=UTC).isoformat(),
-        "state_hash": event.state_hash,
-        "engine_version": event.engine_version,
-    }
-    if not event.state_hash:
-        del out["state_hash"]
-    return out
 
 
 async def stream_messages(
@@ -73,7 +52,8 @@ async def stream_messages(
         on_total: called once with the number of messages to read (for a progress bar).
 
     Yields:
-        ``(game_id, event_dict, "")``, or ``(game_id, None, message)`` for a message that
+        ``(game_id, event, "")`` (the REST shape: :func:`services.common.jsonwire.event_json`),
+        or ``(game_id, None, message)`` for a message that
         is not a readable ``cellwar.v1.Event``.
 
     Raises:
@@ -148,7 +128,7 @@ async def _read_subject(js, subject: str, last: int) -> AsyncIterator[tuple[str,
             game_id = game_id_of(msg.subject)
             try:
                 event = events_pb2.Event.FromString(msg.data)
-                yield game_id, event_dict(event), ""
+                yield game_id, event_json(event), ""
             except Exception as exc:  # noqa: BLE001 - any undecodable message is reported, not fatal
                 yield game_id, None, f"stream message {stream_seq} is not a cellwar.v1.Event: {exc}"
             if stream_seq >= last:

@@ -43,7 +43,8 @@ from gateway.schemas import (
     action_json,
     config_json,
 )
-from gateway.wire import event_json, raw_json_response, seq_view_response
+from gateway.wire import raw_json_response, seq_view_response
+from services.common.jsonwire import event_json
 
 router = APIRouter(tags=["games"])
 

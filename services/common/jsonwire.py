@@ -7,6 +7,7 @@ they were produced (a command digest compares bytes).
 from __future__ import annotations
 
 import json
+from datetime import UTC
 from typing import Any
 
 from cellwar.v1 import events_pb2
@@ -25,3 +26,21 @@ def event_payload(event: events_pb2.Event) -> dict:
     except ValueError:
         return {}
     return data if isinstance(data, dict) else {}
+
+
+def event_json(event: events_pb2.Event) -> dict[str, Any]:
+    """One event as the REST log shows it: ``seq, type, actor, payload`` (parsed JSON),
+    ``time`` (ISO 8601, UTC), ``state_hash``, ``engine_version``. ``state_hash`` is left
+    out when the session sent none (a fog-filtered CellWar log: a hash would leak)."""
+    out = {
+        "seq": event.seq,
+        "type": event.type,
+        "actor": event.actor,
+        "payload": json.loads(event.payload) if event.payload else {},
+        "time": event.time.ToDatetime(tzinfo=UTC).isoformat(),
+        "state_hash": event.state_hash,
+        "engine_version": event.engine_version,
+    }
+    if not event.state_hash:
+        del out["state_hash"]
+    return out
