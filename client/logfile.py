@@ -44,20 +44,6 @@ _HASH = re.compile(r"^[0-9a-f]{64}$")
 STDIO = "-"
 
 
-class EventType(StrEnum):
-    """Event types of a log (proto/cellwar/v1/events.proto), past tense."""
-
-    GAME_CREATED = "GameCreated"
-    PLAYER_JOINED = "PlayerJoined"
-    ACTION_APPLIED = "ActionApplied"
-    CONTROL_CHANGED = "ControlChanged"
-    TURN_ENDED = "TurnEnded"
-    GENERATIONS_TICKED = "GenerationsTicked"
-    PLAYER_REMOVED = "PlayerRemoved"
-    ROLLED_BACK = "RolledBack"
-    GAME_FINISHED = "GameFinished"
-
-
 class LogErrorCode(StrEnum):
     """Machine codes of a log file that cannot be read."""
 

@@ -34,8 +34,9 @@ from typing import Any
 
 import numpy as np
 
+from cellwar.v1.codes import EventType
 from client.bots.policies import LinearPolicy, TrainedPolicy, _legal
-from client.rl.codes import SNAPSHOT_FORMAT, EventType
+from client.rl.codes import SNAPSHOT_FORMAT
 from client.rl.observation import (
     ENEMY_FACTORY,
     ENEMY_FORTIFICATION,

@@ -29,7 +29,8 @@ from enum import StrEnum
 from typing import Any
 
 import engine
-from client.logfile import EventType, LogFormatError, LogLine, iter_events
+from cellwar.v1.codes import EventType
+from client.logfile import LogFormatError, LogLine, iter_events
 
 
 class Status(StrEnum):

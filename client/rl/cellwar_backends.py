@@ -20,7 +20,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from client.rl.codes import EventType
+from cellwar.v1.codes import EventType
 
 #: A legal move of the unit that must act: (unit_id, [(dx, dy), ...]).
 Acting = tuple[Any, list[tuple[int, int]]]

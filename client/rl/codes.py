@@ -1,6 +1,6 @@
-"""Names the AI environments use: the engine's event types they record and replay, and
-the machine codes of their refusals (the engine has no enum of its own for these yet;
-these values are the engine's and the API's strings)."""
+"""Names the AI environments use: the machine codes of their refusals (the engine has no
+enum of its own for these yet; these values are the engine's and the API's strings) and
+the snapshot format. Event types are :class:`cellwar.v1.codes.EventType`."""
 
 from __future__ import annotations
 
@@ -8,15 +8,6 @@ from enum import StrEnum
 
 #: Format tag of :meth:`client.rl.cellwar.CellWarEnv.state` snapshots.
 SNAPSHOT_FORMAT = "cellwar-env/1"
-
-
-class EventType(StrEnum):
-    """Event types of a CellWar log as the engine folds them (``engine.fold``)."""
-
-    GAME_CREATED = "GameCreated"
-    PLAYER_JOINED = "PlayerJoined"
-    ACTION_APPLIED = "ActionApplied"
-    TURN_ENDED = "TurnEnded"
 
 
 class ErrorCode(StrEnum):
