@@ -113,6 +113,7 @@ def _forbidden_name_class() -> str:
 
 
 @functools.cache
+@functools.cache
 def name_pattern() -> str:
     """What :func:`check_display_name` accepts, as a regex for the OpenAPI document (the
     check enforces it): empty, or characters none of which is forbidden, at least one of

@@ -20,7 +20,7 @@ import nats.js.errors
 import structlog
 from nats.js.kv import KeyValue
 
-from services.common.tasks import cancel
+from services.common.tasks import cancel, every
 from services.session.mirror import KvMirror
 
 log = structlog.get_logger("cellwar.session.leases")
@@ -151,22 +151,14 @@ class Leases:
             except (TimeoutError, nats.errors.Error) as exc:
                 log.warning("lease_renew_failed", game_id=gid, error=str(exc))
 
-    async def _renew_forever(self) -> None:
-        while True:
-            await asyncio.sleep(self.ttl_s / 3)
-            try:
-                await self.renew()
-            except asyncio.CancelledError:
-                raise
-            except Exception:  # noqa: BLE001 - renewal must go on
-                log.exception("lease_renewal_failed")
-
     async def start(self) -> None:
         """Mirror the bucket and renew every TTL/3 seconds."""
         await self.mirror.start()
         await self.mirror.wait_ready(10.0)
         if self._task is None:
-            self._task = asyncio.create_task(self._renew_forever(), name="lease-renewal")
+            self._task = asyncio.create_task(
+                every(self.ttl_s / 3, self.renew, "lease_renewal_failed"), name="lease-renewal"
+            )
 
     async def stop(self) -> None:
         """Stop renewing (leases expire after the TTL, or are resumed by a restart)."""

@@ -49,6 +49,7 @@ from nats.js.kv import KeyValue
 from cellwar.v1.codes import CommandType, ErrorCode, RemovalReason
 from services.common.errors import ServiceError
 from services.common.jsonwire import dumps
+from services.common.tasks import every
 from services.session.commands import Command, CommandLoop
 from services.session.games import Game, GameCache
 from services.session.kv import safe_key
@@ -299,22 +300,14 @@ class Presence:
             if self.connected(gid, pid) != before:
                 self._changed(gid)
 
-    async def _renew_forever(self) -> None:
-        while True:
-            await asyncio.sleep(self.ttl_s / 3)
-            try:
-                await self.renew()
-            except asyncio.CancelledError:
-                raise
-            except Exception:  # noqa: BLE001 - renewal must go on
-                log.exception("presence_renewal_failed")
-
     async def start(self) -> None:
         """Mirror the bucket and renew markers every TTL/3 seconds."""
         await self.mirror.start()
         await self.mirror.wait_ready(10.0)
         if self._renewer is None:
-            self._renewer = asyncio.create_task(self._renew_forever(), name="presence-renewal")
+            self._renewer = asyncio.create_task(
+                every(self.ttl_s / 3, self.renew, "presence_renewal_failed"), name="presence-renewal"
+            )
 
     async def stop(self) -> None:
         """Stop renewing, removing and mirroring (markers expire by their TTL)."""
