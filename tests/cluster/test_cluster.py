@@ -103,3 +103,16 @@ async def test_two_tickets_through_nginx_meet_in_one_game(cluster: RunnerProcess
     assert [m["status"] for m in matches] == ["matched", "matched"]
     assert matches[0]["match"]["game_id"] == matches[1]["match"]["game_id"]
     assert {m["match"]["player_id"] for m in matches} == {1, 2}
+
+
+async def test_the_trained_policy_plays_a_game_through_nginx(cluster: RunnerProcess):
+    """Read-your-writes across the two gateways and sessions: nginx sends one game's
+    requests to one gateway (deploy/nginx.conf). With round robin the policy's
+    ``valid_actions`` right after its move reached the other session instance, not yet
+    caught up, and offered the unit that had just acted (409 UNIT_ALREADY_ACTED)."""
+    from client.play import play_cellwar_policy
+
+    result = await play_cellwar_policy(cluster.url, bot="trained", quiet=True)
+    assert result["final_view"]["phase"] == "finished", result["final_view"]
+    assert result["winner"] in (1, 2) and result["policy_reward"] in (1.0, -1.0)
+    assert result["events"][-1]["state_hash"] == result["state_hash"]
