@@ -26,6 +26,11 @@ version    what changed
            the owner's n-th unit, start units included); stamps read RLE as Golly does
            (:func:`engine.life.rle.parse`) and place only the cells the pattern's rule
            calls alive (:meth:`engine.life.rle.Pattern.live`)
+``"3"``    Life stability digests hash the board's bit planes, not its uint8 cells
+           (:func:`engine.life.stability.planes_digest`: a quarter of the bytes, and the
+           packed tick path never unpacks a board for them); upgrading a Life state to 3
+           empties its stability history (:func:`engine.life.game.upgrade`). The campaign
+           and CellWar decide as in 2.
 =========  ==================================================================================
 """
 
@@ -34,10 +39,10 @@ from __future__ import annotations
 from engine.errors import GameError
 
 #: The version of the rules this code decides with; recorded in every new event.
-ENGINE_VERSION = "2"
+ENGINE_VERSION = "3"
 
 #: Every version this code can fold, oldest first.
-VERSIONS = ("1", "2")
+VERSIONS = ("1", "2", "3")
 
 
 def check(version: object) -> str:

@@ -27,6 +27,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from engine.life import stability
+from engine.life.kernel import pack
+
 #: Planes of a board: (alive, colour planes...) as ints.
 Planes = tuple[int, ...]
 
@@ -98,6 +101,25 @@ class Bitboard:
         for k, plane in enumerate(planes[1:], start=1):
             out -= self._bits(plane) * np.uint8(4 - k)
         return out
+
+    def cells(self, planes: Planes) -> dict[int, int]:
+        """Each colour of the set -> the plane of its cells (an int of this layout)."""
+        alive = planes[0]
+        if len(self.colours) == 1:
+            return {self.colours[0]: alive}
+        if len(self.colours) == 2:
+            a, b = self.colours
+            return {a: alive & ~planes[1], b: planes[1]}
+        p1, p2, p3 = planes[1:]
+        return {1: p1, 2: p2, 3: p3, 4: alive & ~(p1 | p2 | p3)}
+
+    def digest(self, planes: Planes, rules: str) -> bytes:
+        """The stability digest of the board under engine version ``rules``
+        (:func:`engine.life.stability.life_digest`, without the uint8 board for version 3)."""
+        if not stability.digests_planes(rules):
+            return stability.board_digest(self.board(planes))
+        canonical = stability.canonical_planes(self.cells(planes), planes[0])
+        return stability.planes_digest([pack(self._bits(p)) for p in canonical])
 
     def counts(self, planes: Planes) -> list[int]:
         """Live cells: ``[all, colour 1, 2, 3, 4]``."""

@@ -109,6 +109,7 @@ __all__ = [
     "time_out",
     "timed_out_players",
     "turn_timer",
+    "upgrade",
 ]
 
 
@@ -133,6 +134,18 @@ def new_game(config: LifeConfig, rules: str = ENGINE_VERSION) -> LifeState:
     """An empty board waiting for ``config.players`` players, under the rules of engine
     version ``rules`` (:mod:`engine.versions`)."""
     return LifeState(config=config, board=bytes(config.width * config.height), rules=rules)
+
+
+def upgrade(state: LifeState, version: str) -> LifeState:
+    """The state under the rules of ``version`` (newer than ``state.rules``): from a version
+    before 3 to 3 or later the stability history is emptied, as its digests are of the
+    older kind (:mod:`engine.life.stability`) and could never match a new board's; a
+    running game so compares its boards from the upgrade on (at most 15 generations later
+    than without the upgrade)."""
+    changes: dict[str, Any] = {"rules": version}
+    if not stability.digests_planes(state.rules) and stability.digests_planes(version):
+        changes["history"] = ()
+    return replace(state, **changes)
 
 
 def refuses_noops(state: LifeState) -> bool:
@@ -470,7 +483,7 @@ def tick(state: LifeState, generations: int) -> LifeState:
                     break
                 continue
             if digest is None:
-                digest = stability.board_digest(bb.board(planes))
+                digest = bb.digest(planes, state.rules)
             if digest == entry[1]:
                 outcome = "stable"
                 break
@@ -478,7 +491,7 @@ def tick(state: LifeState, generations: int) -> LifeState:
             break
     for entry in history:
         if entry[1] is None:
-            entry[1] = stability.board_digest(bb.board(entry[2]))
+            entry[1] = bb.digest(entry[2], state.rules)
     new = replace(
         state,
         board=bb.board(planes).tobytes(),

@@ -204,8 +204,33 @@ def _shape_of(state: LifeState) -> _Shape:
 
 
 def _canon(board: np.ndarray | bytes) -> bytes:
-    """The canonical digest of a board (:func:`engine.life.stability.board_digest`)."""
+    """The version 1-2 digest of a board (:func:`engine.life.stability.board_digest`)."""
     return hashlib.sha256(board).digest()[: stability.DIGEST_SIZE]
+
+
+def _digests(shape: _Shape, masked: np.ndarray, rules: str) -> list[bytes]:
+    """The stability digests under ``rules`` of boards given by their masked regions
+    (k, P, (h + 2) s): version 3 hashes the planes' data words
+    (:func:`engine.life.stability.planes_digest`), never unpacking a board; the planes
+    of all k boards are made in a few whole-array operations, then hashed one board each."""
+    if not stability.digests_planes(rules):
+        return [_canon(board) for board in shape.boards(masked)]
+    data = shape.data(masked)  # (k, P, h, nw)
+    if shape.colours == (1, 2):  # the planes kept are the canonical ones: alive, colour 2
+        planes = np.ascontiguousarray(data[:, :2], dtype="<u8")
+        return [stability.planes_digest(planes[j : j + 1]) for j in range(planes.shape[0])]
+    alive = data[:, 0]
+    if len(shape.colours) == 2:
+        a, b = shape.colours
+        cells = {a: alive & ~data[:, 1], b: data[:, 1]}
+    else:
+        p1, p2, p3 = data[:, 1], data[:, 2], data[:, 3]
+        cells = {1: p1, 2: p2, 3: p3, 4: alive & ~(p1 | p2 | p3)}
+    planes = np.ascontiguousarray(np.stack(stability.canonical_planes(cells, alive, keep_empty=True), axis=1))
+    third = planes[:, 2].any(axis=(1, 2))  # the third plane counts only when not empty
+    return [
+        stability.planes_digest(planes[j : j + 1, : 3 if third[j] else 2]) for j in range(planes.shape[0])
+    ]
 
 
 class PackedRun:
@@ -342,7 +367,7 @@ class PackedRun:
                 continue
             if old_fp is None:  # a board of the base's history: its canonical digest
                 if canon is None:
-                    canon = _canon(self.shape.boards(masked))
+                    canon = _digests(self.shape, masked[None], self.template.rules)[0]
                 if canon == old_canon:
                     self.running = False
                     return
@@ -407,9 +432,10 @@ def _advance_chunk(shape: _Shape, runs: list[PackedRun], n: int) -> None:
         if need:  # canonical digests of the boards the planned record will list
             if not fresh:
                 _masked(shape, pb, planes, masked)
-            boards = shape.boards(masked[need])
-            for j, i in enumerate(need):
-                runs[i].canon = _canon(boards[j])
+            for rules in {runs[i].template.rules for i in need}:
+                some = [i for i in need if runs[i].template.rules == rules]
+                for i, digest in zip(some, _digests(shape, masked[some], rules), strict=True):
+                    runs[i].canon = digest
         for i in live:
             runs[i]._push()
         pb.advance(1)

@@ -21,7 +21,7 @@ from engine.reenact import recorded, reenact
 
 LOGS = Path(__file__).resolve().parents[1] / "fixtures" / "logs"
 FILES = sorted(LOGS.glob("v*/*.jsonl"))
-V2 = sorted((LOGS / "v2").glob("*.jsonl"))
+CURRENT = sorted((LOGS / f"v{engine.ENGINE_VERSION}").glob("*.jsonl"))
 
 
 def read(path: Path) -> list[dict]:
@@ -72,14 +72,14 @@ def continuation(events: list[dict], n: int) -> list[dict]:
     moved into the fork's numbering)."""
     drafts, state, env = fork(events, n)
     log = [
-        {"seq": i + 1, "type": d.type, "actor": d.actor, "payload": d.payload, "state_hash": d.state_hash, "engine_version": "2"}
+        {"seq": i + 1, "type": d.type, "actor": d.actor, "payload": d.payload, "state_hash": d.state_hash, "engine_version": engine.ENGINE_VERSION}
         for i, d in enumerate(drafts)
     ]
     for seat in env.open_seats:
         name = state.players[seat - 1].name
         more, state, env = envelope.decide(state, env, CommandType.JOIN, 0, {"name": name})
         for d in more:
-            log.append({"seq": len(log) + 1, "type": d.type, "actor": d.actor, "payload": d.payload, "state_hash": d.state_hash, "engine_version": "2"})
+            log.append({"seq": len(log) + 1, "type": d.type, "actor": d.actor, "payload": d.payload, "state_hash": d.state_hash, "engine_version": engine.ENGINE_VERSION})
     shift = len(log) - n
     for e in events[n:]:
         e = dict(e, seq=e["seq"] + shift)
@@ -90,7 +90,7 @@ def continuation(events: list[dict], n: int) -> list[dict]:
     return log
 
 
-@pytest.mark.parametrize("path", V2, ids=[p.stem for p in V2])
+@pytest.mark.parametrize("path", CURRENT, ids=[p.stem for p in CURRENT])
 def test_a_fork_taken_over_by_its_players_plays_on_to_the_recorded_end(path):
     """Seats taken over under the same names change nothing, so the original's remaining
     commands, decided again in the fork, give the original's hashes to the end."""
@@ -157,7 +157,7 @@ def test_free_seats_stop_ticking_and_show_as_waiting():
 
 
 def test_a_fork_of_a_finished_state_is_finished_at_once():
-    events = read(LOGS / "v2" / "life-resign.jsonl")
+    events = read(LOGS / f"v{engine.ENGINE_VERSION}" / "life-resign.jsonl")
     drafts, state, env = fork(events, len(events))
     assert [d.type for d in drafts] == ["GameForked", "GameFinished"]
     assert env.open_seats == ()
@@ -165,7 +165,7 @@ def test_a_fork_of_a_finished_state_is_finished_at_once():
 
 
 def test_a_forked_state_that_does_not_match_its_hash_does_not_fold():
-    events = read(LOGS / "v2" / "life-torus.jsonl")
+    events = read(LOGS / f"v{engine.ENGINE_VERSION}" / "life-torus.jsonl")
     drafts, _, _ = fork(events, 12)
     payload = dict(drafts[0].payload)
     other, _ = state_at(events, 13)
@@ -180,10 +180,10 @@ def test_a_forked_state_that_does_not_match_its_hash_does_not_fold():
 def test_a_cellwar_fork_keeps_the_fog_in_its_players_logs():
     _, state, env = cellwar_game()
     drafts, forked, fenv = envelope.decide(state, env, CommandType.FORK, 0, {"from_game": "g", "from_seq": 3})
-    log = [{"seq": 1, "type": d.type, "actor": d.actor, "payload": d.payload, "state_hash": d.state_hash, "engine_version": "2"} for d in drafts]
+    log = [{"seq": 1, "type": d.type, "actor": d.actor, "payload": d.payload, "state_hash": d.state_hash, "engine_version": engine.ENGINE_VERSION} for d in drafts]
     for name in ("a", "b"):
         more, forked, fenv = envelope.decide(forked, fenv, CommandType.JOIN, 0, {"name": name})
-        log += [{"seq": len(log) + 1, "type": d.type, "actor": d.actor, "payload": d.payload, "state_hash": d.state_hash, "engine_version": "2"} for d in more]
+        log += [{"seq": len(log) + 1, "type": d.type, "actor": d.actor, "payload": d.payload, "state_hash": d.state_hash, "engine_version": engine.ENGINE_VERSION} for d in more]
     items = engine.player_log(log, 2)
     first = items[0]
     assert first["type"] == "GameForked"

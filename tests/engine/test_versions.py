@@ -38,8 +38,8 @@ def test_version_1_states_keep_their_bytes_and_every_state_round_trips(payload):
 
 def test_unknown_versions_and_versions_going_down_are_refused():
     with pytest.raises(engine.GameError) as err:
-        created("3")
-    assert err.value.code == "MALFORMED" and "'3'" in err.value.message
+        created("9")
+    assert err.value.code == "MALFORMED" and "'9'" in err.value.message
     new = engine.apply_event(created("2"), "PlayerJoined", 0, {"name": "a"}, engine_version="2")
     with pytest.raises(engine.GameError) as err:
         engine.apply_event(new, "PlayerJoined", 0, {"name": "b"}, engine_version="1")
