@@ -28,12 +28,12 @@ _bearer = HTTPBearer(
 )
 
 
-def get_session(request: Request) -> session_pb2_grpc.SessionStub:
+async def get_session(request: Request) -> session_pb2_grpc.SessionStub:
     """The session service stub made by the app's lifespan."""
     return request.app.state.session
 
 
-def get_signer(request: Request) -> TokenSigner:
+async def get_signer(request: Request) -> TokenSigner:
     """The token signer (secret from settings)."""
     return request.app.state.signer
 

@@ -23,7 +23,7 @@ _profile_bearer = HTTPBearer(
 )
 
 
-def get_profile_signer(request: Request) -> ProfileSigner:
+async def get_profile_signer(request: Request) -> ProfileSigner:
     """The profile token signer (same secret as player tokens, another salt)."""
     return request.app.state.profile_signer
 

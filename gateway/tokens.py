@@ -32,6 +32,10 @@ DEFAULT_TOKEN_MAX_AGE_S = 7 * 24 * 3600.0
 #: A token dated this far ahead of the verifier's clock is still taken (seconds): the
 #: clocks of two gateway machines differ a little.
 CLOCK_SKEW_S = 300.0
+#: Well-signed tokens remembered with their payload, so a token sent again is not
+#: HMAC-checked and decoded again (each request checks its token twice: rate-limit key,
+#: then the route). Their age is checked on every use all the same.
+VERIFIED_CACHE_SIZE = 4096
 
 
 @dataclass(frozen=True)
@@ -93,6 +97,7 @@ class TokenSigner:
             secret, salt=TOKEN_SALT, signer=_signer_with_clock(clock)
         )
         self._undated = URLSafeSerializer(secret, salt=TOKEN_SALT)
+        self._verified: dict[str, tuple[Player | None, float]] = {}
 
     def issue(self, game_id: str, player_id: int) -> str:
         """A URL-safe token for ``player_id`` in ``game_id``, dated now."""
@@ -104,16 +109,23 @@ class TokenSigner:
         Raises:
             ApiError: 401 ``TOKEN_EXPIRED`` (too old, or undated), 401 ``UNAUTHORIZED``.
         """
-        try:
-            data, issued = self._serializer.loads(token, return_timestamp=True)
-        except BadData as exc:
-            if self._is_undated(token):
-                raise ApiError(
-                    401, Code.TOKEN_EXPIRED, "the player token has no issue time (an old "
-                    "token): join again",
-                ) from exc
-            raise ApiError(401, Code.UNAUTHORIZED, "the player token is not valid") from exc
-        age = self.clock() - issued.timestamp()
+        known = self._verified.get(token)
+        if known is None:
+            try:
+                data, issued = self._serializer.loads(token, return_timestamp=True)
+            except BadData as exc:
+                if self._is_undated(token):
+                    raise ApiError(
+                        401, Code.TOKEN_EXPIRED, "the player token has no issue time (an old "
+                        "token): join again",
+                    ) from exc
+                raise ApiError(401, Code.UNAUTHORIZED, "the player token is not valid") from exc
+            known = (_player(data), issued.timestamp())
+            if len(self._verified) >= VERIFIED_CACHE_SIZE:
+                self._verified.pop(next(iter(self._verified)))  # the oldest remembered
+            self._verified[token] = known
+        player, issued_at = known
+        age = self.clock() - issued_at
         if age > self.max_age_s:
             raise ApiError(
                 401, Code.TOKEN_EXPIRED,
@@ -122,7 +134,6 @@ class TokenSigner:
             )
         if age < -CLOCK_SKEW_S:
             raise ApiError(401, Code.UNAUTHORIZED, "the player token is not valid")
-        player = _player(data)
         if player is None:
             raise ApiError(401, Code.UNAUTHORIZED, "the player token is not valid")
         return player

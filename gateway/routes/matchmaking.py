@@ -172,12 +172,12 @@ class LeaderboardOut(BaseModel):
 # --------------------------------------------------------------------------- helpers
 
 
-def get_matchmaker(request: Request) -> matchmaker_pb2_grpc.MatchmakerStub:
+async def get_matchmaker(request: Request) -> matchmaker_pb2_grpc.MatchmakerStub:
     """The matchmaker stub made by the app's lifespan."""
     return request.app.state.matchmaker
 
 
-def get_ticket_signer(request: Request) -> TicketSigner:
+async def get_ticket_signer(request: Request) -> TicketSigner:
     """The ticket token signer."""
     return request.app.state.ticket_signer
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from functools import lru_cache
+from typing import Literal
 
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -40,6 +41,9 @@ class Settings(BaseSettings):
             3 in a cluster).
         engine_timeout_s: deadline of one call to the engine service (seconds).
         shutdown_grace_s: seconds a stopping gRPC server lets running calls finish.
+        event_loop: the event loop of the engine, session and matchmaker processes:
+            ``auto`` (uvloop when installed), ``uvloop`` or ``asyncio``
+            (services/common/loop.py; the gateway's loop is uvicorn's choice, the same).
         max_body_bytes: largest HTTP request body the gateway accepts (bytes; larger →
             413 ``PAYLOAD_TOO_LARGE``; 0 = no limit).
         rate_limit_per_s / rate_limit_burst: the gateway's token bucket for POST requests,
@@ -98,6 +102,7 @@ class Settings(BaseSettings):
     stream_replicas: int = Field(1, ge=1)
     engine_timeout_s: float = Field(30.0, gt=0)
     shutdown_grace_s: float = Field(5.0, ge=0)
+    event_loop: Literal["auto", "uvloop", "asyncio"] = "auto"
     max_body_bytes: int = Field(4 * 1024 * 1024, ge=0)
     rate_limit_per_s: float = Field(50.0, ge=0)
     rate_limit_burst: int = Field(100, ge=0)

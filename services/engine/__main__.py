@@ -7,6 +7,7 @@ import signal
 
 import structlog
 
+from services.common import loop
 from services.common.logging import configure_logging
 from services.common.settings import get_settings
 from services.engine.server import create_server
@@ -19,9 +20,9 @@ async def serve() -> None:
     log = structlog.get_logger("cellwar.engine")
     server, port = await create_server(settings.engine_addr)
     stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
+    running = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(sig, stop.set)
+        running.add_signal_handler(sig, stop.set)
     log.info("engine_listening", address=settings.engine_addr, port=port)
     await stop.wait()
     log.info("engine_stopping")
@@ -29,8 +30,8 @@ async def serve() -> None:
 
 
 def main() -> None:
-    """Entry point."""
-    asyncio.run(serve())
+    """Entry point (on the loop of ``CELLWAR_EVENT_LOOP``, services/common/loop.py)."""
+    loop.run(serve(), get_settings().event_loop)
 
 
 if __name__ == "__main__":

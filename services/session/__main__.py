@@ -8,6 +8,7 @@ import signal
 
 import structlog
 
+from services.common import loop
 from services.common.logging import configure_logging
 from services.common.settings import get_settings
 from services.session.server import create_server
@@ -25,9 +26,9 @@ async def serve() -> None:
         settings=settings,
     )
     stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
+    running = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(sig, stop.set)
+        running.add_signal_handler(sig, stop.set)
     log.info("session_listening", address=settings.session_addr, port=port)
     await stop.wait()
     log.info("session_stopping")
@@ -35,8 +36,8 @@ async def serve() -> None:
 
 
 def main() -> None:
-    """Entry point."""
-    asyncio.run(serve())
+    """Entry point (on the loop of ``CELLWAR_EVENT_LOOP``, services/common/loop.py)."""
+    loop.run(serve(), get_settings().event_loop)
 
 
 if __name__ == "__main__":

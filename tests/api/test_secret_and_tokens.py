@@ -17,6 +17,7 @@ import pytest
 from itsdangerous import URLSafeSerializer, URLSafeTimedSerializer
 
 from client.sdk import AsyncCellWarClient
+from gateway import tokens
 from gateway.app import create_app
 from gateway.errors import ApiError
 from gateway.tokens import DEFAULT_TOKEN_MAX_AGE_S, TOKEN_SALT, TokenSigner
@@ -141,6 +142,29 @@ def test_a_token_expires_after_its_max_age():
         signer.verify(token, "g1")
     assert (err.value.status, err.value.code) == (401, "TOKEN_EXPIRED")
     assert signer.player_of(token) is None  # an expired token keys no rate-limit bucket
+
+
+def test_remembered_tokens_are_checked_like_new_ones():
+    """A token verified once is remembered (not HMAC-checked again), but its game, its age
+    and a forged copy are checked as before; the memory is bounded."""
+    clock = Clock(1_800_000_000.0)
+    signer = TokenSigner("k" * 40, max_age_s=100.0, clock=clock)
+    token = signer.issue("g1", 2)
+    assert signer.verify(token, "g1") == signer.verify(token, "g1")
+    with pytest.raises(ApiError) as err:
+        signer.verify(token, "g2")
+    assert (err.value.status, err.value.code) == (403, "FORBIDDEN")
+    forged = token[:-2] + ("AA" if token[-2:] != "AA" else "BB")
+    with pytest.raises(ApiError) as err:
+        signer.verify(forged, "g1")
+    assert err.value.code == "UNAUTHORIZED"
+    clock.now += 101
+    with pytest.raises(ApiError) as err:
+        signer.verify(token, "g1")
+    assert err.value.code == "TOKEN_EXPIRED"
+    for i in range(tokens.VERIFIED_CACHE_SIZE + 10):
+        signer.player_of(signer.issue(f"g{i}", 1))
+    assert len(signer._verified) == tokens.VERIFIED_CACHE_SIZE
 
 
 def test_a_token_dated_far_ahead_is_refused_a_little_ahead_is_taken():
