@@ -200,6 +200,21 @@ def port_free(host: str, port: int) -> bool:
     return True
 
 
+def overlapping(ports: list[tuple[str, str, int]]) -> list[tuple[str, str, int]]:
+    """Pairs of entries of ``ports`` that would listen on one port (bases chosen too
+    close: NATS takes its base + 0..2, + 10..12 and + 20..22 in a cluster), as
+    ``(first, second, port)`` names. Hosts are not compared: two roles on one port of
+    two loopback addresses is still a mistake here."""
+    seen: dict[int, str] = {}
+    out = []
+    for what, _host, port in ports:
+        if port in seen:
+            out.append((seen[port], what, port))
+        else:
+            seen[port] = what
+    return out
+
+
 def taken(ports: list[tuple[str, str, int]]) -> list[tuple[str, str, int]]:
     """The entries of ``ports`` whose port is in use now."""
     return [entry for entry in ports if not port_free(entry[1], entry[2])]

@@ -33,7 +33,7 @@ import time
 from pathlib import Path
 
 from deploy import nginx, topology
-from deploy.ports import Bases, parse_scale, taken
+from deploy.ports import Bases, overlapping, parse_scale, taken
 from deploy.supervisor import StartError, Supervisor
 from services.common.settings import Settings
 
@@ -112,6 +112,14 @@ def _say(line: str) -> None:
 
 
 def _check_ports(ports: list[tuple[str, str, int]]) -> None:
+    clashes = overlapping(ports)
+    if clashes:
+        listing = ", ".join(f"{a} and {b} both on port {port}" for a, b, port in clashes)
+        raise RuntimeError(
+            f"port bases too close: {listing}; choose bases further apart with "
+            "CELLWAR_HTTP_PORT, CELLWAR_NATS_PORT, CELLWAR_ENGINE_ADDR, CELLWAR_SESSION_ADDR, "
+            "CELLWAR_MATCHMAKER_ADDR (README, Ports)"
+        )
     busy = taken(ports)
     if busy:
         listing = ", ".join(f"{what} {host}:{port}" for what, host, port in busy)

@@ -6,7 +6,7 @@ import socket
 
 import pytest
 
-from deploy.ports import CLUSTER_SIZE, Bases, parse_scale, port_free, split_addr, taken
+from deploy.ports import CLUSTER_SIZE, Bases, overlapping, parse_scale, port_free, split_addr, taken
 from deploy.topology import grpc_target
 
 
@@ -95,3 +95,29 @@ def test_grpc_targets_list_every_instance_preferring_their_own():
     assert grpc_target(addrs, rotate=1) == "ipv4:127.0.0.1:50062,127.0.0.1:50052"
     assert grpc_target(["localhost:1", "localhost:2"]) == "localhost:1"  # ipv4: needs literals
     assert grpc_target(["127.0.0.1:1"]) == "127.0.0.1:1"
+
+
+def test_bases_too_close_are_named_before_anything_starts():
+    """NATS base 9720 puts nats-1 monitoring (base + 20) on engine base 9740: the runner
+    refuses with both names and the port instead of a bind error after three restarts."""
+    close = Bases.from_env(
+        {"CELLWAR_HTTP_PORT": "9700", "CELLWAR_NATS_PORT": "9720",
+         "CELLWAR_ENGINE_ADDR": "127.0.0.1:9740", "CELLWAR_SESSION_ADDR": "127.0.0.1:9760",
+         "CELLWAR_MATCHMAKER_ADDR": "127.0.0.1:9780"}
+    )
+    assert overlapping(close.cluster_ports(matchmaker=True)) == [("nats-1 monitoring", "engine-1", 9740)]
+    assert overlapping(Bases().cluster_ports(matchmaker=True)) == []
+    assert overlapping(close.single_ports(nats=True, matchmaker=True)) == []
+
+
+def test_the_runner_refuses_bases_too_close(tmp_path, monkeypatch, capsys):
+    from deploy import run
+
+    for key, value in {"CELLWAR_HTTP_PORT": "9700", "CELLWAR_NATS_PORT": "9720",
+                       "CELLWAR_ENGINE_ADDR": "127.0.0.1:9740", "CELLWAR_SESSION_ADDR": "127.0.0.1:9760",
+                       "CELLWAR_MATCHMAKER_ADDR": "127.0.0.1:9780", "CELLWAR_DATA_DIR": str(tmp_path)}.items():
+        monkeypatch.setenv(key, value)
+    monkeypatch.setattr(run.nginx, "nginx_binary", lambda: "nginx")  # the check comes first
+    assert run.main(["--cluster"]) == 1
+    err = capsys.readouterr().err
+    assert "nats-1 monitoring and engine-1 both on port 9740" in err
