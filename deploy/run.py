@@ -111,22 +111,24 @@ def _say(line: str) -> None:
     sys.stderr.flush()
 
 
+#: The variables that set the port bases (README, Ports).
+_BASES = (
+    "CELLWAR_HTTP_PORT, CELLWAR_NATS_PORT, CELLWAR_ENGINE_ADDR, CELLWAR_SESSION_ADDR, "
+    "CELLWAR_MATCHMAKER_ADDR (README, Ports)"
+)
+
+
 def _check_ports(ports: list[tuple[str, str, int]]) -> None:
+    """Refuse a port plan whose ports coincide or are taken now (RuntimeError naming them)."""
     clashes = overlapping(ports)
     if clashes:
         listing = ", ".join(f"{a} and {b} both on port {port}" for a, b, port in clashes)
-        raise RuntimeError(
-            f"port bases too close: {listing}; choose bases further apart with "
-            "CELLWAR_HTTP_PORT, CELLWAR_NATS_PORT, CELLWAR_ENGINE_ADDR, CELLWAR_SESSION_ADDR, "
-            "CELLWAR_MATCHMAKER_ADDR (README, Ports)"
-        )
+        raise RuntimeError(f"port bases too close: {listing}; choose bases further apart with {_BASES}")
     busy = taken(ports)
     if busy:
         listing = ", ".join(f"{what} {host}:{port}" for what, host, port in busy)
         raise RuntimeError(
-            f"ports in use: {listing} (another make run or cluster?); choose other bases with "
-            "CELLWAR_HTTP_PORT, CELLWAR_NATS_PORT, CELLWAR_ENGINE_ADDR, CELLWAR_SESSION_ADDR "
-            "(README, Ports)"
+            f"ports in use: {listing} (another make run or cluster?); choose other bases with {_BASES}"
         )
 
 
