@@ -84,7 +84,8 @@ def planes_digest(planes: Sequence[np.ndarray] | np.ndarray) -> bytes:
     :func:`engine.life.kernel.pack` words ((H, ceil(W / 64)) uint64 each, little-endian,
     the bits past column W - 1 zero), one after the other, truncated to
     :data:`DIGEST_SIZE` bytes. ``planes``: a sequence of planes or one C-contiguous
-    uint64 array of them (any leading axes, read in order). Equal boards, equal digests (whatever planes a path keeps)."""
+    uint64 array of them (any leading axes, read in order). Equal boards give equal
+    digests, whatever planes a path keeps (the canonical planes are derived from cells)."""
     if isinstance(planes, np.ndarray) and planes.dtype == np.dtype("<u8") and planes.flags.c_contiguous:
         return hashlib.sha256(planes).digest()[:DIGEST_SIZE]  # the planes' words in order
     h = hashlib.sha256()
