@@ -63,6 +63,11 @@ def test_a_script_that_cannot_load_is_said_and_retried(page, live_url, problems)
     expect(status).to_be_hidden()
     page.wait_for_function("() => !document.querySelector('#screen-start .menu').inert")
     assert page.evaluate("sessionStorage.getItem('cellwar.boot.retries')") is None
-    problems.failed = [f for f in problems.failed if "/js/rle.js" not in f]
+    # rle.js failed on purpose; the client's own reloads cut the other module fetches
+    # still in flight (net::ERR_ABORTED of /js/*.js, depending on timing).
+    problems.failed = [
+        f for f in problems.failed
+        if "/js/rle.js" not in f and not ("/js/" in f and f.endswith("net::ERR_ABORTED"))
+    ]
     problems.console[:] = [c for c in problems.console if "net::ERR_FAILED" not in c]
     assert problems.all() == []
