@@ -34,6 +34,8 @@ from enum import StrEnum
 from pathlib import Path
 from typing import IO, Any
 
+from services.common.jsonwire import MAX_EVENT_DEPTH, nested_deeper
+
 #: Keys of an event object, in the order ``GET /game/{id}/events`` writes them.
 EVENT_KEYS = ("seq", "type", "actor", "payload", "time", "state_hash", "engine_version")
 #: Keys every event must have (``time``, ``state_hash`` and ``engine_version`` may be
@@ -113,6 +115,8 @@ def check_event(obj: Any, where: str = "") -> dict[str, Any]:
     """
     if not isinstance(obj, dict):
         raise LogFormatError(LogErrorCode.MALFORMED, f"an event must be a JSON object, got {_kind(obj)}", where)
+    if nested_deeper(obj, MAX_EVENT_DEPTH):
+        raise LogFormatError(LogErrorCode.MALFORMED, f"an event nested deeper than {MAX_EVENT_DEPTH} levels", where)
     missing = [k for k in REQUIRED_KEYS if k not in obj]
     if missing:
         raise LogFormatError(LogErrorCode.MALFORMED, f"event without {', '.join(missing)}", where)
@@ -162,9 +166,18 @@ def _document_events(doc: Any, source: str) -> Iterator[LogLine]:
             raise exc.located(source) from None
 
 
-def _parse_line(text: str, lineno: int, source: str) -> Any:
+def _loads(text: str) -> Any:
+    """``json.loads``, with a value nested too deep for Python's parser reported as a
+    ``JSONDecodeError`` (a hostile file must give the one-line error, not a traceback)."""
     try:
         return json.loads(text)
+    except RecursionError:
+        raise json.JSONDecodeError(f"nested deeper than {MAX_EVENT_DEPTH} levels", text, 0) from None
+
+
+def _parse_line(text: str, lineno: int, source: str) -> Any:
+    try:
+        return _loads(text)
     except json.JSONDecodeError as exc:
         raise LogFormatError(
             LogErrorCode.NOT_JSON, f"not JSON: {exc.msg} (column {exc.colno})", f"line {lineno}", source
@@ -191,13 +204,13 @@ def iter_lines(stream: IO[str], source: str = "") -> Iterator[LogLine]:
             continue
         if count == 0:
             try:
-                first = json.loads(text)
+                first = _loads(text)
             except json.JSONDecodeError:
                 first = None
                 # Perhaps a pretty-printed {"events": [...]} document: read it whole.
                 rest = raw + stream.read()
                 try:
-                    doc = json.loads(rest)
+                    doc = _loads(rest)
                 except json.JSONDecodeError:
                     _parse_line(text, lineno, source)  # raises, naming the first line
                     raise AssertionError("unreachable") from None

@@ -32,7 +32,7 @@ from gateway.responses import errors
 from gateway.routes.games import GameId
 from gateway.schemas import ForkBody, GameCreated, ImportedOut, ImportOrigin, name_pattern
 from services.common.errors import error_from_rpc
-from services.common.jsonwire import dumps
+from services.common.jsonwire import MAX_EVENT_DEPTH, dumps, nested_deeper
 
 router = APIRouter(tags=["replay"])
 
@@ -95,7 +95,7 @@ def parse_log(body: bytes) -> tuple[list[Any], dict[str, Any] | None]:
 
     Raises:
         ApiError: 422 ``MALFORMED`` (not UTF-8, no events, a line that is not JSON, naming
-            the line).
+            the line; an event nested deeper than :data:`MAX_EVENT_DEPTH` levels).
     """
     try:
         text = body.decode("utf-8")
@@ -107,6 +107,17 @@ def parse_log(body: bytes) -> tuple[list[Any], dict[str, Any] | None]:
         whole = json.loads(text)
     except ValueError:
         whole = None
+    except RecursionError as exc:
+        raise _malformed(f"the log is nested deeper than {MAX_EVENT_DEPTH} levels") from exc
+    events, origin = _log_items(whole, text)
+    for n, item in enumerate(events, start=1):
+        if nested_deeper(item, MAX_EVENT_DEPTH):
+            raise _malformed(f"event {n} is nested deeper than {MAX_EVENT_DEPTH} levels")
+    return events, origin
+
+
+def _log_items(whole: Any, text: str) -> tuple[list[Any], dict[str, Any] | None]:
+    """The event objects and origin of a parsed body (``whole``; None: JSON Lines)."""
     if isinstance(whole, dict) and "events" in whole:
         events = whole["events"]
         if not isinstance(events, list):
@@ -127,6 +138,8 @@ def parse_log(body: bytes) -> tuple[list[Any], dict[str, Any] | None]:
             events.append(json.loads(line))
         except ValueError as exc:
             raise _malformed(f"line {n} is not JSON: {exc.msg}") from exc
+        except RecursionError as exc:
+            raise _malformed(f"line {n} is nested deeper than {MAX_EVENT_DEPTH} levels") from exc
     return events, None
 
 

@@ -12,6 +12,29 @@ from typing import Any
 
 from cellwar.v1 import events_pb2
 
+#: Deepest nesting of lists/objects an event read from outside (an imported or verified
+#: log) may have: recorded events nest a few levels; a deeper one is refused before
+#: anything recurses into it.
+MAX_EVENT_DEPTH = 32
+
+
+def nested_deeper(value: Any, limit: int = MAX_EVENT_DEPTH) -> bool:
+    """Whether JSON value ``value`` nests lists/objects deeper than ``limit`` levels
+    (iterative: a hostile value cannot exhaust the stack here)."""
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            children = item.values()
+        elif isinstance(item, list):
+            children = item
+        else:
+            continue
+        if depth > limit:
+            return True
+        stack.extend((child, depth + 1) for child in children)
+    return False
+
 
 def dumps(value: Any) -> bytes:
     """Compact, key-sorted UTF-8 JSON bytes."""

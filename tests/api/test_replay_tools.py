@@ -192,6 +192,12 @@ async def test_import_refuses_bodies_that_are_not_logs(api: AsyncCellWarClient, 
         assert r.status_code == 422 and r.json()["error"]["code"] == "MALFORMED"
         r = await http.post("/games/import", json={"events": []})
         assert r.status_code == 422 and r.json()["error"]["code"] == "MALFORMED"
+        # nested too deep for Python's parser, or deeper than an event ever is: 422, not 500
+        deep = "[" * 5000 + "]" * 5000
+        for body in (deep, '{"events": ' + deep + "}", '{"seq": 1, "payload": {"a": ' + "[" * 40 + "]" * 40 + "}}"):
+            r = await http.post("/games/import", content=body.encode())
+            assert (r.status_code, r.json()["error"]["code"]) == (422, "MALFORMED"), r.text
+            assert "nested deeper than 32 levels" in r.json()["error"]["message"]
     _, events = await finished_life_game(api)
     async with httpx.AsyncClient(base_url=gateway) as http:
         for bad in ("\x07bell.jsonl", "\x1b[31mred\n.jsonl"):  # shown to people later

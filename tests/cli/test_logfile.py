@@ -65,6 +65,10 @@ def test_blank_lines_are_skipped():
         ('{"events": []}\n{"seq": 1}\n', "MALFORMED", "line 2", "after the"),
         ("", "EMPTY", "", "no event"),
         ("\n  \n", "EMPTY", "", "no event"),
+        ("[" * 5000 + "]" * 5000 + "\n", "NOT_JSON", "line 1", "nested deeper than 32"),
+        ('{"events":' + "[" * 5000 + "]" * 5000 + "}", "NOT_JSON", "line 1", "nested deeper than 32"),
+        ('{"seq": 1, "type": "X", "actor": 0, "payload": {"a": ' + "[" * 40 + "]" * 40 + "}}\n",
+         "MALFORMED", "line 1", "nested deeper than 32"),
     ],
 )
 def test_a_malformed_log_is_refused_naming_the_line(text: str, code: str, where: str, words: str):
