@@ -153,7 +153,14 @@ class Keeper:
         }
         wanted |= self.presence.tracked_games()
         wanted |= {g.game_id for g in self.games.loaded() if self.needs_lease(g)}
-        orphans = [gid for gid in wanted if self.leases.holder(gid) is None]
+        # nobody's, or ours by name but not held here: this instance restarted with the
+        # same instance id and resumes them at once (Leases.acquire), not a TTL later
+        orphans = [
+            gid
+            for gid in wanted
+            if not self.leases.holds(gid)
+            and self.leases.holder(gid) in (None, self.leases.instance_id)
+        ]
         for gid in await self.leases.acquire(orphans[:ADOPT_PER_PASS]):
             await self._adopt(gid)
 

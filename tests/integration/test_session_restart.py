@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections import Counter
+from pathlib import Path
 
 import grpc
 import nats
@@ -100,6 +101,7 @@ async def test_killed_session_resumes_the_running_games(nats_url, engine_target,
             # tick of 25 overshooting it and the one in flight at the kill are lost
             assert 100 <= recorded[gid] <= before[gid]["generation"] + 200
             assert before[gid]["generation"] - recorded[gid] <= 100 + 2 * 25 + 25
+        before_restart = Path(log_path).stat().st_size
         await session.start()  # same port, same instance id: resumes its leases at once
 
         for gid in games:  # each goes on from its last recorded generation
@@ -119,6 +121,14 @@ async def test_killed_session_resumes_the_running_games(nats_url, engine_target,
             assert ticked == final["generation"]  # no tick lost or recorded twice
             state = await fold_from_scratch(engine_target, events)
             assert state.state_hash == events[-1].state_hash
+        # The restarted instance took its own leases back at once ("lease_resumed"), not
+        # by creating them anew once they expired a TTL later ("lease_acquired").
+        with open(log_path, "rb") as f:
+            f.seek(before_restart)
+            lines = [json.loads(line) for line in f.read().splitlines() if line.startswith(b"{")]
+        taken = {(e["event"], e.get("game_id")) for e in lines if e.get("event", "").startswith("lease_")}
+        assert {("lease_resumed", gid) for gid in games} <= taken
+        assert not {("lease_acquired", gid) for gid in games} & taken
     finally:
         await client.close()
         session.stop()
