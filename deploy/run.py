@@ -35,7 +35,7 @@ from pathlib import Path
 from deploy import nginx, topology
 from deploy.ports import Bases, overlapping, parse_scale, taken
 from deploy.supervisor import StartError, Supervisor
-from services.common.settings import Settings
+from services.common.settings import load_settings
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -171,7 +171,7 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
     try:
-        settings = Settings()
+        settings = load_settings()
         data_dir = Path(settings.data_dir)
         data_dir = (data_dir if data_dir.is_absolute() else ROOT / data_dir).resolve()
         lock = _lock_data_dir(data_dir)  # noqa: F841 - held while running

@@ -5,7 +5,7 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, ValidationError
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
@@ -127,7 +127,34 @@ class Settings(BaseSettings):
     metrics_token: str = ""
 
 
+class SettingsError(ValueError):
+    """Settings refused, one line per variable: ``CELLWAR_EVENT_LOOP='uv-loop': Input
+    should be 'auto', 'uvloop' or 'asyncio'``."""
+
+
+def describe(exc: ValidationError) -> str:
+    """The errors of a refused :class:`Settings` by the variables a person sets."""
+    lines = []
+    for err in exc.errors():
+        name = "CELLWAR_" + "_".join(str(part) for part in err["loc"]).upper()
+        given = f"={err['input']!r}" if not isinstance(err.get("input"), dict) else ""
+        lines.append(f"{name}{given}: {err['msg']}")
+    return "; ".join(lines)
+
+
+def load_settings() -> Settings:
+    """The settings of the environment now.
+
+    Raises:
+        SettingsError: a ``CELLWAR_*`` variable has a value the settings refuse (named).
+    """
+    try:
+        return Settings()
+    except ValidationError as exc:
+        raise SettingsError(describe(exc)) from None
+
+
 @lru_cache(maxsize=1)
 def get_settings() -> Settings:
-    """The process-wide settings (read once)."""
-    return Settings()
+    """The process-wide settings (read once, :func:`load_settings`)."""
+    return load_settings()

@@ -31,3 +31,15 @@ def test_an_unknown_choice_is_refused_by_the_settings_and_the_helper(monkeypatch
         loop.loop_name("trio")
     monkeypatch.setenv("CELLWAR_EVENT_LOOP", "asyncio")
     assert Settings().event_loop == "asyncio"
+
+
+def test_a_refused_setting_is_named_by_its_variable(monkeypatch):
+    from services.common.settings import SettingsError, load_settings
+
+    monkeypatch.setenv("CELLWAR_EVENT_LOOP", "uv-loop")
+    monkeypatch.setenv("CELLWAR_GENERATIONS_PER_SECOND", "-1")
+    with pytest.raises(SettingsError) as err:
+        load_settings()
+    message = str(err.value)
+    assert "CELLWAR_EVENT_LOOP='uv-loop': Input should be 'auto', 'uvloop' or 'asyncio'" in message
+    assert "CELLWAR_GENERATIONS_PER_SECOND='-1': Input should be greater than 0" in message
