@@ -398,7 +398,7 @@ async def leaderboard(
 
 async def _close_with_error(websocket: WebSocket, err: ApiError) -> None:
     with contextlib.suppress(Exception):
-        await websocket.send_text(json.dumps({"type": "error", **err.body()}))
+        await websocket.send_text(json.dumps({"type": "error", **err.body()}, separators=(",", ":")))
         await websocket.close(code=err.ws_close_code, reason=err.code[:120])
 
 

@@ -50,7 +50,7 @@ log = structlog.get_logger("gateway.stream")
 async def _close_with_error(websocket: WebSocket, err: ApiError) -> None:
     """Send the error frame and close with 4000 + HTTP status."""
     with contextlib.suppress(Exception):
-        await websocket.send_text(json.dumps({"type": "error", **err.body()}))
+        await websocket.send_text(json.dumps({"type": "error", **err.body()}, separators=(",", ":")))
         await websocket.close(code=err.ws_close_code, reason=err.code[:120])
 
 
