@@ -44,6 +44,19 @@ import httpx
 from client.bots import POLICY_NAMES, CellWarBot, LifeBot, load_policy
 from client.sdk import ApiError, AsyncCellWarClient
 
+#: How long (seconds) the bots wait for a restarting server before they give up.
+RETRY_UNAVAILABLE_S = 60.0
+
+
+def _said_retry(reason: str, wait_s: float) -> None:
+    sys.stderr.write(f"server unavailable ({reason}); trying again in {wait_s:.2f} s\n")
+
+
+def _client(url: str) -> AsyncCellWarClient:
+    """The bots' client: calls are tried again for up to :data:`RETRY_UNAVAILABLE_S`
+    while the server restarts (every command carries its Idempotency-Key)."""
+    return AsyncCellWarClient(url, retry_unavailable_s=RETRY_UNAVAILABLE_S, on_retry=_said_retry)
+
 
 def _or_hidden(value: Any) -> str:
     """A view field, or ``?`` when the view hides it (blind placement)."""
@@ -99,7 +112,7 @@ async def play(
     if max_generations is not None:
         config["max_generations"] = max_generations
     progress = None if quiet else Progress()
-    async with AsyncCellWarClient(url) as api:
+    async with _client(url) as api:
         game_id = await api.create_game("life", config)
         if not quiet:
             sys.stderr.write(f"game {game_id}: {size}x{size}, budget {budget}, seed {seed}\n")
@@ -175,7 +188,7 @@ async def play_cellwar(
     config = dict(config or {"width": size, "height": size, "players": players})
     players = int(config.get("players", players))
     progress = None if quiet else CellWarProgress()
-    async with AsyncCellWarClient(url) as api:
+    async with _client(url) as api:
         game_id = await api.create_game("cellwar", config)
         if not quiet:
             sys.stderr.write(f"game {game_id}: cellwar {config.get('width')}x{config.get('height')}, "
@@ -268,7 +281,7 @@ async def play_cellwar_policy(
     """
     if bot not in POLICY_NAMES or opponent not in ("bot", *POLICY_NAMES):
         raise ValueError(f"--bot is one of {POLICY_NAMES}; --opponent 'bot' or one of them")
-    async with AsyncCellWarClient(url) as api:
+    async with _client(url) as api:
         if game_id is not None:
             lobby = next((g for g in await api.games() if g["game_id"] == game_id), None)
             if lobby is None:

@@ -24,7 +24,7 @@ import asyncio
 import json
 import time
 import uuid
-from collections.abc import AsyncIterator, Iterable, Iterator, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote, urlsplit, urlunsplit
@@ -98,6 +98,73 @@ def _raise_for_error(response: httpx.Response) -> None:
     except (ValueError, KeyError, TypeError):
         code, message = "HTTP_ERROR", response.text[:500]
     raise ApiError(response.status_code, code, message, seq)
+
+
+#: First wait before a retry of an unavailable server (seconds); doubled up to RETRY_MAX_WAIT_S.
+RETRY_FIRST_WAIT_S = 0.25
+RETRY_MAX_WAIT_S = 2.0
+#: Transport errors of a server that is restarting: nothing listens, or it closed the
+#: connection under the request.
+_RESTARTING = (httpx.ConnectError, httpx.RemoteProtocolError, httpx.ReadError)
+
+#: ``on_retry(reason, wait_s)``: told before each wait of a retry.
+RetryHook = Callable[[str, float], None]
+
+
+class _Retries:
+    """Waits of one call's retries while the server is unavailable (a 503 answer, or a
+    restarting server), for at most ``budget_s`` seconds; only for calls safe to repeat
+    (GET, or a POST with its Idempotency-Key: the server applies it once)."""
+
+    def __init__(self, budget_s: float, method: str, kwargs: dict[str, Any], on_retry: RetryHook | None) -> None:
+        headers = kwargs.get("headers") or {}
+        safe = method in ("GET", "HEAD") or "Idempotency-Key" in headers
+        self.deadline = time.monotonic() + budget_s if safe and budget_s > 0 else None
+        self.wait = RETRY_FIRST_WAIT_S
+        self.on_retry = on_retry
+
+    def after(self, response: httpx.Response) -> float | None:
+        """None for an answer to return; the wait before the next try of a 503.
+
+        Raises:
+            ApiError: an error answer not to be retried (or the last 503).
+        """
+        reason = _unavailable(response)
+        wait = self.next_wait(reason) if reason else None
+        if wait is None:
+            _raise_for_error(response)
+        return wait
+
+    def after_error(self, exc: Exception) -> float:
+        """The wait before the next try after a transport error; re-raises ``exc`` when
+        the call must fail now."""
+        wait = self.next_wait(f"{type(exc).__name__}: {exc}")
+        if wait is None:
+            raise exc
+        return wait
+
+    def next_wait(self, reason: str) -> float | None:
+        """Seconds to wait before the next try, None when the call must fail now."""
+        if self.deadline is None:
+            return None
+        left = self.deadline - time.monotonic()
+        if left <= 0:
+            return None
+        wait = min(self.wait, left)
+        self.wait = min(self.wait * 2, RETRY_MAX_WAIT_S)
+        if self.on_retry is not None:
+            self.on_retry(reason, wait)
+        return wait
+
+
+def _unavailable(response: httpx.Response) -> str | None:
+    """Why ``response`` is worth a retry (a 503), else None."""
+    if response.status_code != 503:
+        return None
+    try:
+        return f"503 {response.json()['error']['code']}"
+    except (ValueError, KeyError, TypeError):
+        return "503"
 
 
 def _auth(token: str | None) -> dict[str, str]:
@@ -258,6 +325,10 @@ class AsyncCellWarClient:
         base_url: e.g. ``"http://localhost:8000"``.
         timeout: seconds per HTTP request.
         transport: an httpx transport (e.g. ``httpx.ASGITransport(app)`` in tests).
+        retry_unavailable_s: for how long (seconds) a call safe to repeat (a GET, or a
+            POST with its Idempotency-Key) is tried again while the server is unavailable
+            (503, or nothing listening: a restart); 0 (default) = fail at once.
+        on_retry: ``on_retry(reason, wait_s)``, told before each wait of a retry.
 
     Use as ``async with AsyncCellWarClient(url) as api: ...`` or call :meth:`aclose`.
     All methods raise :class:`ApiError` on an error answer and ``httpx.HTTPError`` when
@@ -265,10 +336,18 @@ class AsyncCellWarClient:
     """
 
     def __init__(
-        self, base_url: str, *, timeout: float = DEFAULT_TIMEOUT_S, transport: httpx.AsyncBaseTransport | None = None
+        self,
+        base_url: str,
+        *,
+        timeout: float = DEFAULT_TIMEOUT_S,
+        transport: httpx.AsyncBaseTransport | None = None,
+        retry_unavailable_s: float = 0.0,
+        on_retry: RetryHook | None = None,
     ) -> None:
         self.base_url = base_url.rstrip("/")
         self._http = httpx.AsyncClient(base_url=self.base_url, timeout=timeout, transport=transport)
+        self.retry_unavailable_s = retry_unavailable_s
+        self.on_retry = on_retry
 
     async def __aenter__(self) -> AsyncCellWarClient:
         return self
@@ -281,9 +360,17 @@ class AsyncCellWarClient:
         await self._http.aclose()
 
     async def _call(self, method: str, path: str, **kwargs: Any) -> Any:
-        response = await self._http.request(method, path, **kwargs)
-        _raise_for_error(response)
-        return response.json()
+        retries = _Retries(self.retry_unavailable_s, method, kwargs, self.on_retry)
+        while True:
+            try:
+                response = await self._http.request(method, path, **kwargs)
+            except _RESTARTING as exc:
+                wait = retries.after_error(exc)
+            else:
+                wait = retries.after(response)
+                if wait is None:
+                    return response.json()
+            await asyncio.sleep(wait)
 
     # -- lobby and seats
 
@@ -666,13 +753,22 @@ class CellWarClient:
         base_url: e.g. ``"http://localhost:8000"``.
         timeout: seconds per HTTP request.
         transport: an httpx transport (tests).
+        retry_unavailable_s, on_retry: as :class:`AsyncCellWarClient`.
     """
 
     def __init__(
-        self, base_url: str, *, timeout: float = DEFAULT_TIMEOUT_S, transport: httpx.BaseTransport | None = None
+        self,
+        base_url: str,
+        *,
+        timeout: float = DEFAULT_TIMEOUT_S,
+        transport: httpx.BaseTransport | None = None,
+        retry_unavailable_s: float = 0.0,
+        on_retry: RetryHook | None = None,
     ) -> None:
         self.base_url = base_url.rstrip("/")
         self._http = httpx.Client(base_url=self.base_url, timeout=timeout, transport=transport)
+        self.retry_unavailable_s = retry_unavailable_s
+        self.on_retry = on_retry
 
     def __enter__(self) -> CellWarClient:
         return self
@@ -685,9 +781,17 @@ class CellWarClient:
         self._http.close()
 
     def _call(self, method: str, path: str, **kwargs: Any) -> Any:
-        response = self._http.request(method, path, **kwargs)
-        _raise_for_error(response)
-        return response.json()
+        retries = _Retries(self.retry_unavailable_s, method, kwargs, self.on_retry)
+        while True:
+            try:
+                response = self._http.request(method, path, **kwargs)
+            except _RESTARTING as exc:
+                wait = retries.after_error(exc)
+            else:
+                wait = retries.after(response)
+                if wait is None:
+                    return response.json()
+            time.sleep(wait)
 
     def create_game(
         self,

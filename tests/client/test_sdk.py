@@ -31,6 +31,55 @@ async def test_error_answers_raise_api_error_with_status_and_code():
             assert (malformed.value.status, malformed.value.code) == (422, "MALFORMED")
 
 
+async def test_a_call_safe_to_repeat_is_tried_again_while_the_session_is_down():
+    """503 UNAVAILABLE (the gateway's session is down): tried again for the budget, then
+    the 503 is raised; without a budget (the default) at once."""
+    app = create_app(Settings(session_addr="127.0.0.1:9", web_dir="/nonexistent"))
+    async with app.router.lifespan_context(app):
+        said: list[tuple[str, float]] = []
+        transport = httpx.ASGITransport(app=app)
+        patient = AsyncCellWarClient("http://gw", transport=transport, retry_unavailable_s=0.6,
+                                     on_retry=lambda reason, wait: said.append((reason, wait)))
+        async with patient:
+            with pytest.raises(ApiError) as err:
+                await patient.create_game("life")
+        assert (err.value.status, err.value.code) == (503, "UNAVAILABLE")
+        assert len(said) >= 2 and {r for r, _ in said} == {"503 UNAVAILABLE"}
+        assert said[0][1] == 0.25 and 0 < said[1][1] <= 0.5  # doubling, cut to what is left
+        said.clear()
+        hasty = AsyncCellWarClient("http://gw", transport=transport, on_retry=lambda r, w: said.append((r, w)))
+        async with hasty:
+            with pytest.raises(ApiError) as err:
+                await hasty.health()
+        assert err.value.status == 503 and said == []
+
+
+async def test_a_command_waits_for_a_restarting_server_and_is_applied_once():
+    """Nothing listens yet (connection refused): the POST, with its Idempotency-Key, is
+    tried again until the server is up, and answered."""
+    import socket
+
+    from bench._bare import create_app as bare_app
+    from gateway.tokens import TokenSigner
+    from tests.support.serve import serve
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    secret = "k" * 40
+    said: list[str] = []
+    api = AsyncCellWarClient(f"http://127.0.0.1:{port}", retry_unavailable_s=30.0,
+                             on_retry=lambda reason, wait: said.append(reason))
+    async with api:
+        call = asyncio.create_task(api.place("g1", TokenSigner(secret).issue("g1", 1), [(1, 1)]))
+        while not said:  # refused at least once
+            await asyncio.sleep(0.02)
+        assert not call.done() and said[0].startswith("ConnectError")
+        async with serve(bare_app(secret), port=port):
+            answer = await call
+    assert answer["seq"] == 1 and answer["view"]["kind"] == "life"
+
+
 def test_sync_client_raises_api_error_on_a_non_json_error():
     def handler(request: httpx.Request) -> httpx.Response:
         assert request.headers["Idempotency-Key"]

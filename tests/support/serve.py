@@ -12,9 +12,9 @@ from fastapi import FastAPI
 
 
 @contextlib.asynccontextmanager
-async def serve(app: FastAPI, **uvicorn_options: Any) -> AsyncIterator[str]:
-    """Serve ``app`` with uvicorn on 127.0.0.1:<free port>; yields the base URL.
-    ``uvicorn_options`` override the ``uvicorn.Config`` arguments (e.g. ``access_log``)."""
+async def serve(app: FastAPI, port: int = 0, **uvicorn_options: Any) -> AsyncIterator[str]:
+    """Serve ``app`` with uvicorn on 127.0.0.1:``port`` (0: a free port); yields the base
+    URL. ``uvicorn_options`` override the ``uvicorn.Config`` arguments (e.g. ``access_log``)."""
     options: dict[str, Any] = {
         "log_config": None,
         "access_log": False,
@@ -25,7 +25,7 @@ async def serve(app: FastAPI, **uvicorn_options: Any) -> AsyncIterator[str]:
         "ws": "websockets-sansio",
         **uvicorn_options,
     }
-    config = uvicorn.Config(app, host="127.0.0.1", port=0, **options)
+    config = uvicorn.Config(app, host="127.0.0.1", port=port, **options)
     server = uvicorn.Server(config)
     task = asyncio.create_task(server.serve())
     try:
