@@ -48,8 +48,8 @@ FOG_REASON = (
 )
 #: Why a Life log is private: its past holds the blind placements.
 BLIND_REASON = (
-    "has blind placements in its log: only its players may see it, each what it saw "
-    "(everyone may once it is finished)"
+    "is not finished: a Life log may hold blind placements, so only its players may see it, "
+    "each what it saw (everyone may once it is finished)"
 )
 
 #: The shortest delay of a CellWar spectator (seconds; DESIGN §12 "CellWar N >= 10"):
