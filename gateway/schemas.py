@@ -604,7 +604,7 @@ class Status(BaseModel):
 class ForkBody(_Strict):
     """Body of POST /game/{id}/fork."""
 
-    seq: int = Field(
+    seq: StrictInt = Field(
         ge=1, le=2**53 - 1, description="The event whose state the fork starts in (a JSON-safe integer)"
     )
 

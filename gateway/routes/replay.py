@@ -119,6 +119,9 @@ def parse_log(body: bytes) -> tuple[list[Any], dict[str, Any] | None]:
 def _log_items(whole: Any, text: str) -> tuple[list[Any], dict[str, Any] | None]:
     """The event objects and origin of a parsed body (``whole``; None: JSON Lines)."""
     if isinstance(whole, dict) and "events" in whole:
+        unknown = sorted(set(whole) - {"events", "origin"})
+        if unknown:
+            raise _malformed(f"unknown fields in the log document: {unknown} (it has events and origin)")
         events = whole["events"]
         if not isinstance(events, list):
             raise _malformed("events must be a list of event objects")

@@ -192,14 +192,19 @@ async def test_import_refuses_bodies_that_are_not_logs(api: AsyncCellWarClient, 
         assert r.status_code == 422 and r.json()["error"]["code"] == "MALFORMED"
         r = await http.post("/games/import", json={"events": []})
         assert r.status_code == 422 and r.json()["error"]["code"] == "MALFORMED"
+        r = await http.post("/games/import", json={"events": [{"seq": 1}], "zzz": 1})
+        assert r.status_code == 422 and "unknown fields" in r.json()["error"]["message"], r.text
         # nested too deep for Python's parser, or deeper than an event ever is: 422, not 500
         deep = "[" * 5000 + "]" * 5000
         for body in (deep, '{"events": ' + deep + "}", '{"seq": 1, "payload": {"a": ' + "[" * 40 + "]" * 40 + "}}"):
             r = await http.post("/games/import", content=body.encode())
             assert (r.status_code, r.json()["error"]["code"]) == (422, "MALFORMED"), r.text
             assert "nested deeper than 32 levels" in r.json()["error"]["message"]
-    _, events = await finished_life_game(api)
+    finished, events = await finished_life_game(api)
     async with httpx.AsyncClient(base_url=gateway) as http:
+        for seq in ("5", 5.5, True):  # a fork's seq is an integer, not a string of one
+            r = await http.post(f"/game/{finished}/fork", json={"seq": seq})
+            assert (r.status_code, r.json()["error"]["code"]) == (422, "MALFORMED"), r.text
         for bad in ("\x07bell.jsonl", "\x1b[31mred\n.jsonl"):  # shown to people later
             r = await http.post("/games/import", json={"events": events}, params={"origin_file": bad})
             assert (r.status_code, r.json()["error"]["code"]) == (422, "MALFORMED"), r.text
