@@ -217,6 +217,7 @@ _IMPORT_BODY = {
             "application/json": {
                 "schema": {
                     "type": "object",
+                    "additionalProperties": False,
                     "properties": {
                         "events": {"type": "array", "minItems": 1, "items": _EVENT_SCHEMA},
                         "origin": {
