@@ -6,10 +6,20 @@ from __future__ import annotations
 
 import asyncio
 import random
+import sys
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 from client.sdk import AsyncCellWarClient, Seat
+
+#: How long (seconds) the bots wait for a restarting server before they give up
+#: (``retry_unavailable_s`` of the SDK's clients).
+RETRY_UNAVAILABLE_S = 60.0
+
+
+def said_retry(reason: str, wait_s: float) -> None:
+    """The bots' ``on_retry``: one line on stderr per wait."""
+    sys.stderr.write(f"server unavailable ({reason}); trying again in {wait_s:.2f} s\n")
 
 
 class ApiBot:

@@ -14,7 +14,7 @@ import sys
 import time
 from typing import Any
 
-from client.bot_base import ApiBot
+from client.bot_base import RETRY_UNAVAILABLE_S, ApiBot, said_retry
 from client.bots import LifeBot
 from client.cellwar_bot import CellWarBot
 from client.sdk import AsyncCellWarClient, Seat
@@ -50,7 +50,7 @@ async def play_matchmaking(
         ApiError: the server refused a request (e.g. the ticket expired).
         httpx.HTTPError: the server cannot be reached.
     """
-    async with AsyncCellWarClient(url) as api:
+    async with AsyncCellWarClient(url, retry_unavailable_s=RETRY_UNAVAILABLE_S, on_retry=said_retry) as api:
 
         async def one(i: int) -> dict[str, Any]:
             name = f"mm-bot-{i}"

@@ -41,21 +41,15 @@ from typing import Any
 
 import httpx
 
+from client.bot_base import RETRY_UNAVAILABLE_S, said_retry
 from client.bots import POLICY_NAMES, CellWarBot, LifeBot, load_policy
 from client.sdk import ApiError, AsyncCellWarClient
-
-#: How long (seconds) the bots wait for a restarting server before they give up.
-RETRY_UNAVAILABLE_S = 60.0
-
-
-def _said_retry(reason: str, wait_s: float) -> None:
-    sys.stderr.write(f"server unavailable ({reason}); trying again in {wait_s:.2f} s\n")
 
 
 def _client(url: str) -> AsyncCellWarClient:
     """The bots' client: calls are tried again for up to :data:`RETRY_UNAVAILABLE_S`
     while the server restarts (every command carries its Idempotency-Key)."""
-    return AsyncCellWarClient(url, retry_unavailable_s=RETRY_UNAVAILABLE_S, on_retry=_said_retry)
+    return AsyncCellWarClient(url, retry_unavailable_s=RETRY_UNAVAILABLE_S, on_retry=said_retry)
 
 
 def _or_hidden(value: Any) -> str:
@@ -229,10 +223,13 @@ def play_policy_seat(
     environment until the game is over for it (blocking; run it in a thread beside async
     bots). Returns ``{"reward", "actions"}`` (reward +1 won, -1 lost, 0 unfinished)."""
     from client.rl import cellwar_env
+    from client.sdk import CellWarClient
 
+    # the policy's seat waits for a restarting server like the API bots
+    client = CellWarClient(url, retry_unavailable_s=RETRY_UNAVAILABLE_S, on_retry=said_retry)
     env = cellwar_env(
         backend="remote", url=url, game_id=game_id, tokens={seat: token},
-        width=width, height=height, players=players, max_rounds=10_000,
+        width=width, height=height, players=players, max_rounds=10_000, client=client,
     )
     try:
         env.reset()
@@ -253,6 +250,7 @@ def play_policy_seat(
         return {"reward": reward, "actions": actions}
     finally:
         env.close()
+        client.close()
 
 
 async def play_cellwar_policy(
