@@ -88,15 +88,25 @@ async def play_matchmaking(
             }
 
         bots = await asyncio.gather(*(one(i) for i in range(1, players + 1)))
+    return {"games": game_results(bots), "bots": bots}
+
+
+def game_results(bots: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Each game's ``{"winner", "result", "players"}`` from its bots' last views (their
+    ``final``, taken out of each bot's entry): the view of a bot that saw the end, not of
+    one that was out and stopped before it (its view has no result)."""
     games: dict[str, dict[str, Any]] = {}
     for b in bots:
         final = b.pop("final")
+        known = games.get(b["game_id"])
+        if known is not None and known["result"] is not None:
+            continue
         games[b["game_id"]] = {
             "winner": final.get("winner"),
             "result": final.get("result"),
             "players": [p.get("name") for p in final.get("players") or ()],
         }
-    return {"games": games, "bots": bots}
+    return games
 
 
 def print_matchmaking(result: dict[str, Any]) -> int:

@@ -29,3 +29,18 @@ async def test_bots_queue_get_matched_play_and_are_rated(mm_url: str, capsys):
     assert print_matchmaking(result) == 0
     out = capsys.readouterr().out
     assert f"game {game_id}" in out and "rating 1500 →" in out
+
+
+def test_a_game_is_summed_up_from_the_view_that_saw_its_end():
+    """In a 3-player CellWar game the bot knocked out first stops with a view that has no
+    result; the summary takes the result the others saw (it said "draw" before)."""
+    from client.matchplay import game_results
+
+    players = [{"name": "mm-bot-1"}, {"name": "mm-bot-2"}, {"name": "mm-bot-3"}]
+    end = {"winner": 2, "result": "win", "players": players}
+    out = {"winner": None, "result": None, "players": players}
+    for order in ([end, end, out], [out, end, end]):
+        bots = [{"game_id": "g", "final": final} for final in order]
+        assert game_results(bots) == {"g": {"winner": 2, "result": "win",
+                                            "players": ["mm-bot-1", "mm-bot-2", "mm-bot-3"]}}
+        assert all("final" not in b for b in bots)
