@@ -341,7 +341,10 @@ def claim_seat(state: Any, seat: int, name: str) -> Any:
 # --------------------------------------------------------------------------- events
 
 
-def _payload_winner(state: Any) -> dict:
+def finished_payload(state: Any) -> dict:
+    """The payload ``GameFinished`` records for a finished ``state``: ``{"winner",
+    "result"}`` as the spectator's view shows them (winner: a player id or None; result:
+    ``"win"``, ``"draw"``, ``"loss"``)."""
     view = get_visible_state(state, None)
     return {"winner": view.get("winner"), "result": view.get("result")}
 
@@ -351,7 +354,7 @@ def _with_finish(state_before: Any, state: Any, drafts: list[EventDraft]) -> lis
     if state_before is not None and summary(state_before).finished:
         return drafts
     if summary(state).finished:
-        drafts.append(EventDraft("GameFinished", 0, _payload_winner(state), drafts[-1].state_hash))
+        drafts.append(EventDraft("GameFinished", 0, finished_payload(state), drafts[-1].state_hash))
     return drafts
 
 

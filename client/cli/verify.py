@@ -52,6 +52,7 @@ class FailReason(StrEnum):
     REFUSED = "REFUSED"
     OUT_OF_ORDER = "OUT_OF_ORDER"
     NO_HASH = "NO_HASH"
+    PAYLOAD_MISMATCH = "PAYLOAD_MISMATCH"
 
 
 @dataclass(frozen=True)
@@ -104,6 +105,7 @@ class LogVerifier:
         self.state: Any = None
         self.events = 0
         self.checked = 0
+        self.finishes = 0  # GameFinished events seen
         self.failure: tuple[Status, int | None, str, str] | None = None
         self.seconds = 0.0
 
@@ -177,6 +179,19 @@ class LogVerifier:
             return self._fail(
                 Status.FAIL, seq, FailReason.HASH_MISMATCH, f"hash {computed} != recorded {recorded}"
             )
+        if event["type"] == EventType.GAME_FINISHED:
+            # not part of the state (so not of its hash): what the rules record is checked
+            self.finishes += 1
+            if self.finishes > 1:
+                return self._fail(Status.FAIL, seq, FailReason.PAYLOAD_MISMATCH, "a second GameFinished")
+            expected_payload = engine.api.finished_payload(self.state)
+            if dict(event["payload"]) != expected_payload:
+                return self._fail(
+                    Status.FAIL,
+                    seq,
+                    FailReason.PAYLOAD_MISMATCH,
+                    f"GameFinished records {event['payload']}, the rules {expected_payload}",
+                )
         return True
 
     def error(self, code: str, message: str) -> None:

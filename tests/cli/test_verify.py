@@ -90,6 +90,25 @@ def test_a_changed_hash_names_that_seq(cellwar, tmp_path: Path):
     assert "FAIL seq 100: hash " in run.out and "!= recorded " + "0" * 64 in run.out
 
 
+def test_a_game_finished_the_rules_do_not_record_is_named(cellwar, tmp_path: Path):
+    """GameFinished's payload is not part of the state (its hash stays right): verify
+    checks it against what the rules record, and that there is one."""
+    events = read(CELLWAR)
+    last = events[-1]
+    assert last["type"] == "GameFinished" and last["payload"]["result"] == "win"
+    loser = 3 - last["payload"]["winner"]
+    for payload in ({"result": "win", "winner": loser}, {"result": "draw", "winner": None}):
+        forged = copy.deepcopy(events)
+        forged[-1]["payload"] = payload
+        run = cellwar("verify", write(tmp_path / "finish.jsonl", forged))
+        assert run.code == 1
+        assert f"FAIL seq {last['seq']}: GameFinished records {payload}" in run.out, run.out
+    twice = copy.deepcopy(events) + [{**copy.deepcopy(last), "seq": last["seq"] + 1}]
+    result = verify_events(twice)
+    assert (result.status, result.seq, result.reason) == (Status.FAIL, last["seq"] + 1, FailReason.PAYLOAD_MISMATCH)
+    assert result.message == "a second GameFinished"
+
+
 def test_a_dropped_line_names_the_missing_seq(cellwar, tmp_path: Path):
     events = read(LIFE)
     del events[9]  # seq 10
