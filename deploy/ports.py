@@ -57,10 +57,32 @@ def split_addr(addr: str) -> tuple[str, int]:
     host, sep, port_text = addr.rpartition(":")
     if not sep or not host:
         raise ValueError(f"{addr!r} is not host:port")
-    port = int(port_text)
+    try:
+        port = int(port_text)
+    except ValueError:
+        raise ValueError(f"the port of {addr!r} is not a number") from None
     if not 0 < port < 65536:
-        raise ValueError(f"port of {addr!r} out of range")
+        raise ValueError(f"the port of {addr!r} is not in 1..65535")
     return host, port
+
+
+def _named(name: str, value: object, read):
+    """``read(value)``, its ValueError said with the variable it came from."""
+    try:
+        return read(value)
+    except ValueError as exc:
+        raise ValueError(f"{name}={value!r}: {exc}") from None
+
+
+def _port(value: object) -> int:
+    """A base port (1..65535). Raises ValueError."""
+    try:
+        port = int(str(value))
+    except ValueError:
+        raise ValueError("not a port number") from None
+    if not 0 < port < 65536:
+        raise ValueError("a port is in 1..65535")
+    return port
 
 
 @dataclass(frozen=True)
@@ -89,14 +111,15 @@ class Bases:
         runner's own variables); the rest from ``settings`` when given, else from ``env``.
 
         Raises:
-            ValueError: an address that is not ``host:port``.
+            ValueError: a port that is not a number in 1..65535, or an address that is
+                not ``host:port``, naming its variable.
         """
         if settings is not None:
-            http_host, http = settings.http_host, int(settings.http_port)
+            http_host, http = settings.http_host, settings.http_port
             engine, session = settings.engine_addr, settings.session_addr
         else:
             http_host = env.get("CELLWAR_HTTP_HOST", cls.http_host)
-            http = int(env.get("CELLWAR_HTTP_PORT", cls.http))
+            http = env.get("CELLWAR_HTTP_PORT", cls.http)
             engine = env.get("CELLWAR_ENGINE_ADDR", "127.0.0.1:50051")
             session = env.get("CELLWAR_SESSION_ADDR", "127.0.0.1:50052")
         matchmaker = getattr(settings, "matchmaker_addr", None) or env.get(
@@ -104,11 +127,11 @@ class Bases:
         )
         return cls(
             http_host=http_host,
-            http=http,
-            nats=int(env.get("CELLWAR_NATS_PORT", cls.nats)),
-            engine=split_addr(engine.split(",")[0]),
-            session=split_addr(session.split(",")[0]),
-            matchmaker=split_addr(matchmaker.split(",")[0]),
+            http=_named("CELLWAR_HTTP_PORT", http, _port),
+            nats=_named("CELLWAR_NATS_PORT", env.get("CELLWAR_NATS_PORT", cls.nats), _port),
+            engine=_named("CELLWAR_ENGINE_ADDR", engine.split(",")[0], split_addr),
+            session=_named("CELLWAR_SESSION_ADDR", session.split(",")[0], split_addr),
+            matchmaker=_named("CELLWAR_MATCHMAKER_ADDR", matchmaker.split(",")[0], split_addr),
         )
 
     # -- instance k of each role (k from 1)
@@ -198,6 +221,11 @@ def port_free(host: str, port: int) -> bool:
         except OSError:
             return False
     return True
+
+
+def out_of_range(ports: list[tuple[str, str, int]]) -> list[tuple[str, str, int]]:
+    """The entries of ``ports`` past 65535 (a base too high for the ports derived from it)."""
+    return [entry for entry in ports if not 0 < entry[2] < 65536]
 
 
 def overlapping(ports: list[tuple[str, str, int]]) -> list[tuple[str, str, int]]:

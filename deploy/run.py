@@ -33,7 +33,7 @@ import time
 from pathlib import Path
 
 from deploy import nginx, topology
-from deploy.ports import Bases, overlapping, parse_scale, taken
+from deploy.ports import Bases, out_of_range, overlapping, parse_scale, taken
 from deploy.supervisor import StartError, Supervisor
 from services.common.settings import load_settings
 
@@ -120,6 +120,10 @@ _BASES = (
 
 def _check_ports(ports: list[tuple[str, str, int]]) -> None:
     """Refuse a port plan whose ports coincide or are taken now (RuntimeError naming them)."""
+    beyond = out_of_range(ports)
+    if beyond:
+        listing = ", ".join(f"{what} on {port}" for what, _, port in beyond)
+        raise RuntimeError(f"ports past 65535: {listing}; choose lower bases with {_BASES}")
     clashes = overlapping(ports)
     if clashes:
         listing = ", ".join(f"{a} and {b} both on port {port}" for a, b, port in clashes)

@@ -6,7 +6,16 @@ import socket
 
 import pytest
 
-from deploy.ports import CLUSTER_SIZE, Bases, overlapping, parse_scale, port_free, split_addr, taken
+from deploy.ports import (
+    CLUSTER_SIZE,
+    Bases,
+    out_of_range,
+    overlapping,
+    parse_scale,
+    port_free,
+    split_addr,
+    taken,
+)
 from deploy.topology import grpc_target
 
 
@@ -121,3 +130,27 @@ def test_the_runner_refuses_bases_too_close(tmp_path, monkeypatch, capsys):
     assert run.main(["--cluster"]) == 1
     err = capsys.readouterr().err
     assert "nats-1 monitoring and engine-1 both on port 9740" in err
+
+
+@pytest.mark.parametrize(
+    ("variable", "value", "words"),
+    [
+        ("CELLWAR_HTTP_PORT", "99999", "a port is in 1..65535"),
+        ("CELLWAR_NATS_PORT", "-1", "a port is in 1..65535"),
+        ("CELLWAR_NATS_PORT", "abc", "not a port number"),
+        ("CELLWAR_ENGINE_ADDR", "nohostport", "is not host:port"),
+        ("CELLWAR_SESSION_ADDR", "127.0.0.1:x", "is not a number"),
+        ("CELLWAR_MATCHMAKER_ADDR", "127.0.0.1:70000", "is not in 1..65535"),
+    ],
+)
+def test_a_bad_base_is_named_by_its_variable(variable, value, words):
+    with pytest.raises(ValueError) as err:
+        Bases.from_env({variable: value})
+    assert str(err.value).startswith(f"{variable}=") and words in str(err.value)
+
+
+def test_a_base_too_high_for_its_derived_ports_is_named():
+    high = Bases.from_env({"CELLWAR_NATS_PORT": "65530"})
+    assert out_of_range(high.single_ports(nats=True, matchmaker=True)) == []
+    beyond = out_of_range(high.cluster_ports(matchmaker=True))
+    assert ("nats-1 monitoring", "127.0.0.1", 65550) in beyond and all(p > 65535 for _, _, p in beyond)
