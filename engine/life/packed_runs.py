@@ -34,7 +34,6 @@ Only ``life`` states are packed here (the campaign ticks by the plain path).
 
 from __future__ import annotations
 
-import hashlib
 import inspect
 from collections.abc import Sequence
 from dataclasses import replace
@@ -203,29 +202,20 @@ def _shape_of(state: LifeState) -> _Shape:
     return shape
 
 
-def _canon(board: np.ndarray | bytes) -> bytes:
-    """The version 1-2 digest of a board (:func:`engine.life.stability.board_digest`)."""
-    return hashlib.sha256(board).digest()[: stability.DIGEST_SIZE]
-
-
 def _digests(shape: _Shape, masked: np.ndarray, rules: str) -> list[bytes]:
     """The stability digests under ``rules`` of boards given by their masked regions
     (k, P, (h + 2) s): version 3 hashes the planes' data words
     (:func:`engine.life.stability.planes_digest`), never unpacking a board; the planes
     of all k boards are made in a few whole-array operations, then hashed one board each."""
     if not stability.digests_planes(rules):
-        return [_canon(board) for board in shape.boards(masked)]
+        return [stability.board_digest(board) for board in shape.boards(masked)]
     data = shape.data(masked)  # (k, P, h, nw)
     if shape.colours == (1, 2):  # the planes kept are the canonical ones: alive, colour 2
         planes = np.ascontiguousarray(data[:, :2], dtype="<u8")
         return [stability.planes_digest(planes[j : j + 1]) for j in range(planes.shape[0])]
-    alive = data[:, 0]
-    if len(shape.colours) == 2:
-        a, b = shape.colours
-        cells = {a: alive & ~data[:, 1], b: data[:, 1]}
-    else:
-        p1, p2, p3 = data[:, 1], data[:, 2], data[:, 3]
-        cells = {1: p1, 2: p2, 3: p3, 4: alive & ~(p1 | p2 | p3)}
+    # the other colour set of a packed run (_colours): (1, 2, 3, 4), planes alive, 1, 2, 3
+    alive, p1, p2, p3 = data[:, 0], data[:, 1], data[:, 2], data[:, 3]
+    cells = {1: p1, 2: p2, 3: p3, 4: alive & ~(p1 | p2 | p3)}
     planes = np.ascontiguousarray(np.stack(stability.canonical_planes(cells, alive, keep_empty=True), axis=1))
     third = planes[:, 2].any(axis=(1, 2))  # the third plane counts only when not empty
     return [

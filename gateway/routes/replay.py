@@ -247,6 +247,17 @@ _IMPORT_BODY = {
 }
 
 
+def _name_query(max_length: int, what: str) -> Any:
+    """A query parameter shown to people later: 1..``max_length`` characters, none of
+    them a control or format character (:func:`gateway.schemas.name_pattern`)."""
+    return Query(
+        min_length=1,
+        max_length=max_length,
+        pattern=name_pattern(),
+        description=f"{what} (no control or format characters)",
+    )
+
+
 @router.post(
     "/games/import",
     status_code=status.HTTP_201_CREATED,
@@ -268,24 +279,8 @@ async def import_game(
     request: Request,
     session: SessionDep,
     cid: CommandId,
-    origin_game_id: Annotated[
-        str | None,
-        Query(
-            min_length=1,
-            max_length=64,
-            pattern=name_pattern(),
-            description="The game the log was exported from (no control or format characters)",
-        ),
-    ] = None,
-    origin_file: Annotated[
-        str | None,
-        Query(
-            min_length=1,
-            max_length=255,
-            pattern=name_pattern(),
-            description="The log file's name (no control or format characters)",
-        ),
-    ] = None,
+    origin_game_id: Annotated[str | None, _name_query(64, "The game the log was exported from")] = None,
+    origin_file: Annotated[str | None, _name_query(255, "The log file's name")] = None,
 ) -> ImportedOut:
     """POST /games/import → 201 ``{"game_id", "events", "finished"}``."""
     items, origin = parse_log(await request.body())
