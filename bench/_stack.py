@@ -313,6 +313,25 @@ class Services:
         await self._wait_http(f"{url}/healthz", child)
         return url
 
+    async def start_floor(self) -> str:
+        """The round trip's hop floor (:mod:`bench._floor`): its engine, session and
+        gateway roles on free ports, on the NATS started first. Returns the gateway URL."""
+        engine = f"127.0.0.1:{free_port()}"
+        session = f"127.0.0.1:{free_port()}"
+        port = free_port()
+        cmd = [sys.executable, "-m", "bench._floor"]
+        env = self._env(secret=SECRET)
+        e = self._spawn("floor-engine", [*cmd, "engine", engine.rsplit(":", 1)[1]], env)
+        _wait_port(int(engine.rsplit(":", 1)[1]), 30.0, e)
+        s = self._spawn(
+            "floor-session", [*cmd, "session", session.rsplit(":", 1)[1], engine, self.nats_url], env
+        )
+        _wait_port(int(session.rsplit(":", 1)[1]), 30.0, s)
+        g = self._spawn("floor-gateway", [*cmd, "gateway", str(port), session], env)
+        url = f"http://127.0.0.1:{port}"
+        await self._wait_http(f"{url}/healthz", g)
+        return url
+
     async def _wait_grpc(self, target: str, child: Child) -> None:
         task = asyncio.create_task(wait_grpc_serving(target))
         while not task.done():

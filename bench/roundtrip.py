@@ -7,6 +7,9 @@ records an event). Measured for a fixed time after a warm-up, against:
 
 * a bare FastAPI endpoint of the same shape (:mod:`bench._bare`: same body model, token
   check and answer shape, no session) under the same load in the same run;
+* the hop floor (:mod:`bench._floor`): the platform's processes and hops (gateway ->
+  gRPC -> session -> gRPC -> engine, a JetStream append with fsync) with no work in them,
+  the most any implementation of this shape reaches here (info);
 * the platform with JetStream ``sync_interval: always`` (fsync on, as ``make run``);
 * the platform with NATS' default flush (fsync off), to show what fsync costs (DESIGN §6).
 
@@ -130,6 +133,16 @@ async def _bare_run(warmup: float, seconds: float) -> dict[str, Any]:
         svc.close()
 
 
+async def _floor_run(warmup: float, seconds: float) -> dict[str, Any]:
+    svc = new_services()
+    try:
+        svc.start_nats(fsync=True)
+        url = await svc.start_floor()
+        return await _measure(url, _bare_seats(GAMES), warmup, seconds, _pids(svc))
+    finally:
+        svc.close()
+
+
 async def _platform_run(fsync: bool, warmup: float, seconds: float) -> dict[str, Any]:
     svc = await start_platform(fsync=fsync)
     try:
@@ -162,12 +175,15 @@ def run(quick: bool = False) -> dict[str, Any]:
     warmup, seconds = (1.0, 3.0) if quick else (2.0, 10.0)
     bare = run_async(_bare_run(warmup, seconds))
     _note("bare", bare)
+    floor = run_async(_floor_run(warmup, seconds))
+    _note("hop floor", floor)
     on = run_async(_platform_run(True, warmup, seconds))
     _note("fsync on", on)
     off = run_async(_platform_run(False, warmup, seconds))
     _note("fsync off", off)
     latency_ms = {
         "bare FastAPI anchor": bare.pop("latencies"),
+        "hop floor (same hops, no work)": floor.pop("latencies"),
         "platform, fsync on": on.pop("latencies"),
         "platform, fsync off": off.pop("latencies"),
     }
@@ -196,6 +212,26 @@ def run(quick: bool = False) -> dict[str, Any]:
             ratio=ratio(on),
             detail=on,
         ),
+        row(
+            "hop floor: the same processes and hops with no work in them, fsync on",
+            "actions/s",
+            floor["actions_per_s"],
+            "- (info: the most this shape reaches here)",
+            None,
+            reference=bare["actions_per_s"],
+            ratio=ratio(floor),
+            p50_ms=floor["p50_ms"],
+            p99_ms=floor["p99_ms"],
+            detail=floor,
+        ),
+        row(
+            "REST action round trip against the hop floor, fsync on",
+            "share of floor",
+            on["actions_per_s"] / floor["actions_per_s"] if floor["actions_per_s"] else None,
+            "- (info)",
+            None,
+        ),
+        row("hop floor p99 latency", "ms", floor["p99_ms"], "- (info)", None),
         row(
             "round trip p99 latency, fsync on",
             "ms",

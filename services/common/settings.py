@@ -2,11 +2,41 @@
 
 from __future__ import annotations
 
+import ipaddress
 from functools import lru_cache
 from typing import Literal
+from urllib.parse import urlsplit
 
-from pydantic import Field, ValidationError
+from pydantic import Field, ValidationError, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+#: Largest replica count of a JetStream stream (NATS refuses more: "maximum replicas is 5").
+MAX_REPLICAS = 5
+
+#: URL schemes nats-py connects with.
+NATS_SCHEMES = ("nats", "tls", "ws", "wss")
+
+
+def nats_server_url(url: str) -> str:
+    """Check one NATS server URL (``nats://host:port``; ``host`` or ``host:port`` alone
+    mean ``nats://``, as nats-py reads them).
+
+    Raises:
+        ValueError: another scheme, no host, or a port outside 1..65535 (said in words).
+    """
+    full = url if "://" in url else f"nats://{url}"
+    parts = urlsplit(full)
+    if parts.scheme not in NATS_SCHEMES:
+        raise ValueError(f"{url!r}: the scheme must be one of {', '.join(NATS_SCHEMES)}")
+    try:
+        port = parts.port
+    except ValueError:
+        raise ValueError(f"{url!r}: the port must be a number in 1..65535") from None
+    if not parts.hostname:
+        raise ValueError(f"{url!r}: no host")
+    if port is not None and not 1 <= port <= 65535:
+        raise ValueError(f"{url!r}: the port must be a number in 1..65535")
+    return url
 
 
 class Settings(BaseSettings):
@@ -89,8 +119,8 @@ class Settings(BaseSettings):
     http_host: str = "127.0.0.1"
     http_port: int = 8000
     secret: str | None = None
-    log_format: str = "json"
-    log_level: str = "info"
+    log_format: Literal["json", "console"] = "json"
+    log_level: Literal["debug", "info", "warning", "error", "critical"] = "info"
     generations_per_second: float = Field(8.0, gt=0)
     instance_id: str = "session-1"
     lease_ttl_s: float = Field(10.0, gt=0)
@@ -99,7 +129,7 @@ class Settings(BaseSettings):
     tick_interval_s: float = Field(0.125, gt=0)
     snapshot_every: int = Field(100, gt=0)
     checkpoint_s: float = Field(2.0, gt=0)
-    stream_replicas: int = Field(1, ge=1)
+    stream_replicas: int = Field(1, ge=1, le=MAX_REPLICAS)
     engine_timeout_s: float = Field(30.0, gt=0)
     shutdown_grace_s: float = Field(5.0, ge=0)
     event_loop: Literal["auto", "uvloop", "asyncio"] = "auto"
@@ -126,6 +156,35 @@ class Settings(BaseSettings):
     read_global_per_s: float = Field(40.0, ge=0)
     metrics_token: str = ""
 
+    @field_validator("log_format", "log_level", mode="before")
+    @classmethod
+    def _lower(cls, value: object) -> object:
+        return value.strip().lower() if isinstance(value, str) else value
+
+    @field_validator("nats_url")
+    @classmethod
+    def _nats_urls(cls, value: str) -> str:
+        servers = [u.strip() for u in value.split(",") if u.strip()]
+        if not servers:
+            raise ValueError("no NATS server given")
+        for url in servers:
+            nats_server_url(url)
+        return value
+
+    @field_validator("trusted_proxies")
+    @classmethod
+    def _proxies(cls, value: str) -> str:
+        for item in (p.strip() for p in value.split(",")):
+            if item and item != "*":
+                try:
+                    ipaddress.ip_network(item, strict=False)
+                except ValueError:
+                    raise ValueError(
+                        f"{item!r} is not an IP address or network (CIDR), nor '*'"
+                    ) from None
+        return value
+
+
 
 class SettingsError(ValueError):
     """Settings refused, one line per variable: ``CELLWAR_EVENT_LOOP='uv-loop': Input
@@ -138,7 +197,7 @@ def describe(exc: ValidationError) -> str:
     for err in exc.errors():
         name = "CELLWAR_" + "_".join(str(part) for part in err["loc"]).upper()
         given = f"={err['input']!r}" if not isinstance(err.get("input"), dict) else ""
-        lines.append(f"{name}{given}: {err['msg']}")
+        lines.append(f"{name}{given}: {err['msg'].removeprefix('Value error, ')}")
     return "; ".join(lines)
 
 

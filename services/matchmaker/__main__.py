@@ -10,6 +10,7 @@ import structlog
 
 from services.common import loop
 from services.common.logging import configure_logging
+from services.common.natsconn import NatsUnavailable
 from services.common.settings import get_settings
 from services.matchmaker.server import create_server
 
@@ -19,12 +20,16 @@ async def serve() -> None:
     settings = get_settings()
     configure_logging(settings.log_format, settings.log_level, service="matchmaker")
     log = structlog.get_logger("cellwar.matchmaker")
-    _, port, app = await create_server(
-        settings.matchmaker_addr,
-        nats_url=settings.nats_url,
-        session_target=settings.session_addr,
-        settings=settings,
-    )
+    try:
+        _, port, app = await create_server(
+            settings.matchmaker_addr,
+            nats_url=settings.nats_url,
+            session_target=settings.session_addr,
+            settings=settings,
+        )
+    except NatsUnavailable as exc:
+        log.error("nats_unavailable", error=str(exc))
+        raise SystemExit(1) from None
     stop = asyncio.Event()
     running = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):

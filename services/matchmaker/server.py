@@ -11,13 +11,13 @@ from dataclasses import dataclass
 from typing import Any
 
 import grpc
-import nats
 import structlog
 from nats.aio.client import Client as NATS
 
 from cellwar.v1 import matchmaker_pb2, matchmaker_pb2_grpc
-from services.common import grpcutil
+from services.common import grpcutil, natsconn
 from services.common.errors import ServiceError, abort
+from services.common.natsconn import retrying
 from services.common.settings import Settings
 from services.matchmaker import store
 from services.matchmaker.domain import MatchErrorCode
@@ -196,29 +196,25 @@ async def create_server(
     and reflection.
 
     Raises:
-        nats.errors.Error / OSError: NATS unreachable.
+        NatsUnavailable: NATS unreachable past ``settings.nats_connect_timeout_s``, or a
+            step it refuses for good (services/common/natsconn.py).
     """
     settings = settings or Settings()
 
-    async def on_error(exc: Exception) -> None:
-        log.warning("nats_error", error=str(exc))
-
-    nc = await nats.connect(
-        nats_url,
-        name="cellwar-matchmaker",
-        max_reconnect_attempts=-1,
-        reconnect_time_wait=0.5,
-        connect_timeout=5,
-        error_cb=on_error,
-    )
+    wait = settings.nats_connect_timeout_s
+    nc = await natsconn.connect(nats_url, name="cellwar-matchmaker", deadline_s=wait)
     js = nc.jetstream(timeout=10.0)
     reps = settings.stream_replicas
-    tickets = store.Bucket(
-        await store.ensure_bucket(js, store.TICKETS, replicas=reps, max_age_s=store.TICKETS_MAX_AGE_S)
-    )
-    games = store.Bucket(await store.ensure_bucket(js, store.GAMES, replicas=reps))
-    ratings = store.Bucket(await store.ensure_bucket(js, store.RATINGS, replicas=reps))
-    await store.ensure_events_stream(js, replicas=reps)
+
+    async def bucket(name: str, **kw) -> store.Bucket:
+        return store.Bucket(
+            await retrying(name, lambda: store.ensure_bucket(js, name, replicas=reps, **kw), wait)
+        )
+
+    tickets = await bucket(store.TICKETS, max_age_s=store.TICKETS_MAX_AGE_S)
+    games = await bucket(store.GAMES)
+    ratings = await bucket(store.RATINGS)
+    await retrying("events stream", lambda: store.ensure_events_stream(js, replicas=reps), wait)
     channel = grpc.aio.insecure_channel(session_target, options=grpcutil.GRPC_OPTIONS)
     session = GrpcSession(channel)
     options = MatchmakerOptions(

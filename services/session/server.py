@@ -10,19 +10,17 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TypeVar
 
 import grpc
-import nats
-import nats.errors
 import structlog
 from nats.aio.client import Client as NATS
 
 from cellwar.v1 import events_pb2, session_pb2, session_pb2_grpc
-from services.common import grpcutil
+from services.common import grpcutil, natsconn
+from services.common.natsconn import retrying
 from services.common.settings import Settings
 from services.session import kv
 from services.session.commands import CommandLoop
@@ -121,51 +119,6 @@ async def _nothing() -> None:
     return None
 
 
-async def retrying(what: str, fn: Callable[[], Awaitable[T]], deadline_s: float) -> T:
-    """``await fn()`` until it succeeds or ``deadline_s`` seconds have passed (NATS still
-    starting, a cluster without a JetStream leader yet), backing off up to 2 s.
-
-    Raises:
-        the last error once the deadline has passed.
-    """
-    deadline = time.monotonic() + deadline_s
-    delay = 0.2
-    while True:
-        try:
-            return await fn()
-        except (TimeoutError, OSError, nats.errors.Error) as exc:
-            if time.monotonic() + delay > deadline:
-                raise
-            log.warning("nats_not_ready", step=what, error=str(exc) or type(exc).__name__)
-            await asyncio.sleep(delay)
-            delay = min(delay * 2, 2.0)
-
-
-async def connect_nats(url: str, on_reconnect: Callable[[], Awaitable[None]] | None = None) -> NATS:
-    """Connect to NATS (``url``: one server or several, comma separated), reconnecting for
-    ever after a loss. Raises on a first failure."""
-
-    async def on_error(exc: Exception) -> None:
-        log.warning("nats_error", error=str(exc))
-
-    async def on_reconnected() -> None:
-        log.info("nats_reconnected")
-        if on_reconnect is not None:
-            await on_reconnect()
-
-    servers = [u.strip() for u in url.split(",") if u.strip()]
-    return await nats.connect(
-        servers,
-        name="cellwar-session",
-        max_reconnect_attempts=-1,
-        reconnect_time_wait=0.5,
-        connect_timeout=5,
-        allow_reconnect=True,
-        error_cb=on_error,
-        reconnected_cb=on_reconnected,
-    )
-
-
 async def create_server(
     address: str = "127.0.0.1:0",
     *,
@@ -183,7 +136,8 @@ async def create_server(
     this instance takes its lease.
 
     Raises:
-        nats.errors.Error / OSError / TimeoutError: NATS unreachable past the deadline.
+        NatsUnavailable: NATS unreachable past the deadline, or a step it refuses for
+            good (services/common/natsconn.py).
     """
     settings = settings or Settings()
     wait = settings.nats_connect_timeout_s
@@ -196,7 +150,9 @@ async def create_server(
             except Exception:  # noqa: BLE001 - one hook must not stop the others
                 log.exception("reconnect_hook_failed")
 
-    nc = await retrying("connect", lambda: connect_nats(nats_url, on_reconnect), wait)
+    nc = await natsconn.connect(
+        nats_url, name="cellwar-session", deadline_s=wait, on_reconnect=on_reconnect
+    )
     js = nc.jetstream(timeout=10.0)
     reps = settings.stream_replicas
     store = EventStore(js, replicas=reps)

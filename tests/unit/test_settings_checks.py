@@ -1,0 +1,77 @@
+"""Settings refuse values the services could not use, naming the variable (no silent
+default, no retry loop on a value that can never work)."""
+
+from __future__ import annotations
+
+import pytest
+
+from services.common.settings import SettingsError, load_settings, nats_server_url
+
+
+@pytest.fixture(autouse=True)
+def _clean_env(monkeypatch):
+    for name in ("NATS_URL", "STREAM_REPLICAS", "LOG_FORMAT", "LOG_LEVEL", "TRUSTED_PROXIES"):
+        monkeypatch.delenv(f"CELLWAR_{name}", raising=False)
+    monkeypatch.chdir("/")  # no .env of a developer's checkout
+
+
+@pytest.mark.parametrize(
+    ("value", "said"),
+    [
+        ("http://127.0.0.1:4222", "the scheme must be one of nats, tls, ws, wss"),
+        ("nats://127.0.0.1:99999", "the port must be a number in 1..65535"),
+        ("nats://127.0.0.1:x", "the port must be a number in 1..65535"),
+        ("nats://:4222", "no host"),
+        ("nats://a:4222, ftp://b:1", "'ftp://b:1': the scheme must be one of"),
+        (" , ", "no NATS server given"),
+    ],
+)
+def test_a_nats_url_nats_py_cannot_use_is_refused_by_name(monkeypatch, value, said):
+    monkeypatch.setenv("CELLWAR_NATS_URL", value)
+    with pytest.raises(SettingsError) as err:
+        load_settings()
+    assert str(err.value).startswith(f"CELLWAR_NATS_URL={value!r}: ")
+    assert said in str(err.value)
+    assert "Value error" not in str(err.value)
+
+
+@pytest.mark.parametrize(
+    "value", ["nats://127.0.0.1:4222", "127.0.0.1:4222", "nats-0.nats", "tls://a:4443,wss://b:443"]
+)
+def test_nats_urls_nats_py_reads_are_taken(monkeypatch, value):
+    monkeypatch.setenv("CELLWAR_NATS_URL", value)
+    assert load_settings().nats_url == value
+    for url in value.split(","):
+        assert nats_server_url(url.strip()) == url.strip()
+
+
+def test_more_stream_replicas_than_jetstream_holds_are_refused(monkeypatch):
+    monkeypatch.setenv("CELLWAR_STREAM_REPLICAS", "7")
+    with pytest.raises(SettingsError, match=r"CELLWAR_STREAM_REPLICAS='7': .*less than or equal to 5"):
+        load_settings()
+    monkeypatch.setenv("CELLWAR_STREAM_REPLICAS", "5")
+    assert load_settings().stream_replicas == 5
+
+
+def test_log_format_and_level_are_checked_and_read_in_any_case(monkeypatch):
+    monkeypatch.setenv("CELLWAR_LOG_FORMAT", "xml")
+    with pytest.raises(SettingsError, match=r"CELLWAR_LOG_FORMAT='xml': Input should be 'json' or 'console'"):
+        load_settings()
+    monkeypatch.setenv("CELLWAR_LOG_FORMAT", "Console")
+    monkeypatch.setenv("CELLWAR_LOG_LEVEL", "WARNING")
+    settings = load_settings()
+    assert (settings.log_format, settings.log_level) == ("console", "warning")
+    monkeypatch.setenv("CELLWAR_LOG_LEVEL", "verbose")
+    with pytest.raises(SettingsError, match=r"CELLWAR_LOG_LEVEL='verbose'"):
+        load_settings()
+
+
+def test_trusted_proxies_must_be_addresses_networks_or_star(monkeypatch):
+    monkeypatch.setenv("CELLWAR_TRUSTED_PROXIES", "10.0.0.0/8, proxy.local")
+    with pytest.raises(SettingsError) as err:
+        load_settings()
+    assert "'proxy.local' is not an IP address or network (CIDR), nor '*'" in str(err.value)
+    monkeypatch.setenv("CELLWAR_TRUSTED_PROXIES", "10.0.0.0/8, 127.0.0.1, ::1, fd00::/8")
+    assert load_settings().trusted_proxies == "10.0.0.0/8, 127.0.0.1, ::1, fd00::/8"
+    monkeypatch.setenv("CELLWAR_TRUSTED_PROXIES", "*")
+    assert load_settings().trusted_proxies == "*"
