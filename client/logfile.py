@@ -25,7 +25,6 @@ from __future__ import annotations
 import io
 import json
 import os
-import re
 import sys
 import tempfile
 from collections.abc import Iterable, Iterator
@@ -34,14 +33,13 @@ from enum import StrEnum
 from pathlib import Path
 from typing import IO, Any
 
-from services.common.jsonwire import MAX_EVENT_DEPTH, nested_deeper
+from services.common.jsonwire import MAX_EVENT_DEPTH, STATE_HASH, nested_deeper
 
 #: Keys of an event object, in the order ``GET /game/{id}/events`` writes them.
 EVENT_KEYS = ("seq", "type", "actor", "payload", "time", "state_hash", "engine_version")
 #: Keys every event must have (``time``, ``state_hash`` and ``engine_version`` may be
 #: missing: ``state_hash`` is left out of a player's filtered log).
 REQUIRED_KEYS = ("seq", "type", "actor", "payload")
-_HASH = re.compile(r"^[0-9a-f]{64}$")
 #: The name that means standard input / output.
 STDIO = "-"
 
@@ -57,6 +55,16 @@ class LogErrorCode(StrEnum):
     MALFORMED = "MALFORMED"
     #: The file holds no event.
     EMPTY = "EMPTY"
+    #: A line longer than :data:`MAX_LINE_CHARS`, or a document longer than
+    #: :data:`MAX_DOCUMENT_CHARS` (read no further: an endless input such as /dev/zero, a
+    #: file that is not a log).
+    TOO_LARGE = "TOO_LARGE"
+
+
+#: Longest line of a JSON Lines log (characters): no event of a game comes near it.
+MAX_LINE_CHARS = 64 * 1024 * 1024
+#: Longest ``{"events": [...]}`` document (characters), read whole.
+MAX_DOCUMENT_CHARS = 512 * 1024 * 1024
 
 
 class LogFormatError(ValueError):
@@ -132,7 +140,7 @@ def check_event(obj: Any, where: str = "") -> dict[str, Any]:
     for key in ("time", "engine_version"):
         if key in obj and not isinstance(obj[key], str):
             raise LogFormatError(LogErrorCode.MALFORMED, f"{key} must be a string, got {obj[key]!r}", where)
-    if "state_hash" in obj and not (isinstance(obj["state_hash"], str) and _HASH.match(obj["state_hash"])):
+    if "state_hash" in obj and not (isinstance(obj["state_hash"], str) and STATE_HASH.fullmatch(obj["state_hash"])):
         raise LogFormatError(
             LogErrorCode.MALFORMED, f"state_hash must be 64 hex characters, got {obj['state_hash']!r}", where
         )
@@ -184,6 +192,45 @@ def _parse_line(text: str, lineno: int, source: str) -> Any:
         ) from None
 
 
+def _bounded_lines(stream: IO[str], source: str) -> Iterator[str]:
+    """The lines of ``stream``, none read past :data:`MAX_LINE_CHARS` characters.
+
+    Raises:
+        LogFormatError: ``TOO_LARGE`` for a longer line (its number).
+    """
+    lineno = 0
+    while True:
+        raw = stream.readline(MAX_LINE_CHARS + 1)
+        if not raw:
+            return
+        lineno += 1
+        if len(raw) > MAX_LINE_CHARS:
+            raise LogFormatError(
+                LogErrorCode.TOO_LARGE,
+                f"a line longer than {MAX_LINE_CHARS:,} characters: not an event log",
+                f"line {lineno}",
+                source,
+            )
+        yield raw
+
+
+def _bounded_rest(stream: IO[str], limit: int, source: str) -> str:
+    """The rest of ``stream``, at most ``limit`` characters.
+
+    Raises:
+        LogFormatError: ``TOO_LARGE`` when more follows.
+    """
+    rest = stream.read(max(limit, 0) + 1)
+    if len(rest) > limit:
+        raise LogFormatError(
+            LogErrorCode.TOO_LARGE,
+            f"a document longer than {MAX_DOCUMENT_CHARS:,} characters: not an event log",
+            "",
+            source,
+        )
+    return rest
+
+
 def iter_lines(stream: IO[str], source: str = "") -> Iterator[LogLine]:
     """The events of an open text stream, one :class:`LogLine` at a time.
 
@@ -193,11 +240,13 @@ def iter_lines(stream: IO[str], source: str = "") -> Iterator[LogLine]:
 
     Raises:
         LogFormatError: a line that is not JSON (``NOT_JSON``, with its line number),
-            not an event (``MALFORMED``), or no event at all (``EMPTY``).
+            not an event (``MALFORMED``), no event at all (``EMPTY``), or a line or
+            document too long to be a log (``TOO_LARGE``: :data:`MAX_LINE_CHARS`,
+            :data:`MAX_DOCUMENT_CHARS`), read no further than that.
     """
     lineno = 0
     count = 0
-    for raw in stream:
+    for raw in _bounded_lines(stream, source):
         lineno += 1
         text = raw.strip()
         if not text:
@@ -208,7 +257,7 @@ def iter_lines(stream: IO[str], source: str = "") -> Iterator[LogLine]:
             except json.JSONDecodeError:
                 first = None
                 # Perhaps a pretty-printed {"events": [...]} document: read it whole.
-                rest = raw + stream.read()
+                rest = raw + _bounded_rest(stream, MAX_DOCUMENT_CHARS - len(raw), source)
                 try:
                     doc = _loads(rest)
                 except json.JSONDecodeError:
@@ -218,7 +267,7 @@ def iter_lines(stream: IO[str], source: str = "") -> Iterator[LogLine]:
                 return
             if isinstance(first, dict) and "events" in first and "seq" not in first:
                 yield from _document_events(first, source)
-                for extra in stream:  # nothing may follow the document
+                for extra in _bounded_lines(stream, source):  # nothing may follow the document
                     lineno += 1
                     if extra.strip():
                         raise LogFormatError(

@@ -504,6 +504,9 @@ def apply_event(
     """
     engine_version = engine_version or None  # "" (a proto default) = not recorded
     if etype == "GameCreated":
+        missing = [k for k in ("kind", "config") if k not in payload]
+        if missing:
+            raise GameError("MALFORMED", f"GameCreated without {' and '.join(missing)}")
         return new_game(
             config_from_dict(payload["kind"], payload["config"]), engine_version=engine_version
         )

@@ -283,10 +283,17 @@ def decide(
         check_turn_seq(state, env.turn_seq, dict(payload or {}))
     if command_type == CommandType.REMOVE_PLAYER and state is not None:
         payload = dict(payload or {})
+        player, reason = payload.get("player_id", actor), payload.get("reason", "left")
+        if not isinstance(player, int) or isinstance(player, bool) or not isinstance(reason, str):
+            raise GameError(
+                "MALFORMED",
+                f"remove_player needs an integer player_id and a string reason, got {player!r:.40}"
+                f" and {reason!r:.40}",
+            )
         steps = plan_removal(
             state,
-            int(payload.get("player_id", actor)),
-            str(payload.get("reason", "left")),
+            player,
+            reason,
             actor,
             env.anchor,
             env.seq,

@@ -29,6 +29,8 @@ def rules_for(kind: str) -> ModuleType:
     Raises:
         GameError: ``INVALID_CONFIG`` for an unknown or not yet available kind.
     """
+    if not isinstance(kind, str):
+        raise GameError("INVALID_CONFIG", f"the game kind must be a string, got {kind!r:.40}")
     cached = _LOADED.get(kind)
     if cached is not None:
         return cached

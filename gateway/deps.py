@@ -17,6 +17,7 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from cellwar.v1 import session_pb2_grpc
 from gateway.tokens import Player, TokenSigner
+from services.common.jsonwire import IDEMPOTENCY_KEY_PATTERN
 
 #: Deadline of one unary call to the session service (seconds).
 RPC_TIMEOUT_S = 15.0
@@ -96,7 +97,7 @@ async def command_id(
             alias="Idempotency-Key",
             min_length=1,
             max_length=200,
-            pattern=r"^[\x21-\x7e]+$",
+            pattern=IDEMPOTENCY_KEY_PATTERN,
             description="Retry-safe key (1..200 printable ASCII characters, e.g. a uuid4): a "
             "request retried with the same key is applied once. A key belongs to one game and "
             "one player; sent again with another body → 422 IDEMPOTENCY_KEY_REUSED.",

@@ -26,6 +26,7 @@ import argparse
 import asyncio
 import multiprocessing
 import os
+import re
 import sys
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -366,8 +367,11 @@ def cmd_show(args: argparse.Namespace) -> int:
     if args.png:
         try:
             width, height = render.write_png(view, args.png, scale=args.scale)
-        except (OSError, ValueError) as exc:
-            _err(f"error: cannot write {args.png}: {exc}")
+        except OSError as exc:
+            _err(f"error: cannot write {args.png}: {exc.strerror or exc}")
+            return ExitCode.USAGE
+        except ValueError as exc:
+            _err(f"error: {exc}")
             return ExitCode.USAGE
         _err(f"{title}: wrote {args.png} ({width}×{height} px)")
         return ExitCode.OK
@@ -376,6 +380,16 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 
 # ----------------------------------------------------------------------------- parser
+
+
+def _idempotency_key(text: str) -> str:
+    from services.common.jsonwire import IDEMPOTENCY_KEY_PATTERN
+
+    if not re.fullmatch(IDEMPOTENCY_KEY_PATTERN, text):
+        raise argparse.ArgumentTypeError(
+            f"{text!r:.60}: a key is 1..200 printable ASCII characters without spaces (e.g. a uuid4)"
+        )
+    return text
 
 
 def _positive(text: str) -> int:
@@ -425,7 +439,12 @@ def build_parser() -> argparse.ArgumentParser:
         help=f"server (default: $CELLWAR_URL or {DEFAULT_URL})",
     )
     p.add_argument("--origin-game-id", metavar="ID", help="the game the log was exported from (kept as its origin)")
-    p.add_argument("--idempotency-key", metavar="KEY", help="retry-safe key: the same key imports once")
+    p.add_argument(
+        "--idempotency-key",
+        type=_idempotency_key,
+        metavar="KEY",
+        help="retry-safe key (1..200 printable ASCII characters): the same key imports once",
+    )
     p.set_defaults(func=cmd_import)
 
     p = sub.add_parser(

@@ -47,6 +47,9 @@ OUTLINE = (0x05, 0x06, 0x08)
 UNIT_LETTERS = {"infantry": "I", "fortification": "F", "factory": "P"}
 #: Largest PNG side the default scale aims for (pixels).
 DEFAULT_PNG_SIDE = 800
+#: Largest PNG side ``--scale`` may ask for (pixels; PNG viewers and memory: a 16,384 px
+#: square is 768 MiB of RGB before compression).
+MAX_PNG_SIDE = 16_384
 
 _RESET = "\x1b[0m"
 _DIM = "\x1b[2m"
@@ -284,11 +287,19 @@ def write_png(view: Mapping[str, Any], path: str, *, scale: int | None = None) -
     pixels. ``scale`` None: :func:`default_scale`.
 
     Raises:
-        OSError: the file cannot be written. ValueError: ``scale`` < 1.
+        OSError: the file cannot be written. ValueError: ``scale`` < 1, or a picture
+            with a side over :data:`MAX_PNG_SIDE` pixels (the largest scale that fits is
+            said).
     """
     from PIL import Image
 
     s = default_scale(view) if scale is None else scale
+    side = max(int(view["width"]), int(view["height"]))
+    if side * s > MAX_PNG_SIDE:
+        raise ValueError(
+            f"--scale {s} makes a {int(view['width']) * s}×{int(view['height']) * s} px picture;"
+            f" at most {MAX_PNG_SIDE:,} px a side (--scale {max(MAX_PNG_SIDE // side, 1)} or less)"
+        )
     rgb = render_rgb(view, s)
     Image.fromarray(rgb, "RGB").save(path, format="PNG", optimize=True)
     return rgb.shape[1], rgb.shape[0]

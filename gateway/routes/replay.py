@@ -32,7 +32,7 @@ from gateway.responses import errors
 from gateway.routes.games import GameId
 from gateway.schemas import ForkBody, GameCreated, ImportedOut, ImportOrigin, name_pattern
 from services.common.errors import error_from_rpc
-from services.common.jsonwire import MAX_EVENT_DEPTH, dumps, nested_deeper
+from services.common.jsonwire import MAX_EVENT_DEPTH, STATE_HASH, dumps, nested_deeper
 
 router = APIRouter(tags=["replay"])
 
@@ -176,8 +176,10 @@ def to_event(item: Any, n: int) -> events_pb2.Event:
     if not isinstance(payload, dict):
         raise bad("payload must be a JSON object")
     state_hash, version = item.get("state_hash", ""), item.get("engine_version", "")
-    if not isinstance(state_hash, str) or len(state_hash) > 64:
-        raise bad("state_hash must be a string of at most 64 characters")
+    if "state_hash" in item and not (isinstance(state_hash, str) and STATE_HASH.fullmatch(state_hash)):
+        raise bad(f"state_hash must be 64 hex characters, got {state_hash!r:.80}")
+    if "time" in item and not isinstance(item["time"], str):
+        raise bad(f"time must be a string, got {item['time']!r:.80}")
     if not isinstance(version, str) or len(version) > 32:
         raise bad("engine_version must be a string of at most 32 characters")
     return events_pb2.Event(
@@ -200,7 +202,7 @@ _EVENT_SCHEMA = {
         "actor": {"type": "integer", "minimum": 0, "maximum": 2**32 - 1},
         "payload": {"type": "object"},
         "time": {"type": "string"},
-        "state_hash": {"type": "string", "maxLength": 64},
+        "state_hash": {"type": "string", "pattern": "^[0-9a-f]{64}$"},
         "engine_version": {"type": "string", "maxLength": 32},
     },
 }

@@ -7,6 +7,7 @@ they were produced (a command digest compares bytes).
 from __future__ import annotations
 
 import json
+import re
 from datetime import UTC
 from typing import Any
 
@@ -16,6 +17,14 @@ from cellwar.v1 import events_pb2
 #: log) may have: recorded events nest a few levels; a deeper one is refused before
 #: anything recurses into it.
 MAX_EVENT_DEPTH = 32
+
+#: A recorded ``state_hash``: the sha256 of the canonical state, 64 lowercase hex
+#: characters (``fullmatch`` it). The gateway's import and the log tools check it alike.
+STATE_HASH = re.compile(r"[0-9a-f]{64}")
+
+#: An ``Idempotency-Key`` header: 1..200 printable ASCII characters without spaces (the
+#: gateway's check, which the command-line tools make before sending one).
+IDEMPOTENCY_KEY_PATTERN = r"^[\x21-\x7e]{1,200}$"
 
 
 def nested_deeper(value: Any, limit: int = MAX_EVENT_DEPTH) -> bool:

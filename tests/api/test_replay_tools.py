@@ -16,6 +16,7 @@ import httpx
 import pytest
 
 import engine
+from client.logfile import LogFormatError, check_event
 from client.sdk import ApiError, AsyncCellWarClient, Seat
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(120)]
@@ -208,6 +209,18 @@ async def test_import_refuses_bodies_that_are_not_logs(api: AsyncCellWarClient, 
         for bad in ("\x07bell.jsonl", "\x1b[31mred\n.jsonl"):  # shown to people later
             r = await http.post("/games/import", json={"events": events}, params={"origin_file": bad})
             assert (r.status_code, r.json()["error"]["code"]) == (422, "MALFORMED"), r.text
+        # the fields the log tools check are checked alike here (client/logfile.check_event)
+        for field, value, words in (
+            ("state_hash", "zz", "event #2: state_hash must be 64 hex characters, got 'zz'"),
+            ("state_hash", "A" * 64, "state_hash must be 64 hex characters"),
+            ("time", [], "event #2: time must be a string, got []"),
+        ):
+            bad = [events[0], {**events[1], field: value}, *events[2:]]
+            r = await http.post("/games/import", json={"events": bad})
+            assert (r.status_code, r.json()["error"]["code"]) == (422, "MALFORMED"), r.text
+            assert words in r.json()["error"]["message"]
+            with pytest.raises(LogFormatError, match=f"{field} must be"):
+                check_event(bad[1])
         document = {"events": events, "origin": {"file": "\x07bell.jsonl"}}  # in the body too
         r = await http.post("/games/import", json=document)
         assert r.status_code == 422 and "control or format" in r.json()["error"]["message"], r.text

@@ -13,7 +13,7 @@ import pytest
 
 import engine
 from client.sdk import ApiError, AsyncCellWarClient
-from tests.cli.conftest import read, write
+from tests.cli.conftest import LOGS, read, write
 from tests.cli.test_export import CELLWAR, cellwar_cli, wait_finished
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(120)]
@@ -110,3 +110,14 @@ async def test_a_played_fork_exports_and_verifies_offline(api: AsyncCellWarClien
     assert run.code == 0 and f"OK ({len(served)} events, all hashes checked)" in run.out
     types = [e["type"] for e in read(exported)]
     assert types[0] == "GameForked" and "RolledBack" in types
+
+
+def test_a_bad_idempotency_key_is_refused_before_anything_is_sent(cellwar, capsys):
+    log = LOGS / "v3" / "life-resign.jsonl"
+    for key in ("bad\x01key", "with space", "k" * 201):
+        with pytest.raises(SystemExit) as done:  # argparse's usage error
+            cellwar("import", log, "--url", "http://127.0.0.1:9", "--idempotency-key", key)
+        assert done.value.code == 2
+        err = capsys.readouterr().err
+        assert "a key is 1..200 printable ASCII characters without spaces" in err
+        assert "cannot reach" not in err  # refused here, not by a server

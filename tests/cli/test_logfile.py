@@ -102,3 +102,31 @@ def test_an_interrupted_write_leaves_no_file(tmp_path: Path):
     with pytest.raises(ConnectionError):
         write_log(broken(), target)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_line_or_document_too_long_to_be_a_log_is_refused_unread(tmp_path: Path, monkeypatch):
+    import client.logfile as logfile
+
+    monkeypatch.setattr(logfile, "MAX_LINE_CHARS", 1000)
+    monkeypatch.setattr(logfile, "MAX_DOCUMENT_CHARS", 5000)
+    good = read(GOLDEN[0])[:2]
+    lines = tmp_path / "long-line.jsonl"
+    lines.write_text(json.dumps(good[0]) + "\n" + "x" * 1001 + "\n", "utf-8")
+    with pytest.raises(LogFormatError) as err:
+        read_events(lines)
+    assert (err.value.code, err.value.where) == (LogErrorCode.TOO_LARGE, "line 2")
+    assert "longer than 1,000 characters" in err.value.message
+    document = tmp_path / "doc.json"
+    document.write_text(json.dumps({"events": good * 40}, indent=1), "utf-8")
+    assert len(document.read_text("utf-8")) > 5000
+    with pytest.raises(LogFormatError) as err:
+        read_events(document)
+    assert err.value.code == LogErrorCode.TOO_LARGE and "document longer than 5,000" in err.value.message
+    document.write_text(json.dumps({"events": good}, indent=1), "utf-8")  # a short one reads
+    assert read_events(document) == good
+
+
+def test_an_endless_input_is_refused_not_read_for_ever(cellwar):
+    run = cellwar("verify", "/dev/zero")
+    assert run.code == 2, run.err
+    assert "/dev/zero: ERROR TOO_LARGE: line 1: a line longer than 67,108,864 characters" in run.out + run.err

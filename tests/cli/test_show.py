@@ -154,3 +154,13 @@ def test_show_refuses_a_seq_beyond_the_log_and_a_log_that_does_not_fold(cellwar,
 def test_player_0_is_the_live_spectator_who_sees_nothing_during_blind_placement(cellwar):
     rows = board(cellwar("show", LIFE, "--seq", 7, "--player", 0, "--color", "never").out, 20)
     assert cells_of(rows, "A") == set()
+
+
+def test_a_png_scale_past_the_largest_picture_is_refused_with_the_scale_that_fits(cellwar, tmp_path: Path):
+    out = tmp_path / "huge.png"
+    run = cellwar("show", LIFE, "--png", out, "--scale", 100000)
+    assert run.code == 2
+    width = read(LIFE)[0]["payload"]["config"]["width"]
+    assert f"--scale 100000 makes a {width * 100000}×" in run.err
+    assert f"at most 16,384 px a side (--scale {16384 // width} or less)" in run.err
+    assert not out.exists()

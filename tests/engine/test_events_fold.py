@@ -196,3 +196,31 @@ def test_folding_merged_tick_events_equals_folding_them_one_by_one():
         one_by_one = engine.apply_event(one_by_one, etype, actor, payload)
     assert engine.state_hash(merged) == engine.state_hash(one_by_one) == drafts[-1].state_hash
     assert engine.summary(merged).generation == engine.summary(start).generation + sum(d.payload["count"] for d in ticks)
+
+
+@pytest.mark.parametrize(
+    ("payload", "code", "words"),
+    [
+        ({"config": "x"}, "MALFORMED", "GameCreated without kind"),
+        ({}, "MALFORMED", "GameCreated without kind and config"),
+        ({"kind": ["life"], "config": {}}, "INVALID_CONFIG", "the game kind must be a string"),
+        ({"kind": "life", "config": "x"}, "INVALID_CONFIG", "config must be a JSON object"),
+    ],
+)
+def test_a_game_created_that_names_no_game_is_a_game_error_not_a_crash(payload, code, words):
+    from engine.api import apply_event
+
+    with pytest.raises(GameError) as err:
+        apply_event(None, "GameCreated", 0, payload)
+    assert err.value.code == code and words in err.value.message
+
+
+def test_a_remove_player_command_with_a_malformed_payload_is_refused():
+    from cellwar.v1.codes import CommandType
+    from engine import envelope
+
+    drafts, state, env = envelope.decide(None, envelope.Envelope(), CommandType.CREATE, 0, {"kind": "life"})
+    for payload in ({"player_id": "x"}, {"player_id": [1]}, {"player_id": True}, {"player_id": 1, "reason": 5}):
+        with pytest.raises(GameError) as err:
+            envelope.decide(state, env, CommandType.REMOVE_PLAYER, 0, payload)
+        assert err.value.code == "MALFORMED" and "integer player_id and a string reason" in err.value.message
