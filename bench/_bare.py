@@ -13,6 +13,7 @@ from __future__ import annotations
 import itertools
 import json
 import sys
+from collections.abc import Awaitable, Callable
 from typing import Annotated
 
 import uvicorn
@@ -55,8 +56,10 @@ def _view() -> bytes:
     return json.dumps(view, separators=(",", ":"), sort_keys=True).encode()
 
 
-def create_app(secret: str) -> FastAPI:
-    """The bare app: ``/healthz`` and ``POST /game/{game_id}/action``."""
+def create_app(secret: str, answer: Callable[[str], Awaitable[bytes]] | None = None) -> FastAPI:
+    """The bare app: ``/healthz`` and ``POST /game/{game_id}/action``. ``answer(game_id)``
+    gives the view to answer (default: a fixed one; the hop floor, bench/_floor.py, calls
+    its skeleton session there)."""
     app = FastAPI()
     app.state.signer = TokenSigner(secret)
     install_error_handlers(app)
@@ -75,7 +78,7 @@ def create_app(secret: str) -> FastAPI:
         # action; the token (player) and Idempotency-Key (cid) are checked by the deps.
         json.dumps(action_json(action), separators=(",", ":")).encode()
         del player, cid
-        return seq_view_response(next(seqs), view)
+        return seq_view_response(next(seqs), view if answer is None else await answer(game_id))
 
     return app
 

@@ -21,12 +21,10 @@ Every role runs on the event loop the services use (uvloop) with the platform's 
 channel options.
 """
 
-# No ``from __future__ import annotations``: FastAPI must see the gateway handler's
-# annotations as objects (their names are imported inside gateway_app).
+from __future__ import annotations
 
 import itertools
 import sys
-from typing import Annotated
 
 import grpc
 
@@ -110,47 +108,24 @@ async def session_role(port: int, engine_target: str, nats_url: str) -> None:
 
 
 def gateway_app(session_target: str):
-    """The bare app (:mod:`bench._bare`) whose handler calls the skeleton session."""
-    import json
-
-    from fastapi import Body, FastAPI
-    from fastapi.responses import Response
-
-    from gateway.deps import CommandId, CurrentPlayer
-    from gateway.errors import install_error_handlers
-    from gateway.schemas import ActionBody, action_json
-    from gateway.tokens import TokenSigner
-    from gateway.wire import seq_view_response
+    """The bare app (:mod:`bench._bare`) whose answer comes from the skeleton session."""
+    from bench._bare import create_app
     from services.common.grpcutil import GRPC_OPTIONS
     from services.common.settings import Settings
     from services.common.signing_key import resolve_secret
 
-    app = FastAPI()
-    settings = Settings()
-    app.state.signer = TokenSigner(resolve_secret(settings.secret, settings.data_dir))
-    install_error_handlers(app)
-    calls: dict[str, object] = {}
-    seqs = itertools.count(1)
+    calls: dict[str, grpc.aio.UnaryUnaryMultiCallable] = {}
 
-    @app.get("/healthz")
-    async def healthz() -> dict:
-        return {"status": "ok"}
-
-    @app.post("/game/{game_id}/action")
-    async def act(
-        game_id: str, action: Annotated[ActionBody, Body()], player: CurrentPlayer, cid: CommandId
-    ) -> Response:
-        if "act" not in calls:
+    async def answer(game_id: str) -> bytes:
+        if "act" not in calls:  # on the server's loop
             channel = grpc.aio.insecure_channel(session_target, options=GRPC_OPTIONS)
             calls["act"] = channel.unary_unary(
                 "/floor.Session/Act", request_serializer=_identity, response_deserializer=_identity
             )
-        json.dumps(action_json(action), separators=(",", ":")).encode()
-        del player, cid
-        view = await calls["act"](game_id.encode(), timeout=10.0)
-        return seq_view_response(next(seqs), view)
+        return await calls["act"](game_id.encode(), timeout=10.0)
 
-    return app
+    settings = Settings()
+    return create_app(resolve_secret(settings.secret, settings.data_dir), answer)
 
 
 def main() -> int:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Awaitable, Callable
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import nats
 import nats.errors
@@ -31,6 +31,20 @@ PERMANENT_ERR_CODES = frozenset({10074, 10061})
 class NatsUnavailable(RuntimeError):
     """NATS did not answer within the start deadline, or refused a step for good. The
     message says what was tried, the last error and which setting to check."""
+
+
+async def or_exit(start: Awaitable[T], log: Any) -> T:
+    """``await start`` (a service's ``create_server``); on :class:`NatsUnavailable`, log one
+    ``nats_unavailable`` error with its message and exit 1 (no traceback).
+
+    Raises:
+        SystemExit: 1, when NATS is unavailable.
+    """
+    try:
+        return await start
+    except NatsUnavailable as exc:
+        log.error("nats_unavailable", error=str(exc))
+        raise SystemExit(1) from None
 
 
 def _said(exc: BaseException) -> str:

@@ -8,9 +8,8 @@ import signal
 
 import structlog
 
-from services.common import loop
+from services.common import loop, natsconn
 from services.common.logging import configure_logging
-from services.common.natsconn import NatsUnavailable
 from services.common.settings import get_settings
 from services.session.server import create_server
 
@@ -20,16 +19,15 @@ async def serve() -> None:
     settings = get_settings()
     configure_logging(settings.log_format, settings.log_level, service="session")
     log = structlog.get_logger("cellwar.session")
-    try:
-        _, port, app = await create_server(
+    _, port, app = await natsconn.or_exit(
+        create_server(
             settings.session_addr,
             nats_url=settings.nats_url,
             engine_target=settings.engine_addr,
             settings=settings,
-        )
-    except NatsUnavailable as exc:
-        log.error("nats_unavailable", error=str(exc))
-        raise SystemExit(1) from None
+        ),
+        log,
+    )
     stop = asyncio.Event()
     running = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
