@@ -69,10 +69,16 @@ def _bare_seats(games: int) -> list[tuple[str, str]]:
 
 
 async def _measure(
-    url: str, seats: list[tuple[str, str]], warmup: float, seconds: float, pids: dict[str, int]
+    url: str | list[str],
+    seats: list[tuple[str, str]],
+    warmup: float,
+    seconds: float,
+    pids: dict[str, int],
 ) -> dict[str, Any]:
     """One request at a time per seat for ``warmup + seconds``; figures of the last
-    ``seconds`` only: actions/s, latency percentiles (ms), errors, CPU share per process."""
+    ``seconds`` only: actions/s, latency percentiles (ms), errors, CPU share per process.
+    ``url``: the server, or one per seat in turn (seat i posts to ``url[i % len(url)]``)."""
+    urls = [url] if isinstance(url, str) else url
     latencies: list[float] = []
     errors: list[str] = []
     limits = httpx.Limits(max_connections=len(seats) * 2, max_keepalive_connections=len(seats) * 2)
@@ -81,7 +87,7 @@ async def _measure(
         t_measure = loop.time() + warmup
         t_end = t_measure + seconds
 
-        async def player(gid: str, token: str) -> None:
+        async def player(url: str, gid: str, token: str) -> None:
             headers = {"Authorization": f"Bearer {token}"}
             k = 0
             while loop.time() < t_end and len(errors) <= 20:
@@ -97,7 +103,9 @@ async def _measure(
                 elif start >= t_measure and loop.time() <= t_end:
                     latencies.append(dt * 1000.0)
 
-        tasks = [asyncio.create_task(player(g, t)) for g, t in seats]
+        tasks = [
+            asyncio.create_task(player(urls[i % len(urls)], g, t)) for i, (g, t) in enumerate(seats)
+        ]
         await asyncio.sleep(max(t_measure - loop.time(), 0))
         cpu0 = {n: cpu_seconds(p) for n, p in pids.items()}
         own0 = os.times()

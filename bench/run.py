@@ -27,6 +27,7 @@ import numpy as np
 from bench import (
     append,
     capacity,
+    cluster,
     fanout,
     imports,
     kernel,
@@ -53,6 +54,7 @@ BENCHMARKS: list[tuple[str, BenchFn]] = [
     ("rl", lambda quick: rl.run(quick=quick)),
     ("verify", lambda quick: verify.run(quick=quick)),
     ("replay_load", lambda quick: replay_load.run(quick=quick)),
+    ("cluster", lambda quick: cluster.run(quick=quick)),
 ]
 
 
