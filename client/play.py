@@ -137,16 +137,18 @@ def _outcome(game_id: str, final: dict[str, Any], events: list[dict[str, Any]], 
 
 
 class CellWarProgress:
-    """Writes one progress line to stderr per round (units per player as far as the
-    first bot can tell: its own count, ``?`` for the others while the game runs)."""
+    """Writes one progress line to stderr per round, from the first bot to see it (every
+    bot reports, so the lines go on after bot-1 is out): units per player as far as that
+    bot can tell (its own count, ``?`` for the others while the game runs)."""
 
     def __init__(self) -> None:
         self._last: tuple[Any, Any] | None = None
 
     def __call__(self, _bot: CellWarBot, view: dict[str, Any]) -> None:
-        key = (view.get("phase"), view.get("round"))
-        if key == self._last:
-            return
+        key = (view.get("phase"), int(view.get("round") or 0))
+        last = self._last
+        if last is not None and (key == last or (key[0] == last[0] and key[1] < last[1])):
+            return  # said already, or a late view of an earlier round from another bot
         self._last = key
         players = "  ".join(
             f"{p.get('name')}={'out' if p.get('out') else _or_hidden(p.get('units'))}"
@@ -188,7 +190,7 @@ async def play_cellwar(
             sys.stderr.write(f"game {game_id}: cellwar {config.get('width')}x{config.get('height')}, "
                              f"{players} players, seed {seed}\n")
         bots = [
-            CellWarBot(api, game_id, f"bot-{i}", seed=seed * 1000 + i, on_view=progress if i == 1 else None)
+            CellWarBot(api, game_id, f"bot-{i}", seed=seed * 1000 + i, on_view=progress)
             for i in range(1, players + 1)
         ]
         for bot in bots:  # seats in a fixed order: bot-1 is player 1
