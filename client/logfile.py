@@ -25,6 +25,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import stat
 import sys
 import tempfile
 from collections.abc import Iterable, Iterator
@@ -33,7 +34,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import IO, Any
 
-from services.common.jsonwire import MAX_EVENT_DEPTH, STATE_HASH, nested_deeper
+from services.common.jsonwire import LONG_NUMBER, MAX_EVENT_DEPTH, STATE_HASH, nested_deeper
 
 #: Keys of an event object, in the order ``GET /game/{id}/events`` writes them.
 EVENT_KEYS = ("seq", "type", "actor", "payload", "time", "state_hash", "engine_version")
@@ -175,12 +176,17 @@ def _document_events(doc: Any, source: str) -> Iterator[LogLine]:
 
 
 def _loads(text: str) -> Any:
-    """``json.loads``, with a value nested too deep for Python's parser reported as a
-    ``JSONDecodeError`` (a hostile file must give the one-line error, not a traceback)."""
+    """``json.loads``, with a value nested too deep for Python's parser, or a number too
+    long for its int limit, reported as a ``JSONDecodeError`` (a hostile file must give
+    the one-line error, not a traceback)."""
     try:
         return json.loads(text)
     except RecursionError:
         raise json.JSONDecodeError(f"nested deeper than {MAX_EVENT_DEPTH} levels", text, 0) from None
+    except json.JSONDecodeError:
+        raise
+    except ValueError:  # Python's int-size limit
+        raise json.JSONDecodeError(LONG_NUMBER, text, 0) from None
 
 
 def _parse_line(text: str, lineno: int, source: str) -> Any:
@@ -364,27 +370,45 @@ def write_jsonl(events: Iterable[dict[str, Any]], stream: IO[str]) -> int:
 
 
 def write_log(events: Iterable[dict[str, Any]], path: str | os.PathLike[str]) -> int:
-    """Write a log file atomically (a temporary file in the same folder, then renamed),
-    so an interrupted write never leaves half a log; ``"-"`` writes to standard output.
+    """Write a log file atomically (a temporary file in the target's folder, then renamed
+    over it), so an interrupted write never leaves half a log; ``"-"`` writes to standard
+    output. A symbolic link is followed (its target is written, the link stays); a path
+    that is not a regular file (a device such as ``/dev/stdout``, a FIFO) is written
+    straight through, never replaced. A new file gets the usual mode (0666 less the
+    umask); a replaced one keeps its mode.
 
     Returns:
         The number of events written.
 
     Raises:
-        OSError: the folder cannot be written.
+        OSError: the folder or the file cannot be written.
     """
     name = os.fspath(path)
     if name == STDIO:
         n = write_jsonl(events, sys.stdout)
         sys.stdout.flush()
         return n
-    target = Path(name)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=target.parent or ".")
+    target = Path(os.path.realpath(name))
+    try:
+        st = target.stat()
+    except FileNotFoundError:
+        st = None
+    if st is not None and not stat.S_ISREG(st.st_mode):
+        with open(target, "w", encoding="utf-8", newline="\n") as out:
+            return write_jsonl(events, out)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=target.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as out:
             n = write_jsonl(events, out)
+        os.chmod(tmp, stat.S_IMODE(st.st_mode) if st is not None else 0o666 & ~_umask())
         os.replace(tmp, target)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
     return n
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask

@@ -32,7 +32,7 @@ from gateway.responses import errors
 from gateway.routes.games import GameId
 from gateway.schemas import ForkBody, GameCreated, ImportedOut, ImportOrigin, name_pattern
 from services.common.errors import error_from_rpc
-from services.common.jsonwire import MAX_EVENT_DEPTH, STATE_HASH, dumps, nested_deeper
+from services.common.jsonwire import LONG_NUMBER, MAX_EVENT_DEPTH, STATE_HASH, dumps, nested_deeper
 
 router = APIRouter(tags=["replay"])
 
@@ -140,7 +140,8 @@ def _log_items(whole: Any, text: str) -> tuple[list[Any], dict[str, Any] | None]
         try:
             events.append(json.loads(line))
         except ValueError as exc:
-            raise _malformed(f"line {n} is not JSON: {exc.msg}") from exc
+            # Python's int-size limit is a plain ValueError, with no .msg
+            raise _malformed(f"line {n} is not JSON: {getattr(exc, 'msg', LONG_NUMBER)}") from exc
         except RecursionError as exc:
             raise _malformed(f"line {n} is nested deeper than {MAX_EVENT_DEPTH} levels") from exc
     return events, None

@@ -22,6 +22,10 @@ MAX_EVENT_DEPTH = 32
 #: characters (``fullmatch`` it). The gateway's import and the log tools check it alike.
 STATE_HASH = re.compile(r"[0-9a-f]{64}")
 
+#: What a JSON number too long for Python's int (``sys.get_int_max_str_digits``, 4,300
+#: digits) is called: ``json.loads`` raises a plain ValueError for it, not a decode error.
+LONG_NUMBER = "a number of more than 4,300 digits"
+
 #: An ``Idempotency-Key`` header: 1..200 printable ASCII characters without spaces (the
 #: gateway's check, which the command-line tools make before sending one).
 IDEMPOTENCY_KEY_PATTERN = r"^[\x21-\x7e]{1,200}$"

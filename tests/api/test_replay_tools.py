@@ -195,6 +195,11 @@ async def test_import_refuses_bodies_that_are_not_logs(api: AsyncCellWarClient, 
         assert r.status_code == 422 and r.json()["error"]["code"] == "MALFORMED"
         r = await http.post("/games/import", json={"events": [{"seq": 1}], "zzz": 1})
         assert r.status_code == 422 and "unknown fields" in r.json()["error"]["message"], r.text
+        # a number too long for Python's int (a plain ValueError, not a decode error)
+        big = '{"seq": ' + "9" * 5000 + ', "type": "GameCreated", "actor": 0, "payload": {}}\n'
+        r = await http.post("/games/import", content=(big + big).encode())
+        assert (r.status_code, r.json()["error"]["code"]) == (422, "MALFORMED"), r.text
+        assert "line 1 is not JSON: a number of more than 4,300 digits" in r.json()["error"]["message"]
         # nested too deep for Python's parser, or deeper than an event ever is: 422, not 500
         deep = "[" * 5000 + "]" * 5000
         for body in (deep, '{"events": ' + deep + "}", '{"seq": 1, "payload": {"a": ' + "[" * 40 + "]" * 40 + "}}"):

@@ -130,3 +130,43 @@ def test_an_endless_input_is_refused_not_read_for_ever(cellwar):
     run = cellwar("verify", "/dev/zero")
     assert run.code == 2, run.err
     assert "/dev/zero: ERROR TOO_LARGE: line 1: a line longer than 67,108,864 characters" in run.out + run.err
+
+
+def test_a_write_follows_links_and_never_replaces_what_is_not_a_regular_file(tmp_path: Path):
+    import os
+    import stat
+    import threading
+
+    events = read(GOLDEN[0])
+    target = tmp_path / "target.txt"
+    target.write_text("old", "utf-8")
+    target.chmod(0o640)
+    link = tmp_path / "link.jsonl"
+    link.symlink_to(target.name)
+    write_log(events, link)
+    assert link.is_symlink() and read_events(target) == events  # the link stays, its target is written
+    assert stat.S_IMODE(target.stat().st_mode) == 0o640  # a replaced file keeps its mode
+    fifo = tmp_path / "fifo.jsonl"
+    os.mkfifo(fifo)
+    got: list[str] = []
+    reader = threading.Thread(target=lambda: got.append(fifo.read_text("utf-8")))
+    reader.start()
+    write_log(events, fifo)
+    reader.join(10)
+    assert stat.S_ISFIFO(fifo.stat().st_mode) and parse_events(got[0]) == events
+    with pytest.raises(OSError):
+        write_log(events, "/dev/full")  # written through: the device says it is full
+    assert stat.S_ISCHR(os.stat("/dev/full").st_mode)
+    fresh = tmp_path / "new.jsonl"
+    write_log(events, fresh)
+    mask = os.umask(0)
+    os.umask(mask)
+    assert stat.S_IMODE(fresh.stat().st_mode) == 0o666 & ~mask
+
+
+def test_a_number_too_long_for_python_is_not_json_not_a_traceback():
+    line = '{"seq": ' + "9" * 5000 + ', "type": "GameCreated", "actor": 0, "payload": {}}\n'
+    with pytest.raises(LogFormatError) as err:
+        parse_events(line + line)
+    assert err.value.code == LogErrorCode.NOT_JSON
+    assert "a number of more than 4,300 digits" in err.value.message
