@@ -96,7 +96,9 @@ def _raise_for_error(response: httpx.Response) -> None:
         code, message = str(err["code"]), str(err["message"])
         seq = err.get("seq") if isinstance(err.get("seq"), int) else None
     except (ValueError, KeyError, TypeError):
-        code, message = "HTTP_ERROR", response.text[:500]
+        # not this API's error body (a proxy, another server): say what the answer was
+        code = "HTTP_ERROR"
+        message = response.text.strip()[:500] or response.reason_phrase or "an answer with no body"
     raise ApiError(response.status_code, code, message, seq)
 
 

@@ -50,6 +50,7 @@ back into states; the session service stores events and never interprets them.
 from __future__ import annotations
 
 import base64
+import binascii
 import dataclasses
 import hashlib
 import json
@@ -520,19 +521,24 @@ def apply_event(
         state = upgrade(state, engine_version)
     if etype == "PlayerJoined":
         seat = payload.get("player_id")
+        name = event_field(etype, payload, "name", str)
         if isinstance(seat, int) and 1 <= seat <= summary(state).players_joined:
-            return claim_seat(state, seat, payload["name"])  # a fork's seat taken over
-        return add_player(state, payload["name"])
+            return claim_seat(state, seat, name)  # a fork's seat taken over
+        return add_player(state, name)
     if etype in ("ActionApplied", "ControlChanged"):
-        return apply_action(state, actor, payload["action"])
+        return apply_action(state, actor, event_field(etype, payload, "action", Mapping))
     if etype == "TurnEnded":
         return end_player_turn(state, actor)
     if etype == "GenerationsTicked":
-        return tick(state, int(payload["count"]))
+        return tick(state, event_field(etype, payload, "count", int))
     if etype == "PlayerRemoved":
-        return remove_player(state, int(payload["player_id"]))
+        return remove_player(state, event_field(etype, payload, "player_id", int))
     if etype == "RolledBack":
-        return decode_state(base64.b64decode(payload["state"]))
+        try:
+            recorded = base64.b64decode(event_field(etype, payload, "state", str), validate=True)
+        except binascii.Error as exc:
+            raise GameError("MALFORMED", f"RolledBack's state is not base64: {exc}") from None
+        return decode_state(recorded)
     if etype == "GameFinished":
         return state
     if etype == EventType.GAME_EXPIRED:
@@ -540,6 +546,15 @@ def apply_event(
     if etype == EventType.TURN_TIMED_OUT:
         return time_out(state)
     raise GameError("MALFORMED", f"unknown event type {etype!r}")
+
+
+def event_field(etype: str, payload: Mapping[str, Any], key: str, kind: type) -> Any:
+    """``payload[key]`` of a recorded event, checked to be a ``kind`` (an int is never a
+    bool). Raises GameError ``MALFORMED`` naming the event type and field."""
+    value = payload.get(key)
+    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+        raise GameError("MALFORMED", f"{etype} needs {key} as {kind.__name__}, got {value!r:.40}")
+    return value
 
 
 def apply_action_run(
@@ -587,7 +602,10 @@ def fold(state: Any | None, events: Iterable[tuple]) -> Any:
         after = None
         if state is not None:
             after = apply_action_run(
-                state, actor, [e[2]["action"] for e in run], engine_version=version
+                state,
+                actor,
+                [event_field(e[0], e[2], "action", Mapping) for e in run],
+                engine_version=version,
             )
         if after is None:
             for etype, a, payload, v in run:
@@ -605,7 +623,7 @@ def fold(state: Any | None, events: Iterable[tuple]) -> Any:
             if pending and version != pending_version:
                 state = flush(state)
                 pending = 0
-            pending += int(payload["count"])
+            pending += event_field(etype, payload, "count", int)
             pending_version = version
             continue
         if pending:

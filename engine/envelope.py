@@ -42,6 +42,7 @@ from engine.api import (
     apply_event,
     decide_tick,
     encode_state,
+    event_field,
     observers,
     state_hash,
     summary,
@@ -127,7 +128,8 @@ def advance(
     if not keeps_turn_anchor(after):
         anchor = None
     elif etype == EventType.ROLLED_BACK:
-        anchor = Anchor(int(payload["to_seq"]), encode_state(after), state_hash(after))
+        to_seq = event_field(etype, payload, "to_seq", int)
+        anchor = Anchor(to_seq, encode_state(after), state_hash(after))
     elif before is None or claimed or summary(before).turn != summary(after).turn:
         anchor = Anchor(seq, encode_state(after), state_hash(after))
     elif etype == EventType.PLAYER_REMOVED:
@@ -191,7 +193,10 @@ def fold(
         after = None
         if state is not None and len(actions) > 1:
             after = apply_action_run(
-                state, first[2], [e[3]["action"] for e in actions], engine_version=version
+                state,
+                first[2],
+                [event_field(e[1], e[3], "action", Mapping) for e in actions],
+                engine_version=version,
             )
         if after is not None:
             env = advance(

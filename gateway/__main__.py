@@ -16,13 +16,13 @@ import uvicorn
 
 from gateway.app import create_app
 from services.common.logging import configure_logging
-from services.common.settings import get_settings
+from services.common.settings import settings_or_exit
 from services.common.signing_key import SecretError
 
 
 def main() -> int:
     """Run the gateway until SIGINT/SIGTERM. Returns the exit code."""
-    settings = get_settings()
+    settings = settings_or_exit("python -m gateway")
     configure_logging(settings.log_format, settings.log_level, service="gateway")
     try:
         app = create_app(settings)

@@ -98,7 +98,7 @@ async def command_id(
             min_length=1,
             max_length=200,
             pattern=IDEMPOTENCY_KEY_PATTERN,
-            description="Retry-safe key (1..200 printable ASCII characters, e.g. a uuid4): a "
+            description="Retry-safe key (1..200 printable ASCII characters, no spaces, e.g. a uuid4): a "
             "request retried with the same key is applied once. A key belongs to one game and "
             "one player; sent again with another body → 422 IDEMPOTENCY_KEY_REUSED.",
         ),

@@ -331,6 +331,13 @@ def cmd_show(args: argparse.Namespace) -> int:
     except LogFormatError as exc:
         _err(f"error: {exc}")
         return ExitCode.USAGE
+    out_of_order = next((i for i, e in enumerate(events, start=1) if e["seq"] != i), None)
+    if out_of_order is not None:
+        _err(
+            f"error: {args.file}: event #{out_of_order} has seq {events[out_of_order - 1]['seq']!r:.40},"
+            f" not {out_of_order}: a log is numbered 1, 2, … (run cellwar verify)"
+        )
+        return ExitCode.FAILED
     last = events[-1]["seq"]
     seq = last if args.seq is None else args.seq
     upto = next((i for i, e in enumerate(events) if e["seq"] == seq), None)
@@ -443,7 +450,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--idempotency-key",
         type=_idempotency_key,
         metavar="KEY",
-        help="retry-safe key (1..200 printable ASCII characters): the same key imports once",
+        help="retry-safe key (1..200 printable ASCII characters, no spaces): the same key imports once",
     )
     p.set_defaults(func=cmd_import)
 

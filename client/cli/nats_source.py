@@ -71,7 +71,8 @@ async def stream_messages(
             url, connect_timeout=5, max_reconnect_attempts=1, allow_reconnect=False, error_cb=on_error
         )
     except (OSError, TimeoutError, nats.errors.Error) as exc:
-        raise NatsReadError(f"cannot connect to NATS at {url}: {exc}") from None
+        said = str(exc) or ("no answer in 5 s" if isinstance(exc, TimeoutError) else type(exc).__name__)
+        raise NatsReadError(f"cannot connect to NATS at {url}: {said}") from None
     try:
         js = nc.jetstream()
         try:

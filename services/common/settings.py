@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ipaddress
+import sys
 from functools import lru_cache
 from typing import Literal
 from urllib.parse import urlsplit
@@ -13,8 +14,8 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 #: Largest replica count of a JetStream stream (NATS refuses more: "maximum replicas is 5").
 MAX_REPLICAS = 5
 
-#: URL schemes nats-py connects with.
-NATS_SCHEMES = ("nats", "tls", "ws", "wss")
+#: URL schemes nats-py connects with as installed (``ws``/``wss`` would need aiohttp).
+NATS_SCHEMES = ("nats", "tls")
 
 
 def nats_server_url(url: str) -> str:
@@ -22,21 +23,47 @@ def nats_server_url(url: str) -> str:
     mean ``nats://``, as nats-py reads them).
 
     Raises:
-        ValueError: another scheme, no host, or a port outside 1..65535 (said in words).
+        ValueError: another scheme, no host, or a port outside 1..65535 (said in words,
+            without the URL).
     """
     full = url if "://" in url else f"nats://{url}"
     parts = urlsplit(full)
     if parts.scheme not in NATS_SCHEMES:
-        raise ValueError(f"{url!r}: the scheme must be one of {', '.join(NATS_SCHEMES)}")
+        raise ValueError(f"the scheme must be one of {', '.join(NATS_SCHEMES)}")
     try:
         port = parts.port
     except ValueError:
-        raise ValueError(f"{url!r}: the port must be a number in 1..65535") from None
+        raise ValueError("the port must be a number in 1..65535") from None
     if not parts.hostname:
-        raise ValueError(f"{url!r}: no host")
+        raise ValueError("no host")
     if port is not None and not 1 <= port <= 65535:
-        raise ValueError(f"{url!r}: the port must be a number in 1..65535")
+        raise ValueError("the port must be a number in 1..65535")
     return url
+
+
+def grpc_addresses(value: str) -> list[str]:
+    """The ``host:port`` addresses of a gRPC address setting: one, or several comma
+    separated, or gRPC's ``ipv4:a,b`` / ``ipv6:`` list (what ``make run-cluster`` gives a
+    gateway); a target with a scheme (``dns:///…``, ``unix:…``) is taken as it is.
+
+    Raises:
+        ValueError: no address, an address without ``host:port``, or a port outside
+            0..65535 (0: any free port, for a server).
+    """
+    text = value.strip()
+    if "://" in text or text.startswith("unix:"):
+        return [text]
+    for prefix in ("ipv4:", "ipv6:"):
+        text = text.removeprefix(prefix)
+    addrs = [a.strip() for a in text.split(",") if a.strip()]
+    if not addrs:
+        raise ValueError("no address given (host:port)")
+    for addr in addrs:
+        host, sep, port = addr.rpartition(":")
+        if not sep or not host or not port.isdigit() or int(port) > 65535:
+            where = f"{addr!r} is" if len(addrs) > 1 else "it is"
+            raise ValueError(f"{where} not host:port with a port in 0..65535")
+    return addrs
 
 
 class Settings(BaseSettings):
@@ -111,13 +138,15 @@ class Settings(BaseSettings):
             without it only loopback clients may (players must not read the totals).
     """
 
-    model_config = SettingsConfigDict(env_prefix="CELLWAR_", env_file=".env", extra="ignore")
+    model_config = SettingsConfigDict(
+        env_prefix="CELLWAR_", env_file=".env", extra="ignore", allow_inf_nan=False
+    )
 
     nats_url: str = "nats://127.0.0.1:4222"
     engine_addr: str = "127.0.0.1:50051"
     session_addr: str = "127.0.0.1:50052"
     http_host: str = "127.0.0.1"
-    http_port: int = 8000
+    http_port: int = Field(8000, ge=0, le=65535)
     secret: str | None = None
     log_format: Literal["json", "console"] = "json"
     log_level: Literal["debug", "info", "warning", "error", "critical"] = "info"
@@ -168,7 +197,16 @@ class Settings(BaseSettings):
         if not servers:
             raise ValueError("no NATS server given")
         for url in servers:
-            nats_server_url(url)
+            try:
+                nats_server_url(url)
+            except ValueError as exc:
+                raise ValueError(f"{url!r}: {exc}" if len(servers) > 1 else str(exc)) from None
+        return value
+
+    @field_validator("engine_addr", "session_addr", "matchmaker_addr")
+    @classmethod
+    def _grpc_addresses(cls, value: str) -> str:
+        grpc_addresses(value)
         return value
 
     @field_validator("trusted_proxies")
@@ -211,6 +249,20 @@ def load_settings() -> Settings:
         return Settings()
     except ValidationError as exc:
         raise SettingsError(describe(exc)) from None
+
+
+def settings_or_exit(program: str) -> Settings:
+    """:func:`get_settings`, or one line ``PROGRAM: CELLWAR_X='…': why`` on standard error
+    and exit 2: what a service's entry point calls first, before anything starts.
+
+    Raises:
+        SystemExit: 2, when a ``CELLWAR_*`` variable is refused.
+    """
+    try:
+        return get_settings()
+    except SettingsError as exc:
+        sys.stderr.write(f"{program}: {exc}\n")
+        raise SystemExit(2) from None
 
 
 @lru_cache(maxsize=1)

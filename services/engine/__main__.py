@@ -9,7 +9,7 @@ import structlog
 
 from services.common import loop
 from services.common.logging import configure_logging
-from services.common.settings import get_settings
+from services.common.settings import get_settings, settings_or_exit
 from services.engine.server import create_server
 
 
@@ -31,7 +31,8 @@ async def serve() -> None:
 
 def main() -> None:
     """Entry point (on the loop of ``CELLWAR_EVENT_LOOP``, services/common/loop.py)."""
-    loop.run(serve(), get_settings().event_loop)
+    settings = settings_or_exit("python -m services.engine")
+    loop.run(serve(), settings.event_loop)
 
 
 if __name__ == "__main__":

@@ -10,7 +10,7 @@ import structlog
 
 from services.common import loop, natsconn
 from services.common.logging import configure_logging
-from services.common.settings import get_settings
+from services.common.settings import get_settings, settings_or_exit
 from services.session.server import create_server
 
 
@@ -40,7 +40,8 @@ async def serve() -> None:
 
 def main() -> None:
     """Entry point (on the loop of ``CELLWAR_EVENT_LOOP``, services/common/loop.py)."""
-    loop.run(serve(), get_settings().event_loop)
+    settings = settings_or_exit("python -m services.session")
+    loop.run(serve(), settings.event_loop)
 
 
 if __name__ == "__main__":

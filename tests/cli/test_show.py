@@ -164,3 +164,13 @@ def test_a_png_scale_past_the_largest_picture_is_refused_with_the_scale_that_fit
     assert f"--scale 100000 makes a {width * 100000}×" in run.err
     assert f"at most 16,384 px a side (--scale {16384 // width} or less)" in run.err
     assert not out.exists()
+
+
+def test_show_refuses_a_log_not_numbered_1_2_3(cellwar, tmp_path: Path):
+    from tests.cli.conftest import write
+
+    events = read(LIFE)
+    events[2]["seq"] = 10**30
+    run = cellwar("show", write(tmp_path / "renumbered.jsonl", events))
+    assert run.code == 1
+    assert f"event #3 has seq {10**30}, not 3: a log is numbered 1, 2, … (run cellwar verify)" in run.err

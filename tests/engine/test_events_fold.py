@@ -224,3 +224,32 @@ def test_a_remove_player_command_with_a_malformed_payload_is_refused():
         with pytest.raises(GameError) as err:
             envelope.decide(state, env, CommandType.REMOVE_PLAYER, 0, payload)
         assert err.value.code == "MALFORMED" and "integer player_id and a string reason" in err.value.message
+
+
+@pytest.mark.parametrize(
+    ("etype", "payload", "words"),
+    [
+        ("PlayerJoined", {}, "PlayerJoined needs name as str"),
+        ("ActionApplied", {"action": [1]}, "ActionApplied needs action as Mapping"),
+        ("GenerationsTicked", {"count": "135"}, "GenerationsTicked needs count as int, got '135'"),
+        ("GenerationsTicked", {"count": True}, "needs count as int, got True"),
+        ("PlayerRemoved", {"player_id": "2"}, "PlayerRemoved needs player_id as int, got '2'"),
+        ("PlayerRemoved", {"player_id": 2.0}, "needs player_id as int"),
+        ("PlayerRemoved", {"reason": "left"}, "needs player_id as int, got None"),
+        ("RolledBack", {"state": "x"}, "RolledBack's state is not base64"),
+    ],
+)
+def test_a_recorded_event_with_a_malformed_payload_folds_to_a_game_error(etype, payload, words):
+    """verify and show fold what a file says: a field of the wrong type is MALFORMED,
+    never a KeyError/TypeError, nor silently converted ("2" taken as player 2)."""
+    from engine.api import apply_event, fold
+
+    created = apply_event(None, "GameCreated", 0, {"kind": "life", "config": {}})
+    joined = apply_event(apply_event(created, "PlayerJoined", 0, {"name": "a"}), "PlayerJoined", 0, {"name": "b"})
+    with pytest.raises(GameError) as err:
+        apply_event(joined, etype, 1, payload)
+    assert err.value.code == "MALFORMED" and words in err.value.message
+    if etype in ("GenerationsTicked", "ActionApplied"):  # the run paths of a whole fold too
+        with pytest.raises(GameError) as err:
+            fold(joined, [(etype, 1, payload), (etype, 1, payload)])
+        assert err.value.code == "MALFORMED"
