@@ -160,6 +160,14 @@ def _kind(value: Any) -> str:
 
 def _document_events(doc: Any, source: str) -> Iterator[LogLine]:
     events = doc.get("events") if isinstance(doc, dict) else None
+    unknown = sorted(set(doc) - {"events", "origin"}) if isinstance(doc, dict) else []
+    if unknown:  # as POST /games/import refuses them
+        raise LogFormatError(
+            LogErrorCode.MALFORMED,
+            f"unknown fields in the log document: {unknown} (it has events and origin)",
+            "",
+            source,
+        )
     if not isinstance(events, list):
         raise LogFormatError(
             LogErrorCode.MALFORMED,

@@ -170,3 +170,12 @@ def test_a_number_too_long_for_python_is_not_json_not_a_traceback():
         parse_events(line + line)
     assert err.value.code == LogErrorCode.NOT_JSON
     assert "a number of more than 4,300 digits" in err.value.message
+
+
+def test_a_document_with_unknown_fields_is_refused_as_the_import_refuses_it():
+    good = read(GOLDEN[0])[:2]
+    with pytest.raises(LogFormatError) as err:
+        parse_events(json.dumps({"events": good, "x": 1}))
+    assert err.value.code == LogErrorCode.MALFORMED
+    assert "unknown fields in the log document: ['x'] (it has events and origin)" in err.value.message
+    assert parse_events(json.dumps({"events": good, "origin": {"file": "a.jsonl"}})) == good
