@@ -30,6 +30,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 from deploy.nats import nats_server_binary, write_config
+from deploy.topology import grpc_target
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -312,6 +313,41 @@ class Services:
         url = f"http://127.0.0.1:{port}"
         await self._wait_http(f"{url}/healthz", child)
         return url
+
+    async def start_replicas(self, n: int) -> list[str]:
+        """``n`` engines, sessions and gateways on the NATS started first, wired as
+        ``make run-cluster`` wires them (bench/cluster.py); returns the gateway URLs."""
+        engines = [f"127.0.0.1:{free_port()}" for _ in range(n)]
+        sessions = [f"127.0.0.1:{free_port()}" for _ in range(n)]
+        for k, addr in enumerate(engines, start=1):
+            child = self._spawn(
+                f"engine-{k}", [sys.executable, "-m", "services.engine"], self._env(engine_addr=addr)
+            )
+            await self._wait_grpc(addr, child)
+        for k, addr in enumerate(sessions, start=1):
+            env = self._env(
+                nats_url=self.nats_url,
+                engine_addr=",".join(engines),
+                session_addr=addr,
+                instance_id=f"bench-session-{k}",
+            )
+            child = self._spawn(f"session-{k}", [sys.executable, "-m", "services.session"], env)
+            await self._wait_grpc(addr, child)
+        urls = []
+        for k in range(1, n + 1):
+            port = free_port()
+            env = self._env(
+                session_addr=grpc_target(sessions, rotate=k - 1),
+                http_host="127.0.0.1",
+                http_port=port,
+                secret=SECRET,
+                data_dir=self.tmp,
+            )
+            child = self._spawn(f"gateway-{k}", [sys.executable, "-m", "gateway"], env)
+            url = f"http://127.0.0.1:{port}"
+            await self._wait_http(f"{url}/readyz", child)
+            urls.append(url)
+        return urls
 
     async def start_floor(self) -> str:
         """The round trip's hop floor (:mod:`bench._floor`): its engine, session and

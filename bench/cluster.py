@@ -20,51 +20,14 @@ ratio (target ≥ 1.6×).
 
 from __future__ import annotations
 
-import sys
 from typing import Any
 
 import httpx
 
-from bench._stack import SECRET, Services, free_port, new_services, row, run_async
+from bench._stack import new_services, row, run_async
 from bench.roundtrip import GAMES, _measure, _platform_seats
-from deploy.topology import grpc_target
 
 MIN_RATIO = 1.6  # DESIGN §8
-
-
-async def _start(svc: Services, n: int) -> list[str]:
-    """``n`` engines, sessions and gateways on the NATS already started; gateway URLs."""
-    engines = [f"127.0.0.1:{free_port()}" for _ in range(n)]
-    sessions = [f"127.0.0.1:{free_port()}" for _ in range(n)]
-    for k, addr in enumerate(engines, start=1):
-        child = svc._spawn(
-            f"engine-{k}", [sys.executable, "-m", "services.engine"], svc._env(engine_addr=addr)
-        )
-        await svc._wait_grpc(addr, child)
-    for k, addr in enumerate(sessions, start=1):
-        env = svc._env(
-            nats_url=svc.nats_url,
-            engine_addr=",".join(engines),
-            session_addr=addr,
-            instance_id=f"bench-session-{k}",
-        )
-        child = svc._spawn(f"session-{k}", [sys.executable, "-m", "services.session"], env)
-        await svc._wait_grpc(addr, child)
-    urls = []
-    for k in range(1, n + 1):
-        port = free_port()
-        env = svc._env(
-            session_addr=grpc_target(sessions, rotate=k - 1),
-            http_host="127.0.0.1",
-            http_port=port,
-            secret=SECRET,
-            data_dir=svc.tmp,
-        )
-        child = svc._spawn(f"gateway-{k}", [sys.executable, "-m", "gateway"], env)
-        url = f"http://127.0.0.1:{port}"
-        await svc._wait_http(f"{url}/readyz", child)
-        urls.append(url)
-    return urls
 
 
 async def _topology(n: int, warmup: float, seconds: float) -> dict[str, Any]:
@@ -73,7 +36,7 @@ async def _topology(n: int, warmup: float, seconds: float) -> dict[str, Any]:
     svc = new_services()
     try:
         svc.start_nats(fsync=True)
-        urls = await _start(svc, n)
+        urls = await svc.start_replicas(n)
         seats: list[tuple[str, str]] = []
         async with httpx.AsyncClient(timeout=30.0) as client:
             for i in range(GAMES):  # game i is created, and played, through gateway i % n

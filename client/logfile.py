@@ -34,7 +34,13 @@ from enum import StrEnum
 from pathlib import Path
 from typing import IO, Any
 
-from services.common.jsonwire import LONG_NUMBER, MAX_EVENT_DEPTH, STATE_HASH, nested_deeper
+from services.common.jsonwire import (
+    LONG_NUMBER,
+    MAX_EVENT_DEPTH,
+    STATE_HASH,
+    nested_deeper,
+    unknown_log_fields,
+)
 
 #: Keys of an event object, in the order ``GET /game/{id}/events`` writes them.
 EVENT_KEYS = ("seq", "type", "actor", "payload", "time", "state_hash", "engine_version")
@@ -160,14 +166,9 @@ def _kind(value: Any) -> str:
 
 def _document_events(doc: Any, source: str) -> Iterator[LogLine]:
     events = doc.get("events") if isinstance(doc, dict) else None
-    unknown = sorted(set(doc) - {"events", "origin"}) if isinstance(doc, dict) else []
-    if unknown:  # as POST /games/import refuses them
-        raise LogFormatError(
-            LogErrorCode.MALFORMED,
-            f"unknown fields in the log document: {unknown} (it has events and origin)",
-            "",
-            source,
-        )
+    unknown = unknown_log_fields(doc) if isinstance(doc, dict) else None
+    if unknown:
+        raise LogFormatError(LogErrorCode.MALFORMED, unknown, "", source)
     if not isinstance(events, list):
         raise LogFormatError(
             LogErrorCode.MALFORMED,

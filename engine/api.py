@@ -437,14 +437,14 @@ def decide(
         who = summary(state).turn
         drafts = [EventDraft(EventType.TURN_TIMED_OUT, who, {"players": late}, state_hash(new))]
     elif command_type == "remove_player":
-        pid = int(payload.get("player_id", actor))
+        pid, reason = removal_request(payload, actor)
         new = remove_player(state, pid)
         if encode_state(new) == encode_state(state) and versions.at_least(rules_version(state), "2"):
             # Already out: record nothing rather than a PlayerRemoved that changes nothing.
             raise GameError(NO_CHANGE, f"player {pid} is already out of the game")
         drafts = [
             EventDraft(
-                "PlayerRemoved", actor, {"player_id": pid, "reason": str(payload.get("reason", "left"))}, state_hash(new)
+                "PlayerRemoved", actor, {"player_id": pid, "reason": reason}, state_hash(new)
             )
         ]
     else:
@@ -546,6 +546,23 @@ def apply_event(
     if etype == EventType.TURN_TIMED_OUT:
         return time_out(state)
     raise GameError("MALFORMED", f"unknown event type {etype!r}")
+
+
+def removal_request(payload: Mapping[str, Any], actor: int) -> tuple[int, str]:
+    """``(player_id, reason)`` of a ``remove_player`` command (default: the actor, who
+    ``"left"``).
+
+    Raises:
+        GameError: ``MALFORMED`` unless ``player_id`` is an integer and ``reason`` a string.
+    """
+    player, reason = payload.get("player_id", actor), payload.get("reason", "left")
+    if not isinstance(player, int) or isinstance(player, bool) or not isinstance(reason, str):
+        raise GameError(
+            "MALFORMED",
+            f"remove_player needs an integer player_id and a string reason, got {player!r:.40}"
+            f" and {reason!r:.40}",
+        )
+    return player, reason
 
 
 def event_field(etype: str, payload: Mapping[str, Any], key: str, kind: type) -> Any:

@@ -44,6 +44,7 @@ from engine.api import (
     encode_state,
     event_field,
     observers,
+    removal_request,
     state_hash,
     summary,
     tick_events,
@@ -287,14 +288,7 @@ def decide(
     if command_type == CommandType.TIME_OUT and state is not None:
         check_turn_seq(state, env.turn_seq, dict(payload or {}))
     if command_type == CommandType.REMOVE_PLAYER and state is not None:
-        payload = dict(payload or {})
-        player, reason = payload.get("player_id", actor), payload.get("reason", "left")
-        if not isinstance(player, int) or isinstance(player, bool) or not isinstance(reason, str):
-            raise GameError(
-                "MALFORMED",
-                f"remove_player needs an integer player_id and a string reason, got {player!r:.40}"
-                f" and {reason!r:.40}",
-            )
+        player, reason = removal_request(dict(payload or {}), actor)
         steps = plan_removal(
             state,
             player,

@@ -32,7 +32,14 @@ from gateway.responses import errors
 from gateway.routes.games import GameId
 from gateway.schemas import ForkBody, GameCreated, ImportedOut, ImportOrigin, name_pattern
 from services.common.errors import error_from_rpc
-from services.common.jsonwire import LONG_NUMBER, MAX_EVENT_DEPTH, STATE_HASH, dumps, nested_deeper
+from services.common.jsonwire import (
+    LONG_NUMBER,
+    MAX_EVENT_DEPTH,
+    STATE_HASH,
+    dumps,
+    nested_deeper,
+    unknown_log_fields,
+)
 
 router = APIRouter(tags=["replay"])
 
@@ -119,9 +126,9 @@ def parse_log(body: bytes) -> tuple[list[Any], dict[str, Any] | None]:
 def _log_items(whole: Any, text: str) -> tuple[list[Any], dict[str, Any] | None]:
     """The event objects and origin of a parsed body (``whole``; None: JSON Lines)."""
     if isinstance(whole, dict) and "events" in whole:
-        unknown = sorted(set(whole) - {"events", "origin"})
+        unknown = unknown_log_fields(whole)
         if unknown:
-            raise _malformed(f"unknown fields in the log document: {unknown} (it has events and origin)")
+            raise _malformed(unknown)
         events = whole["events"]
         if not isinstance(events, list):
             raise _malformed("events must be a list of event objects")
@@ -203,7 +210,7 @@ _EVENT_SCHEMA = {
         "actor": {"type": "integer", "minimum": 0, "maximum": 2**32 - 1},
         "payload": {"type": "object"},
         "time": {"type": "string"},
-        "state_hash": {"type": "string", "pattern": "^[0-9a-f]{64}$"},
+        "state_hash": {"type": "string", "pattern": f"^{STATE_HASH.pattern}$"},
         "engine_version": {"type": "string", "maxLength": 32},
     },
 }

@@ -26,6 +26,17 @@ STATE_HASH = re.compile(r"[0-9a-f]{64}")
 #: digits) is called: ``json.loads`` raises a plain ValueError for it, not a decode error.
 LONG_NUMBER = "a number of more than 4,300 digits"
 
+#: The fields of a ``{"events": [...], "origin"?: {...}}`` log document.
+LOG_DOCUMENT_FIELDS = frozenset({"events", "origin"})
+
+
+def unknown_log_fields(doc: dict[str, Any]) -> str | None:
+    """Why a log document ``doc`` is refused for fields it may not have (the gateway's
+    import and the log tools refuse alike), or None."""
+    unknown = sorted(set(doc) - LOG_DOCUMENT_FIELDS)
+    return f"unknown fields in the log document: {unknown} (it has events and origin)" if unknown else None
+
+
 #: An ``Idempotency-Key`` header: 1..200 printable ASCII characters without spaces (the
 #: gateway's check, which the command-line tools make before sending one).
 IDEMPOTENCY_KEY_PATTERN = r"^[\x21-\x7e]{1,200}$"

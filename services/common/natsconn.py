@@ -1,8 +1,9 @@
-"""Reaching NATS at start: a connection and first JetStream steps with one deadline.
+"""Reaching NATS at start: a connection and the first JetStream steps, each with a deadline.
 
 The session and the matchmaker connect at start while NATS may still be starting or a
-cluster forming, so both retry for ``CELLWAR_NATS_CONNECT_TIMEOUT_S`` seconds. Past that
-deadline, or at once for an error no retry can mend (a replica count the server cannot
+cluster forming, so each step (the connection, then each stream or bucket) is retried for
+up to ``CELLWAR_NATS_CONNECT_TIMEOUT_S`` seconds. Past that deadline, or at once for an
+error no retry can mend (a replica count the server cannot
 hold), they stop with :class:`NatsUnavailable`, whose message names the setting to look
 at; the services' entry points log it as one ``nats_unavailable`` line and exit 1.
 """
