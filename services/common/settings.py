@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import difflib
 import ipaddress
+import os
 import sys
 from functools import lru_cache
 from typing import Literal
@@ -224,6 +226,37 @@ class Settings(BaseSettings):
 
 
 
+#: ``CELLWAR_*`` variables read by programs other than the services (the runner, nginx's
+#: wrapper, the image builder, the CLI, the test suite): known, so never warned about.
+OTHER_VARIABLES = frozenset({
+    "CELLWAR_BASE_IMAGE", "CELLWAR_BROWSER_BASE_URL", "CELLWAR_CHROMIUM", "CELLWAR_DEBIAN_MIRROR",
+    "CELLWAR_DOC_SCREENSHOTS", "CELLWAR_NATS_PORT", "CELLWAR_NGINX_GATEWAYS", "CELLWAR_NGINX_IP",
+    "CELLWAR_NGINX_LISTEN", "CELLWAR_NGINX_RUN_DIR", "CELLWAR_NGINX_WAIT_S", "CELLWAR_NGINX_WORKERS",
+    "CELLWAR_SIDE", "CELLWAR_SUBNET", "CELLWAR_TEST_NATS", "CELLWAR_TEST_NATS_URL", "CELLWAR_URL",
+})
+
+
+def known_variables() -> frozenset[str]:
+    """Every ``CELLWAR_*`` name some CellWar program reads: the :class:`Settings` fields and
+    :data:`OTHER_VARIABLES`."""
+    return frozenset("CELLWAR_" + name.upper() for name in Settings.model_fields) | OTHER_VARIABLES
+
+
+def unknown_variables(environ: dict[str, str] | os._Environ[str] | None = None) -> list[str]:
+    """One warning per ``CELLWAR_*`` variable of ``environ`` (default ``os.environ``) that no
+    program reads, with the closest known name: ``CELLWAR_HTTP_PROT is not a CellWar setting
+    (ignored); did you mean CELLWAR_HTTP_PORT?``. pydantic-settings ignores such a variable
+    silently (``extra="ignore"``), so a typo would otherwise change nothing unseen."""
+    known = known_variables()
+    env = os.environ if environ is None else environ
+    lines = []
+    for name in sorted(n for n in env if n.upper().startswith("CELLWAR_") and n.upper() not in known):
+        close = difflib.get_close_matches(name.upper(), sorted(known), n=1, cutoff=0.6)
+        hint = f"; did you mean {close[0]}?" if close else ""
+        lines.append(f"{name} is not a CellWar setting (ignored){hint}")
+    return lines
+
+
 class SettingsError(ValueError):
     """Settings refused, one line per variable: ``CELLWAR_EVENT_LOOP='uv-loop': Input
     should be 'auto', 'uvloop' or 'asyncio'``."""
@@ -245,6 +278,8 @@ def load_settings() -> Settings:
     Raises:
         SettingsError: a ``CELLWAR_*`` variable has a value the settings refuse (named).
     """
+    for line in unknown_variables():
+        sys.stderr.write(f"warning: {line}\n")
     try:
         return Settings()
     except ValidationError as exc:
