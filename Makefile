@@ -61,9 +61,9 @@ images: $(STAMP)
 base-image: $(STAMP)
 	$(PY) -m deploy.images base
 
-## bench: performance figures (table on stdout, JSON under .bench/)
+## bench: performance figures (table on stdout, JSON under .bench/); make bench ARGS='--quick' or ARGS='--only kernel'
 bench: $(STAMP)
-	$(PY) -m bench.run
+	$(PY) -m bench.run $(ARGS)
 
 ## proto: regenerate the gRPC stubs of proto/cellwar/v1
 proto: $(STAMP)

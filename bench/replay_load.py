@@ -166,6 +166,7 @@ async def _phase(
         t_end = t_measure + seconds
         cpu0: dict[str, float] = {}
         k = 0
+        placed = False
         next_at = loop.time()
         while loop.time() < t_end:
             next_at += 1.0 / ACTIONS_PER_S
@@ -174,15 +175,21 @@ async def _phase(
                 cpu0 = {n: cpu_seconds(p) for n, p in pids.items()}
                 if storm is not None:
                     cpu0["storm-client"] = cpu_seconds(storm.pid)
-            body = {"type": "place" if k % 2 == 0 else "erase", "cells": [[(k // 2) % 30, (k // 60) % 60]]}
+            # place a cell, then erase it, then the next cell: the next action follows the
+            # answers, so a refused place is tried again rather than followed by an erase of
+            # a cell that is not there (409 NO_CHANGE, which is the generator's fault)
+            body = {"type": "erase" if placed else "place", "cells": [[k % 30, (k // 30) % 60]]}
             start = loop.time()
             t0 = time.perf_counter()
             r = await client.post(f"{url}/game/{gid}/action", json=body, headers=headers)
             dt = time.perf_counter() - t0
-            k += 1
             if r.status_code != 200:
                 errors.append(f"{r.status_code} {r.text[:200]}")
-            elif start >= t_measure:
+                continue
+            if placed:
+                k += 1
+            placed = not placed
+            if start >= t_measure:
                 latencies.append(dt * 1000.0)
         cpu1 = {n: cpu_seconds(p) for n, p in pids.items()}
         if storm is not None:
