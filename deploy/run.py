@@ -106,6 +106,55 @@ def write_state(path: Path, *, url: str, mode: str, supervisor: Supervisor) -> N
         raise
 
 
+def _alive(pid: object) -> bool:
+    """Whether a process of that PID exists now (``kill(pid, 0)``)."""
+    if not isinstance(pid, int) or pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def read_state(path: Path) -> dict | None:
+    """The process table of :func:`write_state` as it is now, or None when there is none.
+
+    The file is only as current as its runner: one killed with SIGKILL cannot rewrite it
+    (its children die with it, deploy/supervisor.py ``die_with_parent``). So the table is
+    checked against the live PIDs: ``"runner_alive"`` is added, and a process whose PID is
+    gone (or whose runner is gone) reads ``"state": "stopped"``, ``"pid": null``.
+    """
+    try:
+        table = json.loads(path.read_text())
+    except FileNotFoundError:
+        return None
+    runner_alive = _alive(table.get("runner_pid"))
+    table["runner_alive"] = runner_alive
+    for proc in table.get("processes", []):
+        if not runner_alive or (proc.get("pid") is not None and not _alive(proc["pid"])):
+            proc["state"], proc["pid"] = "stopped", None
+    return table
+
+
+def _status(data_dir: Path) -> int:
+    """``--status``: the process table now, a line each; 0 when the runner is up, else 1."""
+    table = read_state(data_dir / STATE_FILE)
+    if table is None:
+        sys.stdout.write(f"no runner has used {data_dir} (no {STATE_FILE})\n")
+        return 1
+    who = "up" if table["runner_alive"] else "not running (the table is from its last run)"
+    sys.stdout.write(f"runner {table.get('runner_pid')}: {who}; {table.get('mode')} at {table.get('url')}\n")
+    for proc in table.get("processes", []):
+        sys.stdout.write(
+            f"  {proc['name']:<14} {proc['state']:<8} pid {proc['pid'] or '-':<8} {proc.get('addr') or ''}"
+            f"  restarts {proc.get('restarts', 0)}\n"
+        )
+    return 0 if table["runner_alive"] else 1
+
+
 def _say(line: str) -> None:
     sys.stderr.write(f"[run {time.strftime('%H:%M:%S')}] {line}\n")
     sys.stderr.flush()
@@ -155,7 +204,13 @@ def main(argv: list[str] | None = None) -> int:
         help="with --cluster: N instances of ROLE (engine, session, gateway, matchmaker) instead of 2; repeatable",
     )
     parser.add_argument("--restart-delay", type=float, default=2.0, help="seconds before a dead process is started again")
+    parser.add_argument(
+        "--status", action="store_true", help=f"print the processes of the runner of CELLWAR_DATA_DIR ({STATE_FILE}, checked against live PIDs) and exit"
+    )
     args = parser.parse_args(argv)
+    if args.status:
+        data_dir = Path(load_settings().data_dir)
+        return _status((data_dir if data_dir.is_absolute() else ROOT / data_dir).resolve())
 
     os.environ.setdefault("CELLWAR_LOG_FORMAT", "console")
     if args.nats_port is not None:

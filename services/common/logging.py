@@ -9,9 +9,16 @@ processors. Bind ``game_id``, ``player_id`` and ``seq`` with
 from __future__ import annotations
 
 import logging
+import os
 import sys
 
 import structlog
+
+
+def _colours() -> bool:
+    """ANSI colours only on a terminal and without ``NO_COLOR`` (no-color.org): a log file
+    written by the runner or a redirect reads as plain text."""
+    return sys.stderr.isatty() and not os.environ.get("NO_COLOR")
 
 
 def configure_logging(fmt: str = "json", level: str = "info", service: str | None = None) -> None:
@@ -29,7 +36,9 @@ def configure_logging(fmt: str = "json", level: str = "info", service: str | Non
         structlog.processors.TimeStamper(fmt="iso", utc=True),
     ]
     renderer = (
-        structlog.dev.ConsoleRenderer() if fmt == "console" else structlog.processors.JSONRenderer()
+        structlog.dev.ConsoleRenderer(colors=_colours())
+        if fmt == "console"
+        else structlog.processors.JSONRenderer()
     )
     structlog.configure(
         processors=[*shared, structlog.stdlib.ProcessorFormatter.wrap_for_formatter],
