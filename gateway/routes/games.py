@@ -162,6 +162,7 @@ async def get_state(
     if spectate:
         return await spectator_state(session, game_id, delay_s)
     if player is None:
+        await _must_exist(session, game_id)
         raise ApiError(
             401,
             Code.UNAUTHORIZED,
@@ -171,6 +172,17 @@ async def get_state(
         session_pb2.GetViewRequest(game_id=game_id, player_id=player.player_id), timeout=RPC_TIMEOUT_S
     )
     return raw_json_response(reply.view)
+
+
+async def _must_exist(session: Any, game_id: str) -> None:
+    """404 ``NOT_FOUND`` for a game that does not exist, before a tokenless request is told
+    it needs a token (a 401 for ``/game/nosuch/state`` read as "this game exists")."""
+    try:
+        await session.GetView(session_pb2.GetViewRequest(game_id=game_id, player_id=0), timeout=RPC_TIMEOUT_S)
+    except grpc.aio.AioRpcError as exc:
+        if exc.code() == grpc.StatusCode.NOT_FOUND:
+            raise
+        # any other answer (a game whose spectators may not look now, ...): it exists
 
 
 @router.post(

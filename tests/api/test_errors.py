@@ -103,6 +103,11 @@ async def test_missing_token_is_401(http, api, game, method, path, body):
     assert await observe(api, game_id, first) == before
 
 
+async def test_a_game_that_does_not_exist_is_404_without_a_token_too(http):
+    response = await http.get("/game/nosuchgame/state")
+    assert_error(response, 404, "GAME_NOT_FOUND")
+
+
 @pytest.mark.parametrize("kind", ["garbage", "other_secret", "swapped_signature"])
 async def test_forged_or_garbled_token_is_401(http, api, game, kind):
     game_id, first, _, before = game
