@@ -23,7 +23,12 @@ lock on this instance:
 5. **append** with the expected last per-game seq as the fence (JetStream
    ``Nats-Expected-Last-Subject-Sequence``) and the scoped command id as ``Nats-Msg-Id``;
    a lost race marks the game stale and goes round again (at most
-   :data:`MAX_ATTEMPTS` times, then ``CONFLICT``);
+   :data:`MAX_ATTEMPTS` times, then ``CONFLICT``). A race lost to a write the log
+   does not show (the tail still at the fence: an append of the platform's own that
+   timed out during a quorum loss and is still in flight) is no conflict: the command is
+   tried again after :data:`IN_FLIGHT_BACKOFF_S`, and answered ``UNAVAILABLE`` (503 with
+   ``Retry-After``: retry the same request) when the log still does not show it
+   (docs/faults.md);
 6. **projections** (services/session/projections.py: progress before the cache shows
    the new state; snapshot and directory after it), then the cache takes the new state
    and wakes the game's watchers.
@@ -34,6 +39,7 @@ disconnect seen by two): the fence and the command id make it land once.
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -63,6 +69,12 @@ log = structlog.get_logger("cellwar.session.commands")
 
 #: Appends tried before a command fails with ``CONFLICT`` (DESIGN §6).
 MAX_ATTEMPTS = 5
+#: Races lost to a write the log does not show (still in flight) before a command is
+#: answered ``UNAVAILABLE`` (docs/faults.md).
+IN_FLIGHT_TRIES = 2
+#: Pause before a command that lost to an in-flight write is tried again (seconds). Not
+#: longer than the append timeout: the gateway's deadline must leave room for the 503.
+IN_FLIGHT_BACKOFF_S = 0.5
 #: Command key of the repair that writes a missing ``GameFinished``.
 REPAIR_KEY = "p0:repair:finish"
 
@@ -156,7 +168,9 @@ class CommandLoop:
         store: the event log; engine: the rules.
         projections: read models updated after each append, in order.
         progress: checks a profile's unlocked level at create (None: not checked).
-        max_attempts: appends tried before ``CONFLICT``.
+        max_attempts: appends tried before ``CONFLICT`` (races lost to another writer).
+        in_flight_tries / in_flight_backoff_s: races lost to a write the log does not
+            show yet, and the pause after each, before ``UNAVAILABLE``.
     """
 
     def __init__(
@@ -167,6 +181,8 @@ class CommandLoop:
         projections: Sequence[Projection] = (),
         progress: ProgressChecker | None = None,
         max_attempts: int = MAX_ATTEMPTS,
+        in_flight_tries: int = IN_FLIGHT_TRIES,
+        in_flight_backoff_s: float = IN_FLIGHT_BACKOFF_S,
     ) -> None:
         self.games = games
         self.store = store
@@ -174,6 +190,8 @@ class CommandLoop:
         self.projections = list(projections)
         self.progress = progress
         self.max_attempts = max_attempts
+        self.in_flight_tries = in_flight_tries
+        self.in_flight_backoff_s = in_flight_backoff_s
 
     # ------------------------------------------------------------------ commands
 
@@ -182,15 +200,20 @@ class CommandLoop:
         game returns the recorded result and changes nothing.
 
         Raises:
-            ServiceError: ``GAME_NOT_FOUND``, rule codes from the engine, ``CONFLICT``,
-                ``UNAVAILABLE``, ``GAME_BROKEN``, ``IDEMPOTENCY_KEY_REUSED``.
+            ServiceError: ``GAME_NOT_FOUND``, rule codes from the engine, ``CONFLICT``
+                (lost to other writers :attr:`max_attempts` times), ``UNAVAILABLE``
+                (NATS did not answer, or the log still does not show the write the
+                fence lost to), ``GAME_BROKEN``, ``IDEMPOTENCY_KEY_REUSED``.
         """
         key = command_key(cmd.actor, cmd.command_id) if cmd.command_id else ""
         digest = command_digest(cmd.type, cmd.payload) if cmd.command_id else ""
         game = await self.games.get(cmd.game_id)
+        in_flight = 0
         async with game.lock:
-            for attempt in range(self.max_attempts):
+            attempt = 0
+            while attempt < self.max_attempts:
                 last = attempt == self.max_attempts - 1
+                attempt += 1
                 if game.stale:
                     await self.games.refresh(game)
                 if game.broken:
@@ -226,6 +249,17 @@ class CommandLoop:
                     system=reply.ticked,
                 )
                 if stored is None:
+                    if await self._lost_in_flight(game):
+                        in_flight += 1
+                        attempt -= 1  # no other writer won: not a conflict
+                        if in_flight >= self.in_flight_tries:
+                            log.warning("append_in_flight", game_id=game.game_id, seq=game.seq)
+                            raise ServiceError(
+                                ErrorCode.UNAVAILABLE,
+                                f"game {cmd.game_id}: an earlier write is still in flight"
+                                " (the event store is recovering); retry the same request",
+                            )
+                        await asyncio.sleep(self.in_flight_backoff_s * in_flight)
                     continue
                 return Outcome(
                     game,
@@ -353,7 +387,8 @@ class CommandLoop:
 
         Raises:
             ServiceError: ``CONFLICT`` (the id is taken by another command),
-                ``UNAVAILABLE``.
+                ``UNAVAILABLE`` (NATS did not answer, or an earlier try of this command
+                is still in flight: the log is empty but the fence at 0 was lost).
         """
         try:
             stored = await self.store.append(
@@ -363,6 +398,12 @@ class CommandLoop:
             retried = await self._retried(game_id, command_id, digest)
             if retried is not None:
                 return retried
+            if await self.store.last_seq(game_id) == 0:
+                # lost to a write the log does not show: our own timed-out try, in flight
+                raise ServiceError(
+                    ErrorCode.UNAVAILABLE,
+                    f"game {game_id}: an earlier try is still in flight; retry the same request",
+                ) from exc
             raise ServiceError(ErrorCode.CONFLICT, "game id taken; retry") from exc
         meta = meta_of(stored[0])
         if profile_id:
@@ -516,6 +557,16 @@ class CommandLoop:
             raise
         await self._project(game, stored, state, views)
         return stored
+
+    async def _lost_in_flight(self, game: Game) -> bool:
+        """After a lost race: True when the log's tail is still the fence (``game.seq``),
+        so the write the fence lost to is not in the log (yet): an append of ours that
+        timed out and is still in flight, not another writer's event.
+
+        Raises:
+            StoreUnavailable: NATS did not answer.
+        """
+        return await self.store.last_seq(game.game_id) == game.seq
 
     async def _project(
         self,
