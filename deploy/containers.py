@@ -41,6 +41,7 @@ from typing import Any
 os.environ.setdefault("TESTCONTAINERS_RYUK_DISABLED", "true")
 
 from deploy.images import BuildError, ImageNames, build_all, docker_answers, image_names  # noqa: E402
+from deploy.ports import port_free  # noqa: E402
 
 #: Label on every container, network and volume of a stack.
 STACK_LABEL = "org.cellwar.stack"
@@ -382,18 +383,21 @@ def remove_stack(name: str, *, volumes: bool = False) -> list[str]:
     return removed
 
 
-def _ensure_volume(name: str, stack: str) -> str:
+def _ensure_volume(name: str, stack: str) -> tuple[str, bool]:
+    """The NATS data volume ``name``, made when missing: ``(name, made now)``."""
     import docker
 
     client = docker.from_env()
     try:
         try:
             client.volumes.get(name)
+            made = False
         except docker.errors.NotFound:
             client.volumes.create(name, labels={STACK_LABEL: stack})
+            made = True
     finally:
         client.close()
-    return name
+    return name, made
 
 
 def _running(name: str) -> list[str]:
@@ -408,6 +412,10 @@ def _running(name: str) -> list[str]:
 
 def up(port: int, name: str, *, build: bool = True) -> int:
     """``up``: build the images if needed, start the stack, print where it answers."""
+    if port and not port_free("127.0.0.1", port):
+        print(f"port {port} is in use (another make run or stack?): choose another with --port",
+              file=sys.stderr)
+        return 1
     if not docker_answers():
         print("no Docker engine answers: start dockerd (as root: dockerd &) and try again",
               file=sys.stderr)
@@ -422,16 +430,20 @@ def up(port: int, name: str, *, build: bool = True) -> int:
         print(f"stack {name!r} exists ({', '.join(_running(name))}): "
               f"python -m deploy.containers down --name {name}", file=sys.stderr)
         return 1
+    made_volume = False
     try:
         if build:
             build_all()
-        volume = _ensure_volume(f"{name}-nats-data", name)
+        volume, made_volume = _ensure_volume(f"{name}-nats-data", name)
         started = time.monotonic()
         print(f"[containers] starting {', '.join(SERVICES)} on network {name}-net", flush=True)
         stack = ContainerStack(StackConfig(name=name, port=port, nats_volume=volume))
         stack.start()
     except (BuildError, StackError, docker.errors.DockerException) as exc:
         print(f"[containers] error: {exc}", file=sys.stderr)
+        removed = remove_stack(name, volumes=made_volume)  # leave nothing of a stack that never ran
+        if removed:
+            print(f"[containers] removed {', '.join(removed)}", file=sys.stderr)
         return 1
     print(f"[containers] up in {time.monotonic() - started:.0f} s: {stack.url.replace('127.0.0.1', 'localhost')}")
     print(f"  bots:  python -m client.play --url http://localhost:{stack.port} --size 60 --budget 100")

@@ -12,7 +12,8 @@
 
 A new service adds a row to :data:`PROBES`. Explicit probes skip the detection:
 ``--grpc HOST:PORT`` or ``--http URL`` (the nginx image uses ``--http``). Exit status 0
-when the probe answers SERVING / 2xx within ``--timeout`` seconds (default 3), else 1
+when the probe answers SERVING / 2xx within ``--timeout`` seconds (default 10: a service busy with games may take seconds to
+answer; the images probe every 15 s with a 15 s limit, so a busy host does not flap them), else 1
 with the reason on stderr. Only the standard library is imported unless a gRPC probe
 runs (the nginx image has no grpc).
 """
@@ -103,7 +104,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m deploy.healthcheck", description=__doc__.splitlines()[0])
     parser.add_argument("--grpc", metavar="HOST:PORT", help="probe this gRPC health service")
     parser.add_argument("--http", metavar="URL", help="probe this URL (2xx = healthy)")
-    parser.add_argument("--timeout", type=float, default=3.0, help="seconds")
+    parser.add_argument("--timeout", type=float, default=10.0, help="seconds (default %(default)s)")
     args = parser.parse_args(argv)
     if args.grpc:
         reason = probe_grpc(args.grpc, args.timeout)

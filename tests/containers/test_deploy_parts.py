@@ -95,3 +95,26 @@ def test_inputs_hash_changes_with_a_file(tmp_path: Path, monkeypatch):
     (tmp_path / "app" / "a.py").write_text("x = 2\n")
     assert inputs_hash(["v1"], ["app"]) != first
     assert inputs_hash(["v2"], ["app"]) != inputs_hash(["v1"], ["app"])
+
+
+def test_up_on_a_busy_port_refuses_before_anything_starts(capsys):
+    """``deploy.containers up`` on a port in use says so at once (it used to start the
+    stack, fail after a minute with Docker's 500 and leave the NATS volume behind)."""
+    import socket
+
+    from deploy import containers
+
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        assert containers.up(port, "cellwar-busy-port-test", build=False) == 1
+    err = capsys.readouterr().err
+    assert f"port {port} is in use" in err and "--port" in err
+
+
+def test_the_images_probe_health_without_flapping_on_a_busy_host():
+    """A probe every 15 s with 15 s to answer (was 5 s / 5 s: a busy host flapped them)."""
+    for name in ("Dockerfile", "Dockerfile.nginx"):
+        text = (ROOT / "deploy" / name).read_text()
+        assert "HEALTHCHECK --interval=15s --timeout=15s" in text, name
