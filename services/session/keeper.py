@@ -7,7 +7,11 @@
   is loaded on first use or when this instance takes its lease, never at start-up — and
   gives a lease up when the game no longer needs one. A game found finished without its
   ``GameFinished`` (a crash between two events) is repaired by its new holder, through
-  the command loop.
+  the command loop. A game this instance cannot load after taking its lease (NATS not
+  answering: ``lease_game_not_loaded``) has its lease released at once (another
+  instance may load it) and is tried again here after a backoff that doubles from
+  :data:`LOAD_RETRY_S` up to the lease TTL: a lease is never kept on a game nobody
+  ticks (docs/faults.md).
 - **Disconnect clocks** of the games this instance holds, every
   :data:`CLOCK_INTERVAL_S` (services/session/presence.py).
 - **Turn timers** of the games this instance holds, in the same pass
@@ -48,6 +52,8 @@ EXPIRE_COMMAND_ID = "expire"
 #: Games adopted (lease taken, game loaded) per lease pass at most, so a backlog (old
 #: directory entries after an upgrade, many orphans after a crash) loads gradually.
 ADOPT_PER_PASS = 100
+#: First pause before a game that could not be loaded is adopted again (seconds).
+LOAD_RETRY_S = 0.5
 
 
 def _age_s(created_at: str) -> float:
@@ -80,6 +86,7 @@ class Keeper:
         self._tasks: list[asyncio.Task] = []
         self._poked = asyncio.Event()
         self._expiring: dict[str, asyncio.Task] = {}
+        self._load_failures: dict[str, int] = {}  # game_id -> failed loads in a row
         self.timers = TurnTimers(games, loop)
 
     def needs_lease(self, game: Game) -> bool:
@@ -98,6 +105,11 @@ class Keeper:
     def poke(self) -> None:
         """Run the lease pass soon (a game may need a holder now)."""
         self._poked.set()
+
+    def poke_in(self, delay_s: float) -> None:
+        """Run the lease pass ``delay_s`` seconds from now (a deferred load is due)."""
+        with contextlib.suppress(RuntimeError):  # no running loop: the next pass does it
+            asyncio.get_running_loop().call_later(delay_s, self._poked.set)
 
     def start(self) -> None:
         """Start the loops."""
@@ -172,10 +184,25 @@ class Keeper:
                 async with game.lock:
                     await self.games.refresh(game)
         except ServiceError as exc:
-            log.warning("lease_game_not_loaded", game_id=game_id, code=exc.code)
+            await self.leases.release(game_id)
             if exc.code == ErrorCode.GAME_NOT_FOUND:
-                await self.leases.release(game_id)
+                log.warning("lease_game_not_loaded", game_id=game_id, code=exc.code)
+                self._load_failures.pop(game_id, None)
+                return
+            failures = self._load_failures.get(game_id, 0) + 1
+            self._load_failures[game_id] = failures
+            retry_s = min(LOAD_RETRY_S * 2 ** (failures - 1), self.settings.lease_ttl_s)
+            self.leases.defer(game_id, retry_s)
+            log.warning(
+                "lease_game_not_loaded",
+                game_id=game_id,
+                code=exc.code,
+                failures=failures,
+                retry_s=retry_s,
+            )
+            self.poke_in(retry_s)
             return
+        self._load_failures.pop(game_id, None)
         if game.needs_finish:
             try:
                 async with game.lock:

@@ -122,6 +122,11 @@ class Leases:
             self._next_try[gid] = now + self.ttl_s / 3
         return taken
 
+    def defer(self, game_id: str, delay_s: float) -> None:
+        """Do not try to take ``game_id``'s lease for ``delay_s`` seconds (a load that
+        failed is tried again later; meanwhile another instance may take it)."""
+        self._next_try[game_id] = self._now() + delay_s
+
     async def release(self, game_id: str) -> None:
         """Give a lease up (the game no longer needs a holder)."""
         rev = self.held.pop(game_id, None)
