@@ -1,5 +1,5 @@
 // The drawing toolbar of every Life board (hot-seat / online games and the campaign):
-// pencil, brush, erasers, the pattern menu (stamps), ↻ rotation, 👆 tap mode and the
+// pencil, brush, erasers, the pattern menu (stamps), ↻ rotation, tap mode and the
 // hovered cell's coordinates. It owns the choice (tool, pattern, rotation, tap) and turns
 // the board's strokes and stamps into the game's `draw` / `stamp`, saying so when the
 // budget is spent. Every item keeps its size, so choosing a tool or a pattern, or the
@@ -214,7 +214,7 @@ export class DrawingTools {
     const tap = document.createElement('button');
     tap.type = 'button';
     tap.dataset.testid = `${p}btn-tap`;
-    tap.textContent = `👆 ${t('tool.tap')}`;
+    tap.textContent = t('tool.tap');
     tap.title = t('tool.tap.title');
     tap.classList.toggle('active', this.tap);
     tap.setAttribute('aria-pressed', String(this.tap));
