@@ -6,6 +6,14 @@ up to ``CELLWAR_NATS_CONNECT_TIMEOUT_S`` seconds. Past that deadline, or at once
 error no retry can mend (a replica count the server cannot
 hold), they stop with :class:`NatsUnavailable`, whose message names the setting to look
 at; the services' entry points log it as one ``nats_unavailable`` line and exit 1.
+
+Once connected, the client pings its server every ``CELLWAR_NATS_PING_INTERVAL_S``
+(default :data:`PING_INTERVAL_S`) and drops a server that leaves
+``CELLWAR_NATS_MAX_OUTSTANDING_PINGS`` pings unanswered (a hung or SIGSTOPped node is
+left within about ``interval × (pings + 1)`` seconds, 8 s by default, instead of
+nats-py's 120 s × 2), reconnecting to another node of the list. The list is shuffled
+(nats-py ``dont_randomize=False``) so the services' connections spread over the
+cluster's nodes (docs/faults.md).
 """
 
 from __future__ import annotations
@@ -27,6 +35,12 @@ T = TypeVar("T")
 #: JetStream error codes no retry mends: ``replicas > 1 not supported in non-clustered
 #: mode`` (10074) and ``replicas configuration can not be updated`` (10061).
 PERMANENT_ERR_CODES = frozenset({10074, 10061})
+#: Seconds between two pings of a connected client (nats-py's default: 120).
+PING_INTERVAL_S = 2.0
+#: Unanswered pings after which the server is taken as gone (nats-py's default: 2).
+MAX_OUTSTANDING_PINGS = 3
+#: Seconds one try to reach a server may take (a paused node accepts TCP, never answers).
+CONNECT_TIMEOUT_S = 2.0
 
 
 class NatsUnavailable(RuntimeError):
@@ -52,44 +66,70 @@ def _said(exc: BaseException) -> str:
     return str(exc) or type(exc).__name__
 
 
+def settings_options(settings: Any) -> dict[str, Any]:
+    """The keyword arguments of :func:`connect` that come from a service's settings
+    (``nats_ping_interval_s``, ``nats_max_outstanding_pings``, ``nats_randomize``)."""
+    return {
+        "ping_interval_s": settings.nats_ping_interval_s,
+        "max_outstanding_pings": settings.nats_max_outstanding_pings,
+        "randomize": settings.nats_randomize,
+    }
+
+
 async def connect(
     url: str,
     *,
     name: str,
     deadline_s: float,
     on_reconnect: Callable[[], Awaitable[None]] | None = None,
+    ping_interval_s: float = PING_INTERVAL_S,
+    max_outstanding_pings: int = MAX_OUTSTANDING_PINGS,
+    randomize: bool = True,
 ) -> NATS:
     """Connect to NATS (``url``: one server or several, comma separated), trying again
     every 0.5 s for up to ``deadline_s`` seconds; once connected, reconnecting for ever
     after a loss (``on_reconnect`` runs after each reconnection).
+
+    ``ping_interval_s`` (seconds) and ``max_outstanding_pings``: a server that leaves
+    that many pings unanswered is dropped (module docstring); ``randomize``: try the
+    servers in a shuffled order (False: in the order given).
 
     Raises:
         NatsUnavailable: no server answered within ``deadline_s`` seconds (with the last
             error and the variables to check).
     """
     last: list[str] = []
+    nc_box: list[NATS] = []
 
     async def on_error(exc: Exception) -> None:
         last[:] = [_said(exc)]
         log.warning("nats_error", error=last[0])
 
     async def on_reconnected() -> None:
-        log.info("nats_reconnected")
+        url_now = nc_box[0].connected_url if nc_box else None
+        log.info("nats_reconnected", server=url_now.netloc if url_now else "")
         if on_reconnect is not None:
             await on_reconnect()
 
+    async def on_disconnected() -> None:
+        log.warning("nats_disconnected", error=last[0] if last else "")
+
     servers = [u.strip() for u in url.split(",") if u.strip()]
     try:
-        return await asyncio.wait_for(
+        nc = await asyncio.wait_for(
             nats.connect(
                 servers,
                 name=name,
                 max_reconnect_attempts=-1,
                 reconnect_time_wait=0.5,
-                connect_timeout=5,
+                connect_timeout=CONNECT_TIMEOUT_S,
                 allow_reconnect=True,
                 error_cb=on_error,
                 reconnected_cb=on_reconnected,
+                disconnected_cb=on_disconnected,
+                ping_interval=ping_interval_s,
+                max_outstanding_pings=max_outstanding_pings,
+                dont_randomize=not randomize,
             ),
             deadline_s,
         )
@@ -99,6 +139,8 @@ async def connect(
             f" (last error: {last[0] if last else 'none'}); check CELLWAR_NATS_URL, or give a"
             " starting cluster longer with CELLWAR_NATS_CONNECT_TIMEOUT_S"
         ) from None
+    nc_box.append(nc)
+    return nc
 
 
 async def retrying(what: str, fn: Callable[[], Awaitable[T]], deadline_s: float) -> T:

@@ -122,6 +122,14 @@ class Settings(BaseSettings):
             session's cache (seconds).
         nats_connect_timeout_s: how long a starting session keeps retrying NATS (a cluster
             still forming) before it gives up (seconds).
+        nats_ping_interval_s / nats_max_outstanding_pings: a service pings its NATS
+            server every this many seconds and leaves a server that lets this many pings
+            go unanswered (a hung node is dropped within about 8 s; docs/faults.md).
+        nats_randomize: connect to the servers of ``nats_url`` in a shuffled order, so
+            the connections spread over a cluster's nodes (False: in the order given).
+        session_failover_s: the gateway sends a call to another session instance when
+            the one it asked has not answered within this many seconds and does not
+            answer a health check either (a paused instance; docs/faults.md; 0 = never).
         token_max_age_s: player tokens older than this (seconds since issue) are refused
             with 401 ``TOKEN_EXPIRED`` (default 7 days; ``POST /game/{id}/token`` renews).
         trusted_proxies: comma list of addresses/CIDRs whose ``X-Forwarded-For`` /
@@ -177,6 +185,10 @@ class Settings(BaseSettings):
     waiting_game_ttl_s: float = Field(3600.0, gt=0)
     game_idle_s: float = Field(600.0, gt=0)
     nats_connect_timeout_s: float = Field(120.0, gt=0)
+    nats_ping_interval_s: float = Field(2.0, gt=0, le=120)
+    nats_max_outstanding_pings: int = Field(3, ge=1, le=100)
+    nats_randomize: bool = True
+    session_failover_s: float = Field(1.0, ge=0)
     token_max_age_s: float = Field(7 * 24 * 3600.0, gt=0)
     trusted_proxies: str = ""
     create_limit_per_min: int = Field(30, ge=0)

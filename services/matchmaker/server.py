@@ -202,7 +202,9 @@ async def create_server(
     settings = settings or Settings()
 
     wait = settings.nats_connect_timeout_s
-    nc = await natsconn.connect(nats_url, name="cellwar-matchmaker", deadline_s=wait)
+    nc = await natsconn.connect(
+        nats_url, name="cellwar-matchmaker", deadline_s=wait, **natsconn.settings_options(settings)
+    )
     js = nc.jetstream(timeout=10.0)
     reps = settings.stream_replicas
 

@@ -151,7 +151,11 @@ async def create_server(
                 log.exception("reconnect_hook_failed")
 
     nc = await natsconn.connect(
-        nats_url, name="cellwar-session", deadline_s=wait, on_reconnect=on_reconnect
+        nats_url,
+        name="cellwar-session",
+        deadline_s=wait,
+        on_reconnect=on_reconnect,
+        **natsconn.settings_options(settings),
     )
     js = nc.jetstream(timeout=10.0)
     reps = settings.stream_replicas
