@@ -411,7 +411,8 @@ async def start_platform(
         await svc.start_engine()
         await svc.start_session(**session_settings)
         if gateway:
-            await svc.start_gateway()
+            # Every viewer of a bench comes from 127.0.0.1: no per-address socket cap.
+            await svc.start_gateway(ws_max_per_address=0)
     except BaseException:
         svc.close()
         raise

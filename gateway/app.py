@@ -19,7 +19,8 @@ from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 from cellwar.v1 import matchmaker_pb2_grpc, session_pb2_grpc
 from gateway.errors import install_error_handlers
 from gateway.fanout import FanoutHub
-from gateway.limits import BodySizeLimit, RateLimit
+from gateway.headers import SecurityHeaders, inline_script_policy
+from gateway.limits import BodyReadTimeout, BodySizeLimit, RateLimit, WebSocketLimits
 from gateway.observability import AccessLogMiddleware, Metrics
 from gateway.redact import install_log_redaction
 from gateway.routes import campaign, games, health, matchmaking, patterns, replay, stream
@@ -84,8 +85,9 @@ def create_app(
         The FastAPI app: API routes, ``/docs`` (Swagger UI served from ``/_docs``, no
         CDN; no ReDoc), then the browser client mounted at ``/``. Middlewares, outermost
         first: forwarded headers of trusted proxies (only when ``trusted_proxies`` is
-        set; serve the app with uvicorn's own ``proxy_headers`` off), access log, rate
-        limits, body size limit. Log records of uvicorn and websockets are redacted
+        set; serve the app with uvicorn's own ``proxy_headers`` off), security headers
+        (gateway/headers.py), access log, WebSocket limits, rate limits, body read
+        timeout, body size limit (docs/security.md). Log records of uvicorn and websockets are redacted
         (gateway/redact.py).
 
     Raises:
@@ -159,6 +161,7 @@ def create_app(
     install_error_handlers(app)
     # add_middleware wraps: the last added runs first.
     app.add_middleware(BodySizeLimit, max_bytes=settings.max_body_bytes)
+    app.add_middleware(BodyReadTimeout, timeout_s=settings.body_read_timeout_s)
     app.add_middleware(
         RateLimit,
         rate=settings.rate_limit_per_s,
@@ -171,7 +174,16 @@ def create_app(
         read_concurrency=settings.read_concurrency,
         read_global_per_s=settings.read_global_per_s,
     )
+    app.add_middleware(
+        WebSocketLimits,
+        max_message_bytes=settings.ws_max_message_bytes,
+        messages_per_s=settings.ws_messages_per_s,
+        burst=settings.ws_message_burst,
+        max_per_address=settings.ws_max_per_address,
+        metrics=app.state.metrics,
+    )
     app.add_middleware(AccessLogMiddleware, metrics=app.state.metrics)
+    app.add_middleware(SecurityHeaders)
     if settings.trusted_proxies.strip():
         # uvicorn's middleware: with the peer in the list, the client becomes the rightmost
         # X-Forwarded-For entry that is not a trusted proxy (tests/api/test_limits.py).
@@ -181,13 +193,16 @@ def create_app(
     @app.get("/docs", include_in_schema=False)
     async def swagger_ui() -> HTMLResponse:
         """Swagger UI of the API, its JS and CSS served by this gateway."""
-        return get_swagger_ui_html(
+        page = get_swagger_ui_html(
             openapi_url=app.openapi_url or "/openapi.json",
             title="CellWar API",
             swagger_js_url=f"{DOCS_ASSETS}/swagger-ui-bundle.js",
             swagger_css_url=f"{DOCS_ASSETS}/swagger-ui.css",
             swagger_favicon_url=f"{DOCS_ASSETS}/favicon-32x32.png",
         )
+        # Swagger UI starts from one inline script: allowed by its hash, nothing else.
+        page.headers["Content-Security-Policy"] = inline_script_policy(bytes(page.body).decode())
+        return page
 
     routers = (
         health.router,

@@ -41,20 +41,26 @@ on every route.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import ipaddress
+import json
 import math
 import random
 import re
 import time
 from collections import deque
 from collections.abc import Callable
+from typing import Any
 
+import structlog
 from starlette.exceptions import HTTPException
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from gateway.errors import Code, error_body
 from gateway.tokens import TokenSigner
+
+_log = structlog.get_logger("gateway.limits")
 
 
 class PayloadTooLarge(HTTPException):
@@ -473,3 +479,206 @@ def _header(scope: Scope, name: bytes) -> str | None:
         if key == name:
             return value.decode("latin-1")
     return None
+
+
+class RequestTimeout(HTTPException):
+    """A request body that did not arrive within the read timeout (408); raised while the
+    app reads the body, so it reaches the error handlers like :class:`PayloadTooLarge`."""
+
+    def __init__(self, timeout_s: float) -> None:
+        super().__init__(
+            408,
+            f"the request body did not arrive within {timeout_s:g} s",
+            headers={"Connection": "close"},
+        )
+
+
+class BodyReadTimeout:
+    """ASGI middleware: 408 ``REQUEST_TIMEOUT`` for a body not fully read ``timeout_s``
+    seconds after the request began (a body trickled at 10 B/s holds no connection and
+    no worker for longer). Once the body is complete, ``receive`` passes through
+    untouched (a streaming response still hears the client's disconnect).
+
+    Args:
+        app: the wrapped ASGI app.
+        timeout_s: seconds from the request's start to its body's last byte; 0 = none.
+    """
+
+    def __init__(self, app: ASGIApp, timeout_s: float) -> None:
+        self.app = app
+        self.timeout_s = timeout_s
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Bound every body read by what is left of the deadline."""
+        if scope["type"] != "http" or self.timeout_s <= 0:
+            await self.app(scope, receive, send)
+            return
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.timeout_s
+        complete = False
+
+        async def timed() -> Message:
+            nonlocal complete
+            if complete:
+                return await receive()
+            left = deadline - loop.time()
+            if left <= 0:
+                raise RequestTimeout(self.timeout_s)
+            try:
+                message = await asyncio.wait_for(receive(), left)
+            except TimeoutError:
+                raise RequestTimeout(self.timeout_s) from None
+            if message["type"] != "http.request" or not message.get("more_body", False):
+                complete = True
+            return message
+
+        await self.app(scope, timed, send)
+
+
+#: Close code of a WebSocket closed by a limit (RFC 6455 §7.4.1: policy violation).
+WS_POLICY_CLOSE = 1008
+
+
+class WebSocketLimits:
+    """ASGI middleware: the limits of every WebSocket route (game stream, ticket stream).
+
+    - A message above ``max_message_bytes`` closes its socket with 1008 and the reason
+      ``PAYLOAD_TOO_LARGE: ...``.
+    - Inbound messages take a token from the socket's own bucket (``messages_per_s``
+      refill, ``burst`` size); a message meeting an empty bucket closes the socket with
+      1008 and the reason ``RATE_LIMITED: ...``. No client of the platform sends more
+      than a few messages (the streams are one-way), so a flood is cut after ``burst``.
+    - At most ``max_per_address`` sockets open at once per client address
+      (:func:`client_address`, after the trusted-proxy rewrite); one more is refused
+      before the handshake with HTTP 429 ``RATE_LIMITED`` + ``Retry-After`` (servers
+      without the ASGI WebSocket denial response: close 1008 before accept, a 403).
+
+    After a limit's close, the app reads ``websocket.disconnect`` (code 1008) and what it
+    still sends is dropped. Messages passed to the app, limit closes and refusals are
+    counted in ``metrics`` (gateway/observability.py).
+
+    Args:
+        app: the wrapped ASGI app.
+        max_message_bytes: largest inbound message (bytes; 0 = no limit).
+        messages_per_s / burst: the per-socket bucket (0 in either = no rate limit).
+        max_per_address: open sockets per address (0 = no cap).
+        metrics: the app's :class:`gateway.observability.Metrics`, or None.
+        clock: monotonic seconds (tests pass a fake one).
+    """
+
+    def __init__(
+        self,
+        app: ASGIApp,
+        max_message_bytes: int,
+        messages_per_s: float,
+        burst: int,
+        max_per_address: int,
+        metrics: Any = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.app = app
+        self.max_message_bytes = max_message_bytes
+        self.rate = messages_per_s if messages_per_s > 0 and burst > 0 else 0.0
+        self.burst = float(burst)
+        self.max_per_address = max_per_address
+        self.metrics = metrics
+        self.clock = clock
+        self.open: dict[str, int] = {}
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Count the socket against its address, then police what it sends."""
+        if scope["type"] != "websocket":
+            await self.app(scope, receive, send)
+            return
+        address = client_address(scope)
+        if self.max_per_address > 0 and self.open.get(address, 0) >= self.max_per_address:
+            await self._refuse(scope, receive, send)
+            return
+        self.open[address] = self.open.get(address, 0) + 1
+        tokens, at = self.burst, self.clock()
+        closed = False
+
+        async def policed() -> Message:
+            nonlocal tokens, at, closed
+            if closed:
+                return {"type": "websocket.disconnect", "code": WS_POLICY_CLOSE}
+            message = await receive()
+            if message["type"] != "websocket.receive":
+                return message
+            reason = self._violation(message)
+            if reason is None and self.rate > 0:
+                now = self.clock()
+                tokens = min(self.burst, tokens + (now - at) * self.rate)
+                at = now
+                if tokens >= 1.0:
+                    tokens -= 1.0
+                else:
+                    reason = (
+                        f"{Code.RATE_LIMITED}: more than {self.burst:g} messages at once or "
+                        f"{self.rate:g}/s"
+                    )
+            if reason is None:
+                if self.metrics is not None:
+                    self.metrics.ws_inbound.inc()
+                return message
+            closed = True
+            kind = reason.partition(":")[0]
+            if self.metrics is not None:
+                self.metrics.ws_limit_closes.labels(kind).inc()
+            _log.info("ws_limit_closed", reason=kind, path=scope.get("path"))
+            with contextlib.suppress(Exception):
+                await send({"type": "websocket.close", "code": WS_POLICY_CLOSE, "reason": reason})
+            return {"type": "websocket.disconnect", "code": WS_POLICY_CLOSE}
+
+        async def guarded_send(message: Message) -> None:
+            if closed:
+                return  # the limit closed the socket; the app's late frames go nowhere
+            await send(message)
+
+        try:
+            await self.app(scope, policed, guarded_send)
+        finally:
+            left = self.open.get(address, 1) - 1
+            if left > 0:
+                self.open[address] = left
+            else:
+                self.open.pop(address, None)
+
+    def _violation(self, message: Message) -> str | None:
+        """The close reason of a message above the size limit, else None."""
+        if self.max_message_bytes <= 0:
+            return None
+        data = message.get("bytes")
+        text = message.get("text")
+        size = len(data) if data is not None else len(text.encode()) if text is not None else 0
+        if size > self.max_message_bytes:
+            return f"{Code.PAYLOAD_TOO_LARGE}: a message above {self.max_message_bytes} bytes"
+        return None
+
+    async def _refuse(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Refuse a socket past the address cap, before the handshake completes."""
+        if self.metrics is not None:
+            self.metrics.ws_refused.inc()
+        _log.info("ws_refused", reason="too_many_sockets", path=scope.get("path"))
+        message = await receive()  # websocket.connect
+        if message["type"] != "websocket.connect":
+            return
+        if "websocket.http.response" in (scope.get("extensions") or {}):
+            body = json.dumps(
+                error_body(
+                    Code.RATE_LIMITED,
+                    f"more than {self.max_per_address} WebSockets open from this address",
+                )
+            ).encode()
+            await send({
+                "type": "websocket.http.response.start",
+                "status": 429,
+                "headers": [
+                    (b"content-type", b"application/json"),
+                    (b"content-length", str(len(body)).encode()),
+                    (b"retry-after", b"5"),
+                ],
+            })
+            await send({"type": "websocket.http.response.body", "body": body})
+            return
+        await send({"type": "websocket.close", "code": WS_POLICY_CLOSE, "reason": Code.RATE_LIMITED})

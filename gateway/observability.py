@@ -34,6 +34,11 @@ class Metrics:
             viewers (gateway/fanout.py).
         ws_upstreams: ``cellwar_ws_upstream_watches`` Session.Watch calls open now, one
             per (game, player) watched through this gateway.
+        ws_inbound: ``cellwar_ws_inbound_messages_total`` client messages passed to a
+            WebSocket route (gateway/limits.py ``WebSocketLimits``).
+        ws_limit_closes: ``cellwar_ws_limit_closes_total{reason}`` sockets closed with
+            1008 by a limit (``RATE_LIMITED``, ``PAYLOAD_TOO_LARGE``).
+        ws_refused: ``cellwar_ws_refused_total`` sockets refused past the per-address cap.
     """
 
     def __init__(self) -> None:
@@ -60,6 +65,22 @@ class Metrics:
         self.ws_dropped = Counter(
             "cellwar_ws_frames_dropped",
             "View frames skipped for WebSocket viewers that fell behind.",
+            registry=self.registry,
+        )
+        self.ws_inbound = Counter(
+            "cellwar_ws_inbound_messages",
+            "Client messages passed to a WebSocket route (within the limits).",
+            registry=self.registry,
+        )
+        self.ws_limit_closes = Counter(
+            "cellwar_ws_limit_closes",
+            "WebSockets closed with 1008 by a limit, by reason.",
+            ["reason"],
+            registry=self.registry,
+        )
+        self.ws_refused = Counter(
+            "cellwar_ws_refused",
+            "WebSockets refused before the handshake: too many open from one address.",
             registry=self.registry,
         )
         self.ws_upstreams = Gauge(

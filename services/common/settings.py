@@ -146,6 +146,20 @@ class Settings(BaseSettings):
             clients together (beyond: 503 ``BUSY``; 0 = no bound).
         metrics_token: bearer token that lets a client read the gateway's ``/metrics``;
             without it only loopback clients may (players must not read the totals).
+        shared_limits: keep the create and join windows in the NATS KV bucket
+            ``cellwar-limits`` (at ``nats_url``), so they hold for all gateways together
+            (docs/security.md); off: each gateway process counts alone.
+        ws_max_message_bytes: largest message a client may send on a WebSocket (bytes;
+            larger: close 1008; 0 = no limit).
+        ws_messages_per_s / ws_message_burst: inbound messages per WebSocket, a token
+            bucket (refill per second, size); an empty bucket closes the socket with 1008
+            (0 in either = no limit).
+        ws_max_per_address: WebSockets open at once per client address in one gateway
+            (one more is refused with 429 ``RATE_LIMITED``; 0 = no cap).
+        http_keep_alive_s: the gateway closes an idle keep-alive connection after this
+            long (seconds; nginx's upstream keep-alive is shorter, deploy/nginx.conf).
+        body_read_timeout_s: a request whose body has not fully arrived this long after
+            the request began is answered 408 ``REQUEST_TIMEOUT`` (seconds; 0 = none).
     """
 
     model_config = SettingsConfigDict(
@@ -198,6 +212,13 @@ class Settings(BaseSettings):
     read_concurrency: int = Field(2, ge=0)
     read_global_per_s: float = Field(40.0, ge=0)
     metrics_token: str = ""
+    shared_limits: bool = False
+    ws_max_message_bytes: int = Field(4096, ge=0)
+    ws_messages_per_s: float = Field(5.0, ge=0)
+    ws_message_burst: int = Field(20, ge=0)
+    ws_max_per_address: int = Field(64, ge=0)
+    http_keep_alive_s: float = Field(20.0, gt=0)
+    body_read_timeout_s: float = Field(30.0, ge=0)
 
     @field_validator("log_format", "log_level", mode="before")
     @classmethod
