@@ -160,6 +160,14 @@ def test_legend_counts_help_keyboard_log_attack_and_leave(page, live_url, proble
     expect(page.get_by_test_id("cw-winner")).to_be_visible()
     expect(page.get_by_test_id("cw-winner-text")).to_contain_text("Red")
     expect(page.get_by_test_id("cw-winner-reason")).to_have_attribute("data-reason", "left")
+    # At the end the winner's seat is shown with what it saw, and nobody reads "disconnected"
+    # (a hot-seat game's seats share one device).
+    wait_cw(page, "s.shownPid === 1")
+    page.wait_for_function("() => document.querySelectorAll('#cw-log li').length > 0")
+    texts = log_texts(page)
+    assert texts[0] == "Red wins" and "Green left the game" in texts and any(t.startswith("Your unit") for t in texts), texts
+    assert page.locator("#cw-players-list li.disconnected").count() == 0
+    assert "disconnected" not in page.locator("#cw-players-list").inner_text()
     assert problems.all() == []
 
 

@@ -191,7 +191,7 @@ export class CellWarScreen {
     const g = this.game;
     if (!g) return null;
     if (g.mode !== 'hotseat' || g.pids.length === 1) return g.pids[0];
-    if (g.phase === 'finished') return g.pids[0];
+    if (g.phase === 'finished') return g.pids.includes(g.latest && g.latest.winner) ? g.latest.winner : g.pids[0];
     if (this.handoverPending()) return null;
     if (g.ownsTurn()) return g.turn;
     return null;
@@ -208,7 +208,7 @@ export class CellWarScreen {
     if (!g || !g.latest) return;
     if (g.gameId !== this.log.gameId) this.log.reset(g.gameId, null);
     for (const seat of g.pids) this.log.observe(seat, g.view(seat));
-    const pid = g.phase === 'finished' ? null : this.shownPid();
+    const pid = this.shownPid();
     if (pid !== this.log.pid) this.log.reset(g.gameId, pid);
     if (!pid) return;
     this.log.refresh(g.tokens.get(pid));
@@ -263,7 +263,9 @@ export class CellWarScreen {
       li.dataset.testid = `cw-player-${p.id}`;
       li.classList.toggle('acting', g.phase === 'playing' && p.id === g.turn);
       li.classList.toggle('out', !!p.out);
-      li.classList.toggle('disconnected', !p.connected);
+      // away only means something while an online game runs (hot-seat seats share a device)
+      const away = !p.connected && g.phase !== 'finished' && g.mode !== 'hotseat';
+      li.classList.toggle('disconnected', away);
       const sw = document.createElement('span');
       sw.className = `swatch m${p.id}`;
       sw.style.background = this.board.players[p.id] || '#888';
@@ -284,7 +286,7 @@ export class CellWarScreen {
       const tags = [];
       if (g.mode === 'online' && g.tokens.has(p.id)) tags.push(t('cw.you'));
       if (p.out) tags.push(t('cw.out'));
-      else if (!p.connected) tags.push(t('cw.disconnected'));
+      else if (away) tags.push(t('cw.disconnected'));
       if (tags.length) {
         const tg = document.createElement('small');
         tg.className = 'tag';
