@@ -1,4 +1,5 @@
-// The lobby: open and running games (GET /games) with "Watch", which opens the game for a
+// The lobby: open and running games (GET /games) with "Join" for a game still waiting for
+// players (its share link's route) and "Watch", which opens the game for a
 // spectator delayed by the chosen delay (js/lobby/watch.js; the server holds CellWar
 // spectators at least 10 s behind).
 
@@ -18,6 +19,12 @@ export class LobbyScreen {
     $('lobby-back').addEventListener('click', () => this.modes.toStart());
     $('lobby-refresh').addEventListener('click', () => this.load());
     $('lobby-rows').addEventListener('click', (e) => {
+      const join = e.target.closest('button[data-join]');
+      if (join) {
+        // the share link's own route: main.js (#join=, Life) and modes.js (#cellwar=) take the seat
+        location.hash = `${join.dataset.kind === 'cellwar' ? 'cellwar' : 'join'}=${encodeURIComponent(join.dataset.join)}`;
+        return;
+      }
       const btn = e.target.closest('button[data-watch]');
       if (btn) this.modes.watch(btn.dataset.watch, btn.dataset.kind, this.delay());
     });
@@ -76,6 +83,14 @@ export class LobbyScreen {
       btn.dataset.kind = g.kind;
       btn.dataset.testid = `lobby-watch-${g.game_id}`;
       act.append(btn);
+      if (g.phase === 'waiting' && g.players_joined < g.max_players && g.kind !== 'campaign') {
+        const join = document.createElement('button');
+        join.textContent = t('lobby.join');
+        join.dataset.join = g.game_id;
+        join.dataset.kind = g.kind;
+        join.dataset.testid = `lobby-join-${g.game_id}`;
+        act.append(' ', join);
+      }
       tr.append(id, kind, phase, players, act);
       return tr;
     }));
