@@ -17,6 +17,7 @@ from starlette.routing import BaseRoute
 from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
 from cellwar.v1 import matchmaker_pb2_grpc, session_pb2_grpc
+from gateway.deps import session_client
 from gateway.errors import install_error_handlers
 from gateway.fanout import FanoutHub
 from gateway.headers import SecurityHeaders, inline_script_policy
@@ -98,13 +99,12 @@ def create_app(
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         owned = session_channel is None
-        channel = (
-            grpc.aio.insecure_channel(settings.session_addr, options=GRPC_OPTIONS)
-            if owned
-            else session_channel
-        )
+        if owned:  # one channel per session instance, calls moved off a silent one
+            app.state.session, channels = session_client(settings)
+        else:
+            app.state.session, channels = session_pb2_grpc.SessionStub(session_channel), [session_channel]
+        channel = channels[0]
         app.state.session_channel = channel
-        app.state.session = session_pb2_grpc.SessionStub(channel)
         # One upstream Session.Watch per (game, player) shared by all sockets (DESIGN §8).
         app.state.fanout = FanoutHub(app.state.session, app.state.metrics)
         mm_owned = matchmaker_channel is None
@@ -120,7 +120,8 @@ def create_app(
         finally:
             await app.state.fanout.aclose()
             if owned:
-                await channel.close(grace=1.0)
+                for each in channels:
+                    await each.close(grace=1.0)
             if mm_owned:
                 await mm_channel.close(grace=1.0)
             log.info("gateway_stopped")

@@ -1,6 +1,6 @@
 """FastAPI dependencies and their ``Annotated`` aliases, used by every router.
 
-``SessionDep`` (the session gRPC stub), ``SignerDep`` (token signer), ``CurrentPlayer``
+``SessionDep`` (the session gRPC stub: :func:`session_client`), ``SignerDep`` (token signer), ``CurrentPlayer``
 (a verified player token of the game in the path; 401/403 otherwise), ``OptionalPlayer``
 (the same, or ``None`` for a spectator without a token) and ``CommandId`` (the
 ``Idempotency-Key`` header, or a fresh uuid4).
@@ -9,18 +9,41 @@
 from __future__ import annotations
 
 import uuid
-from typing import Annotated
+from typing import Annotated, Any
 
+import grpc
 import structlog
 from fastapi import Depends, Header, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from cellwar.v1 import session_pb2_grpc
 from gateway.tokens import Player, TokenSigner
+from services.common.grpcutil import GRPC_OPTIONS, FailoverStub
 from services.common.jsonwire import IDEMPOTENCY_KEY_PATTERN
+from services.common.settings import Settings, grpc_addresses
 
 #: Deadline of one unary call to the session service (seconds).
 RPC_TIMEOUT_S = 15.0
+
+
+def session_client(settings: Settings) -> tuple[Any, list[grpc.aio.Channel]]:
+    """The gateway's session stub and its channels: one channel per address of
+    ``settings.session_addr`` (``make run-cluster`` gives each gateway both session
+    instances, its own first). With several, a :class:`FailoverStub` that moves a call
+    from an instance silent for ``settings.session_failover_s`` seconds (and to its
+    health check) to the next one (docs/faults.md); with one, the plain stub.
+
+    Raises:
+        ValueError: ``session_addr`` names no address.
+    """
+    addrs = grpc_addresses(settings.session_addr)
+    channels = [grpc.aio.insecure_channel(a, options=GRPC_OPTIONS) for a in addrs]
+    if len(channels) == 1:
+        return session_pb2_grpc.SessionStub(channels[0]), channels
+    stub = FailoverStub(
+        channels, session_pb2_grpc.SessionStub, failover_s=settings.session_failover_s, names=addrs
+    )
+    return stub, channels
 
 _bearer = HTTPBearer(
     auto_error=False,

@@ -192,9 +192,18 @@ def _got(err: dict[str, Any]) -> str:
     return f" (got {text})"
 
 
+#: ``Retry-After`` of a 503 ``UNAVAILABLE`` (seconds): a fault is retryable, never final
+#: (a paused node, a quorum loss, a write still in flight; docs/faults.md).
+UNAVAILABLE_RETRY_AFTER_S = 1
+
+
+def _retry_after(status: int) -> dict[str, str] | None:
+    return {"Retry-After": str(UNAVAILABLE_RETRY_AFTER_S)} if status == 503 else None
+
+
 async def _api_error_handler(_request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, ApiError)
-    return JSONResponse(exc.body(), status_code=exc.status)
+    return JSONResponse(exc.body(), status_code=exc.status, headers=_retry_after(exc.status))
 
 
 async def _rpc_error_handler(_request: Request, exc: Exception) -> JSONResponse:
@@ -202,7 +211,7 @@ async def _rpc_error_handler(_request: Request, exc: Exception) -> JSONResponse:
     err = from_rpc_error(exc)
     if err.status >= 500:
         log.warning("session_call_failed", code=err.code, status=err.status, message=err.message)
-    return JSONResponse(err.body(), status_code=err.status)
+    return JSONResponse(err.body(), status_code=err.status, headers=_retry_after(err.status))
 
 
 async def _validation_error_handler(_request: Request, exc: Exception) -> JSONResponse:
