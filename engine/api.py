@@ -378,7 +378,9 @@ def decide(
     knows where the turn began), ``"expire"`` (``{}``: a waiting game expires,
     :mod:`engine.lifecycle`), ``"time_out"`` (``{"turn_seq"}``: the current timed turn
     ran out, :mod:`engine.timers`; :mod:`engine.envelope` checks ``turn_seq`` against the
-    turn that is running — here it is not checked), ``"fork"`` (``{"from_game",
+    turn that is running — here it is not checked — and the removal of the seats that let
+    their turns time out, engine version 4, is planned by :func:`engine.removal.plan_time_out`),
+    ``"fork"`` (``{"from_game",
     "from_seq", "origin"?}``: a new game that starts in ``state`` as it is,
     ``GameForked``, :mod:`engine.fork`).
     Folding the returned events onto ``state`` gives the returned state (tested).

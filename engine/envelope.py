@@ -55,7 +55,7 @@ from engine.api import fold as api_fold
 from engine.errors import GameError
 from engine.fork import open_seats
 from engine.policy import keeps_turn_anchor
-from engine.removal import plan_removal
+from engine.removal import plan_removal, plan_time_out
 from engine.timers import check_turn_seq, turn_timer
 
 
@@ -264,7 +264,9 @@ def decide(
 ) -> tuple[list[EventDraft], Any, Envelope]:
     """Run a command (:func:`engine.api.decide`; ``remove_player`` through
     :func:`engine.removal.plan_removal`, which may roll the turn back first; ``time_out``
-    only for the timed turn that is running, :func:`engine.timers.check_turn_seq`).
+    only for the timed turn that is running, :func:`engine.timers.check_turn_seq`, through
+    :func:`engine.removal.plan_time_out`, which removes the seats that let their turns
+    time out).
     Returns the events, the state after them and the envelope after them (their seqs
     follow ``env.seq``). ``fork`` starts a new game (a fresh envelope) in ``state``;
     while a fork has free seats (``env.open_seats``) a join takes the lowest of them and
@@ -298,6 +300,8 @@ def decide(
             env.seq,
             engine_version=engine_version,
         )
+    elif command_type == CommandType.TIME_OUT and state is not None:
+        steps = plan_time_out(state, engine_version=engine_version)  # + idle seats removed
     else:
         drafts, after = decide_command(
             state, command_type, actor, payload, engine_version=engine_version

@@ -1,7 +1,8 @@
-"""Removing a player, with the rollback of its own turn where the kind says so (DESIGN §5,
-the CellWar seed "Отключение игрока": a player who goes during its own turn takes the game
+"""Removing a player, with the rollback of its own turn where the kind says so (the
+CellWar seed "Отключение игрока": a player who goes during its own turn takes the game
 back to the snapshot after the previous player's turn, then it and its units are removed
-and the turn passes on; outside its own turn it is removed at once).
+and the turn passes on; outside its own turn it is removed at once); and the removal of
+a seat that let its turns time out (:func:`plan_time_out`, docs/game-end.md).
 
 The rollback is planned here, in the engine, from the state and the turn anchor the
 engine keeps (:class:`engine.envelope.Anchor`: the state where the current turn began,
@@ -18,6 +19,14 @@ The events, in order (the log format every existing log already has):
    recorded actor and payload (a rollback never undoes a removal);
 3. ``PlayerRemoved {"player_id", "reason"}`` of the player (+ ``GameFinished`` when one
    player is left), decided by :func:`engine.api.decide`.
+
+A timeout (:func:`plan_time_out`) records ``TurnTimedOut`` (+ ``GameFinished`` when the
+timeout itself ended the game), then, under engine version 4+, for each seat the rules
+name (:func:`engine.timers.idle_seats`: a CellWar seat whose last two own turns timed out
+without it acting) the same ``PlayerRemoved {"player_id", "reason": "disconnected"}`` by
+the system (actor 0) that a disconnect past the timeout records (+ ``GameFinished``:
+the last player left wins). Such a seat's turn has just passed on, so no rollback
+applies (:func:`rolls_back` is false for it).
 """
 
 from __future__ import annotations
@@ -25,9 +34,10 @@ from __future__ import annotations
 import base64
 from typing import Any
 
-from cellwar.v1.codes import CommandType, EventType
+from cellwar.v1.codes import CommandType, EventType, RemovalReason
 from engine.api import EventDraft, decide, decode_state, summary
 from engine.policy import policy
+from engine.timers import idle_seats
 
 
 def rolls_back(state: Any, player_id: int, anchor: Any, seq: int) -> bool:
@@ -97,4 +107,39 @@ def plan_removal(
         engine_version=engine_version,
     )
     steps.extend((d, state) for d in drafts)
+    return steps
+
+
+def plan_time_out(
+    state: Any, *, engine_version: str | None = None
+) -> list[tuple[EventDraft, Any]]:
+    """The events of the command ``time_out`` (module docstring), each with the state right
+    after it: ``TurnTimedOut`` (+ ``GameFinished``), then ``PlayerRemoved {"player_id",
+    "reason": "disconnected"}`` by the system for every seat
+    :func:`engine.timers.idle_seats` names (+ ``GameFinished`` when one player is left).
+
+    The caller has checked that the timeout is for the running turn
+    (:func:`engine.timers.check_turn_seq`).
+
+    Args:
+        state: the game now.
+        engine_version: decide under these rules (default: the current ones); under
+            versions 1-3 no seat is ever named, so only ``TurnTimedOut`` is recorded.
+
+    Raises:
+        GameError: ``WRONG_PHASE`` / ``GAME_FINISHED`` (no timed turn is running).
+    """
+    drafts, state = decide(state, CommandType.TIME_OUT, 0, {}, engine_version=engine_version)
+    steps = [(d, state) for d in drafts]
+    for player_id in idle_seats(state):
+        if summary(state).finished:
+            break
+        drafts, state = decide(
+            state,
+            CommandType.REMOVE_PLAYER,
+            0,
+            {"player_id": player_id, "reason": str(RemovalReason.DISCONNECTED)},
+            engine_version=engine_version,
+        )
+        steps.extend((d, state) for d in drafts)
     return steps

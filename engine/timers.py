@@ -1,4 +1,4 @@
-"""Turn timers (DESIGN §11, issue 14): which turn is timed, and what a timeout does.
+"""Turn timers: which turn is timed, and what a timeout does (docs/game-end.md).
 
 The engine has no clock. It says, for each state, whether a timer runs and for how long
 (:func:`turn_timer`: the config's ``turn_time_s`` and a *turn key* that changes exactly
@@ -20,11 +20,17 @@ What a timeout does, by kind (each kind module's ``time_out(state)``; a kind wit
   that have not produced produce nothing, except that a factory with no free
   neighbouring cell dies as at any end of turn; then the turn passes as after
   ``end_turn``.
+  Engine version 4+: a seat that let two of its own turns in a row time out without
+  acting is then removed as disconnected (:func:`idle_seats`; the seed "Потеря связи:
+  ждём таймаут, затем как отключение"): the command ``time_out`` records
+  ``TurnTimedOut``, then ``PlayerRemoved {"player_id", "reason": "disconnected"}`` by
+  the system (+ ``GameFinished``: the last player left wins), planned by
+  :func:`engine.removal.plan_time_out`. So a game whose players are all gone ends.
 - **Life placement**: what the player placed stays, the turn passes to the next player
   (after the last, the simulation starts).
 - **Life redraw**: every player not ready yet is made ready, so the round ends: the
   simulation resumes, or the game ends if nobody placed a cell in the round (an empty
-  redraw round, DESIGN §3).
+  redraw round): a Life game nobody plays ends by itself.
 
 A command that arrives after the deadline but before ``TurnTimedOut`` is recorded is
 accepted (the engine has no clock; the log decides): what it does stays, and if it ends
@@ -88,6 +94,16 @@ def timed_out_players(state: Any) -> list[int]:
         return list(own(state))
     turn = int(getattr(state, "turn", 0) or 0)
     return [turn] if turn else []
+
+
+def idle_seats(state: Any) -> list[int]:
+    """The seats to remove as disconnected after a timeout (the kind module's
+    ``idle_seats``: CellWar version 4+, :func:`engine.cellwar.turns.idle_seats`); none for
+    a kind without it."""
+    if state is None:
+        return []
+    own = getattr(rules_for(state.kind), "idle_seats", None)
+    return list(own(state)) if own is not None else []
 
 
 def check_turn_seq(state: Any, turn_seq: int, payload: dict) -> None:

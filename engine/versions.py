@@ -1,4 +1,5 @@
-"""Engine (rules) versions: which rules fold which event (DESIGN.md §12, issue 13).
+"""Engine (rules) versions: which rules fold which event (docs/ARCHITECTURE.md "Engine
+versions and golden logs").
 
 Every event records the ``engine_version`` that decided it. A log must fold to its
 recorded hashes forever, so a rules change that would fold an old event differently
@@ -31,6 +32,16 @@ version    what changed
            packed tick path never unpacks a board for them); upgrading a Life state to 3
            empties its stability history (:func:`engine.life.game.upgrade`). The campaign
            and CellWar decide as in 2.
+``"4"``    CellWar: a seat that lets two of its own turns in a row time out without acting
+           is removed as disconnected (the seed: "Потеря связи: ждём таймаут, затем как
+           отключение"; the last player left wins, "Ничья невозможна"): each player counts
+           its ``idle`` turns and the state whether the current player ``turn_acted``
+           (both in the canonical encoding from version 4 on), and the command
+           ``time_out`` records ``TurnTimedOut`` then ``PlayerRemoved {"player_id",
+           "reason": "disconnected"}`` (+ ``GameFinished``) (:func:`engine.removal.plan_time_out`,
+           docs/game-end.md). Upgrading a running CellWar game to 4 counts its current turn as
+           acted (what happened in it before is not known) and every ``idle`` from 0. Life and
+           the campaign decide as in 3.
 =========  ==================================================================================
 """
 
@@ -39,10 +50,10 @@ from __future__ import annotations
 from engine.errors import GameError
 
 #: The version of the rules this code decides with; recorded in every new event.
-ENGINE_VERSION = "3"
+ENGINE_VERSION = "4"
 
 #: Every version this code can fold, oldest first.
-VERSIONS = ("1", "2", "3")
+VERSIONS = ("1", "2", "3", "4")
 
 
 def check(version: object) -> str:

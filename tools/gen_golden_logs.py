@@ -45,6 +45,7 @@ if str(ROOT) not in sys.path:  # run as a script from anywhere
 import engine  # noqa: E402
 from engine.api import dumps  # noqa: E402
 from engine.errors import GameError  # noqa: E402
+from engine.removal import plan_time_out  # noqa: E402
 
 #: Folder of the golden logs; one subfolder ``v<engine version>`` per version.
 LOGS_DIR = ROOT / "tests" / "fixtures" / "logs"
@@ -111,7 +112,14 @@ class Log:
         return out
 
     def cmd(self, command_type: str, actor: int = 0, **payload: Any) -> list[dict[str, Any]]:
-        """Run a command through :func:`engine.decide` and record its events."""
+        """Run a command through :func:`engine.decide` and record its events; ``time_out``
+        through :func:`engine.removal.plan_time_out`, as the session records it (engine
+        version 4+: the seats that let two own turns in a row time out are removed)."""
+        if command_type == "time_out":
+            out = []
+            for draft, state in plan_time_out(self.state):
+                out.extend(self._record([draft], state))
+            return out
         return self._record(*engine.decide(self.state, command_type, actor, payload))
 
     def noop(self, command_type: str, actor: int = 0, **payload: Any) -> None:
@@ -588,6 +596,72 @@ def cellwar_2p_timed() -> Log:
     return log
 
 
+def cellwar_2p_abandoned() -> Log:
+    """CellWar, 2 players with a turn timer, and both stop playing after one turn each:
+    every later turn times out; player 1 is the first whose two own turns in a row ran
+    out without acting, so it is removed as disconnected (engine version 4) and player 2
+    wins: the game ends at the third timeout, no draw (the seed "Ничья невозможна")."""
+    log = Log()
+    units = [
+        {"owner": 1, "type": "infantry", "x": 0, "y": 0},
+        {"owner": 1, "type": "infantry", "x": 1, "y": 0},
+        {"owner": 2, "type": "infantry", "x": 7, "y": 7},
+        {"owner": 2, "type": "infantry", "x": 6, "y": 7},
+    ]
+    log.cmd("create", kind="cellwar", config={"width": 8, "height": 8, "units": units, "turn_time_s": 30})
+    log.cmd("join", 1, name="gone")
+    log.cmd("join", 2, name="away")
+    move(log, 1, 0, 0, 1, 1)
+    move(log, 1, 1, 0, 0, 0)
+    log.cmd("end_turn", 1)
+    move(log, 2, 7, 7, -1, -1)
+    move(log, 2, 6, 7, 0, 0)
+    log.cmd("end_turn", 2)
+    for _ in range(3):
+        log.cmd("time_out")
+    assert log.state.phase == "finished" and log.state.winner == 2, (log.state.phase, log.state.winner)
+    assert [e["type"] for e in log.events[-5:]] == [
+        "TurnTimedOut", "TurnTimedOut", "TurnTimedOut", "PlayerRemoved", "GameFinished"
+    ]
+    return log
+
+
+def cellwar_3p_idle() -> Log:
+    """CellWar, 3 players with a turn timer: player 3 never plays; player 1's turns run
+    out too, but it acts in every other one (an acted turn that runs out breaks the
+    streak), so only player 3, whose two own turns in a row ran out without acting, is
+    removed as disconnected; players 1 and 2 play on to the end with seeded bots."""
+    log = Log()
+    log.cmd("create", kind="cellwar", config={"width": 10, "height": 10, "players": 3, "turn_time_s": 45})
+    for pid, name in enumerate(("elm", "fir", "ivy"), start=1):
+        log.cmd("join", pid, name=name)
+    rng = SplitMix64(11)
+    bot_turn(log, rng, stop=stop_after(1))  # player 1 acts once, then its time runs out
+    log.cmd("time_out")
+    bot_turn(log, rng)  # player 2 plays
+    log.cmd("time_out")  # player 3: first idle turn
+    assert engine.summary(log.state).turn == 1
+    log.cmd("time_out")  # player 1: idle once (its acted turn before does not count)
+    bot_turn(log, rng)
+    log.cmd("time_out")  # player 3: second idle turn in a row: removed
+    assert [e["type"] for e in log.events[-2:]] == ["TurnTimedOut", "PlayerRemoved"]
+    assert log.events[-1]["payload"] == {"player_id": 3, "reason": "disconnected"}
+    bot_turn(log, rng, stop=stop_after(1))  # player 1 acts: its count is 0 again
+    log.cmd("time_out")
+    assert log.state.phase == "playing" and not log.state.player(1).out
+    for _ in range(60):
+        if log.state.phase != "playing":
+            break
+        bot_turn(log, rng)
+    if log.state.phase == "playing":
+        log.remove(2, "left", 2)
+    assert log.state.phase == "finished", log.state.phase
+    return log
+
+
+#: Scenarios that need the rules of a later engine version (name -> first version).
+SINCE: dict[str, str] = {"cellwar-2p-abandoned": "4", "cellwar-3p-idle": "4"}
+
 #: Log file name (without ``.jsonl``) -> the game that writes it.
 SCENARIOS: dict[str, Callable[[], Log]] = {
     "life-2p-redraw": life_2p_redraw,
@@ -602,6 +676,8 @@ SCENARIOS: dict[str, Callable[[], Log]] = {
     "cellwar-3p-rollback": cellwar_3p_rollback,
     "cellwar-3p-rollback-continues": cellwar_3p_rollback_continues,
     "cellwar-2p-timed": cellwar_2p_timed,
+    "cellwar-2p-abandoned": cellwar_2p_abandoned,
+    "cellwar-3p-idle": cellwar_3p_idle,
 }
 
 
@@ -612,7 +688,11 @@ def version_dir(version: str = engine.ENGINE_VERSION, root: Path = LOGS_DIR) -> 
 
 def render_all() -> dict[str, str]:
     """File name -> JSON Lines text of every scenario, played by the current engine."""
-    return {f"{name}.jsonl": play().jsonl() for name, play in SCENARIOS.items()}
+    return {
+        f"{name}.jsonl": play().jsonl()
+        for name, play in SCENARIOS.items()
+        if engine.versions.at_least(engine.ENGINE_VERSION, SINCE.get(name, "1"))
+    }
 
 
 def main(argv: list[str] | None = None) -> int:

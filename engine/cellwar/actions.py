@@ -27,7 +27,7 @@ from typing import Any
 
 from engine.cellwar.ids import next_id
 from engine.cellwar.state import CellWarState
-from engine.cellwar.turns import check_turn, settle
+from engine.cellwar.turns import check_turn, mark_acted, settle
 from engine.cellwar.units import FACTORY, FACTORY_AT, FORTIFICATION, INFANTRY, VECTORS, Unit
 from engine.errors import GameError
 
@@ -140,6 +140,9 @@ def apply_action(state: CellWarState, player_id: int, action: Mapping[str, Any])
             ``GAME_FINISHED``, ``UNKNOWN_PLAYER``, ``NOT_YOUR_TURN``, ``INVALID_ACTION``
             (unknown unit or not yours, or see :func:`interpret`), ``UNIT_ALREADY_ACTED``,
             ``UNITS_NOT_DONE`` (a factory while combat units still have to act).
+
+    Version 4+: the turn counts as acted and the player's ``idle`` count goes to 0
+    (:func:`engine.cellwar.turns.mark_acted`).
     """
     unit_id, dx, dy = parse_action(action)
     check_turn(state, player_id)
@@ -153,7 +156,7 @@ def apply_action(state: CellWarState, player_id: int, action: Mapping[str, Any])
         if pending:
             raise GameError("UNITS_NOT_DONE", f"combat units {pending} must act before factories")
     kind = interpret(state, unit, dx, dy)
-    return settle(_execute(state, unit, dx, dy, kind))
+    return settle(mark_acted(_execute(state, unit, dx, dy, kind), player_id))
 
 
 def get_valid_actions(

@@ -12,13 +12,22 @@ in the docstrings of the modules above.
 from __future__ import annotations
 
 from engine.api import Summary
+from engine.cellwar import ids
 from engine.cellwar.actions import apply_action, get_valid_actions
 from engine.cellwar.config import CellWarConfig, config_from_dict, config_to_dict
 from engine.cellwar.fog import get_visible_state
-from engine.cellwar.ids import start_ids, upgrade
+from engine.cellwar.ids import start_ids
 from engine.cellwar.log import observers, player_log
 from engine.cellwar.state import FINISHED, CellWarState, decode_state, encode_state
-from engine.cellwar.turns import add_player, end_player_turn, remove_player, time_out, turn_timer
+from engine.cellwar.turns import (
+    add_player,
+    end_player_turn,
+    idle_seats,
+    remove_player,
+    time_out,
+    turn_timer,
+    upgrade_idle,
+)
 from engine.cellwar.units import Unit
 from engine.versions import ENGINE_VERSION
 
@@ -35,6 +44,7 @@ __all__ = [
     "get_valid_actions",
     "get_visible_state",
     "get_winner",
+    "idle_seats",
     "new_game",
     "observers",
     "player_log",
@@ -59,6 +69,13 @@ def new_game(config: CellWarConfig, rules: str = ENGINE_VERSION) -> CellWarState
         )
     )
     return CellWarState(config=config, units=units, rules=rules, issued=issued)
+
+
+def upgrade(state: CellWarState, version: str) -> CellWarState:
+    """The state under the rules of ``version`` (newer than ``state.rules``): unit ids from
+    version 1 to 2 (:func:`engine.cellwar.ids.upgrade`), idle turns counted from version 4
+    (:func:`engine.cellwar.turns.upgrade_idle`)."""
+    return ids.upgrade(upgrade_idle(state, version), version)
 
 
 def tick(state: CellWarState, generations: int) -> CellWarState:

@@ -19,7 +19,7 @@ from typing import ClassVar
 from engine.cellwar.config import CellWarConfig, config_from_dict, config_to_dict
 from engine.cellwar.units import Unit
 from engine.errors import GameError
-from engine.versions import ENGINE_VERSION
+from engine.versions import ENGINE_VERSION, at_least
 from engine.versions import check as check_version
 
 WAITING, PLAYING, FINISHED = "waiting", "playing", "finished"
@@ -48,6 +48,9 @@ class Player:
         out: no longer plays (eliminated: lost its last unit; or removed).
         removed: left or disconnected past the timeout (``connected`` is false).
         produced: infantry its factories have produced (allocates unit ids).
+        idle: engine version 4+: its own turns in a row that timed out without it acting
+            (no action, no ``end_turn``); at :data:`IDLE_TURNS_LIMIT` the seat is removed
+            as disconnected (:mod:`engine.cellwar.turns`). Always 0 before version 4.
     """
 
     id: int
@@ -55,6 +58,7 @@ class Player:
     out: bool = False
     removed: bool = False
     produced: int = 0
+    idle: int = 0
 
 
 @dataclass(frozen=True)
@@ -75,6 +79,8 @@ class CellWarState:
             units included (:func:`engine.cellwar.ids.next_id`); ``()`` in version 1.
         id_base: version 2+: added to every id issued (0, except in a game upgraded from
             version 1, where it lies above every id version 1 could have issued).
+        turn_acted: version 4+: the player whose turn it is has acted in this turn (an
+            action); cleared whenever the turn changes. Always False before version 4.
     """
 
     kind: ClassVar[str] = "cellwar"
@@ -90,6 +96,7 @@ class CellWarState:
     rules: str = ENGINE_VERSION
     issued: tuple[int, ...] = ()
     id_base: int = 0
+    turn_acted: bool = False
 
     @property
     def width(self) -> int:
@@ -140,12 +147,15 @@ class CellWarState:
 def encode_state(state: CellWarState) -> bytes:
     """Canonical bytes: compact key-sorted JSON (equal states give equal bytes). ``rules``,
     ``issued`` and ``id_base`` are written from engine version 2 on only, so version-1
-    states keep their bytes (and the hashes version 1 recorded)."""
+    states keep their bytes (and the hashes version 1 recorded); each player's ``idle``
+    and the state's ``turn_acted`` from version 4 on only (versions 2 and 3 keep theirs)."""
+    idle = at_least(state.rules, "4")
     doc = {
         "config": config_to_dict(state.config),
         "phase": state.phase,
         "players": [
             {"id": p.id, "name": p.name, "out": p.out, "removed": p.removed, "produced": p.produced}
+            | ({"idle": p.idle} if idle else {})
             for p in state.players
         ],
         "units": [u.to_dict() for u in state.units],
@@ -156,6 +166,8 @@ def encode_state(state: CellWarState) -> bytes:
     }
     if state.rules != "1":
         doc.update(rules=state.rules, issued=list(state.issued), id_base=state.id_base)
+    if idle:
+        doc["turn_acted"] = state.turn_acted
     return json.dumps(doc, separators=(",", ":"), sort_keys=True, ensure_ascii=False).encode()
 
 
@@ -177,6 +189,7 @@ def decode_state(data: bytes) -> CellWarState:
                     bool(p["out"]),
                     bool(p["removed"]),
                     int(p["produced"]),
+                    int(p.get("idle", 0)),
                 )
                 for p in doc["players"]
             ),
@@ -188,6 +201,7 @@ def decode_state(data: bytes) -> CellWarState:
             rules=check_version(doc.get("rules", "1")),
             issued=tuple(int(n) for n in doc.get("issued", ())),
             id_base=int(doc.get("id_base", 0)),
+            turn_acted=bool(doc.get("turn_acted", False)),
         )
     except GameError as exc:
         raise GameError("MALFORMED", f"not an encoded CellWar state: {exc.message}") from exc

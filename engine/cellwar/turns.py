@@ -21,6 +21,21 @@ Decisions where the seed is silent (recorded here):
   the player is out; if at most one player is left when the last seat fills, the game
   finishes at once. The rollback to the previous snapshot (disconnect during one's own
   turn) is the session's ``RolledBack`` event; the engine only removes.
+
+Idle seats (engine version 4; the seed "Потеря связи: ждём таймаут, затем как отключение"
+and "Ничья невозможна"; docs/game-end.md): a player who lets :data:`IDLE_TURNS_LIMIT`
+of its own turns in a row time out without acting is treated as disconnected.
+
+- A turn counts as *acted* once its player applied an action in it (``turn_acted``) or
+  ended it (``end_turn``); either sets the player's ``idle`` to 0.
+- A timeout of a turn that was not acted adds one to the player's ``idle``; a timeout of
+  an acted turn sets it to 0 (the streak is broken).
+- :func:`idle_seats` names the seats that reached the limit; the command ``time_out``
+  then records their removal as the usual ``PlayerRemoved {"player_id", "reason":
+  "disconnected"}`` by the system (:func:`engine.removal.plan_time_out`): the seat and
+  its units go, and when one player is left it wins. The turn has just passed on, so
+  it is never that player's own turn and no rollback applies.
+- Under versions 1-3 nothing is counted and nobody is removed by timeouts.
 """
 
 from __future__ import annotations
@@ -31,6 +46,11 @@ from engine.cellwar.fog import vision_mask
 from engine.cellwar.state import FINISHED, PLAYING, WAITING, CellWarState, Player
 from engine.cellwar.units import FACTORY, VECTORS
 from engine.errors import GameError
+from engine.versions import at_least
+
+#: Own turns in a row that time out without acting after which a seat is removed as
+#: disconnected (engine version 4+; module docstring).
+IDLE_TURNS_LIMIT = 2
 
 
 def check_turn(state: CellWarState, player_id: int) -> None:
@@ -51,10 +71,45 @@ def check_turn(state: CellWarState, player_id: int) -> None:
 
 
 def begin_turn(state: CellWarState, player_id: int, round_no: int) -> CellWarState:
-    """Give the turn to ``player_id``: clear every ``acted`` flag, start its fog memory."""
+    """Give the turn to ``player_id``: clear every ``acted`` flag and ``turn_acted``,
+    start its fog memory."""
     units = tuple(replace(u, acted=False) if u.acted else u for u in state.units)
-    state = replace(state, units=units, turn=player_id, round=round_no)
+    state = replace(state, units=units, turn=player_id, round=round_no, turn_acted=False)
     return replace(state, seen=vision_mask(state, player_id))
+
+
+def counts_idle(state: CellWarState) -> bool:
+    """The game's rules count idle turns (engine version 4+)."""
+    return at_least(state.rules, "4")
+
+
+def mark_acted(state: CellWarState, player_id: int) -> CellWarState:
+    """Version 4+: ``player_id`` acted in its turn: ``turn_acted`` set, its ``idle`` 0
+    (the state as given under older rules)."""
+    if not counts_idle(state):
+        return state
+    player = state.player(player_id)
+    if player is not None and player.idle:
+        state = state.with_player(replace(player, idle=0))
+    return state if state.turn_acted else replace(state, turn_acted=True)
+
+
+def idle_seats(state: CellWarState) -> list[int]:
+    """Ids of the players still in the game whose ``idle`` reached
+    :data:`IDLE_TURNS_LIMIT` (version 4+; none before, none once finished), ascending."""
+    if not counts_idle(state) or state.phase != PLAYING:
+        return []
+    return [p.id for p in state.players if not p.out and p.idle >= IDLE_TURNS_LIMIT]
+
+
+def upgrade_idle(state: CellWarState, version: str) -> CellWarState:
+    """From a version before 4 to 4+: every ``idle`` starts at 0 and a running turn counts
+    as acted (what its player did in it before the upgrade is not known, so it is never
+    held against it). The state as given otherwise."""
+    if counts_idle(state) or not at_least(version, "4"):
+        return state
+    players = tuple(replace(p, idle=0) if p.idle else p for p in state.players)
+    return replace(state, players=players, turn_acted=state.phase == PLAYING)
 
 
 def pass_turn(state: CellWarState) -> CellWarState:
@@ -82,7 +137,13 @@ def finish_if_over(state: CellWarState) -> CellWarState:
         return state
     units = tuple(replace(u, acted=False) if u.acted else u for u in state.units)
     return replace(
-        state, phase=FINISHED, turn=0, seen=0, units=units, winner=active[0] if active else None
+        state,
+        phase=FINISHED,
+        turn=0,
+        seen=0,
+        units=units,
+        winner=active[0] if active else None,
+        turn_acted=False,
     )
 
 
@@ -151,6 +212,7 @@ def end_player_turn(state: CellWarState, player_id: int) -> CellWarState:
         raise GameError("UNITS_NOT_DONE", f"factories {waiting_factories} have not produced yet")
     if blocked:
         state = replace(state, units=tuple(u for u in state.units if u.id not in blocked))
+    state = mark_acted(state, player_id)
     state = finish_if_over(eliminate(state))
     if state.phase != PLAYING:
         return state
@@ -169,12 +231,14 @@ def turn_timer(state: CellWarState):
 
 
 def time_out(state: CellWarState) -> CellWarState:
-    """The current player's time ran out (:mod:`engine.timers`, issue 14): the units that
+    """The current player's time ran out (:mod:`engine.timers`): the units that
     have not acted stay where they are and do nothing (a combat unit neither moves nor
     fortifies; a factory that has not produced produces nothing this turn), except that a
     factory with no free neighbouring cell dies, as at any end of turn (seed "Фабрика");
     then the turn passes as after ``end_turn`` (eliminations and the end of the game
-    first).
+    first). Version 4+: the player's ``idle`` goes up by one when it did not act in the
+    turn, else to 0 (module docstring "Idle seats"); :func:`idle_seats` then names it
+    once it reached the limit.
 
     Raises:
         GameError: ``WRONG_PHASE`` (seats open), ``GAME_FINISHED``.
@@ -184,6 +248,10 @@ def time_out(state: CellWarState) -> CellWarState:
     if state.phase == FINISHED:
         raise GameError("GAME_FINISHED", "the game is finished")
     player_id = state.turn
+    if counts_idle(state):
+        player = state.player(player_id)
+        assert player is not None
+        state = state.with_player(replace(player, idle=0 if state.turn_acted else player.idle + 1))
     blocked = {
         u.id
         for u in state.units

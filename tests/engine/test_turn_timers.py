@@ -308,14 +308,20 @@ def test_timeout_without_a_turn_seq_is_malformed(payload):
 def test_turn_seq_is_a_function_of_the_log():
     game = cellwar(TWO_EACH)
     seen = [game.env.turn_seq]
-    for _ in range(3):
+    for _ in range(2):
         game.time_out()
         seen.append(game.env.turn_seq)
+    assert game.state.turn == 1
+    mine = unit_at(game.state, 0, 0)
+    game.run(CommandType.ACTION, 1, {"unit_id": mine["id"], "dx": 1, "dy": 1})
+    seen.append(game.env.turn_seq)
+    game.time_out()  # an acted turn: player 1 stays in (engine version 4)
+    seen.append(game.env.turn_seq)
     assert game.state.turn == 2
     infantry = unit_at(game.state, 7, 7)
     game.run(CommandType.ACTION, 2, {"unit_id": infantry["id"], "dx": 0, "dy": -1})
     seen.append(game.env.turn_seq)
-    assert seen == [3, 4, 5, 6, 6]  # a timeout begins the next turn; an action does not
+    assert seen == [3, 4, 5, 5, 7, 7]  # a timeout begins the next turn; an action does not
     state, env = game.fold()
     assert env == game.env and engine.state_hash(state) == engine.state_hash(game.state)
 
