@@ -173,7 +173,7 @@ class LifeBot(ApiBot):
                 reserved: set[tuple[int, int]] = set()
                 if self.stamps:
                     budget -= await self._stamp_one(view, budget, reserved)
-                cells = self.pick_cells(view, budget, board=None, reserved=reserved)
+                cells = await self.choose_cells(view, budget, board=None, reserved=reserved)
                 await self._place(cells)
                 await self._call(self.api.end_turn(self.game_id, self.seat.token))
             elif phase == "running" and self.speed and not self._speed_asked:
@@ -191,7 +191,7 @@ class LifeBot(ApiBot):
                     board = None
                     if isinstance(view.get("board"), str):
                         board = decode_board(view["board"], int(view["width"]), int(view["height"]))
-                    await self._place(self.pick_cells(view, want, board=board))
+                    await self._place(await self.choose_cells(view, want, board=board))
                 await self._call(self.api.end_turn(self.game_id, self.seat.token))
         except ApiError as err:
             if err.status != 409:
@@ -224,6 +224,18 @@ class LifeBot(ApiBot):
     async def _call(self, request: Awaitable[dict[str, Any]]) -> dict[str, Any] | None:
         self.actions_sent += 1
         return await request
+
+    async def choose_cells(
+        self,
+        view: dict[str, Any],
+        budget: int,
+        *,
+        board: list[list[int]] | None,
+        reserved: Iterable[tuple[int, int]] = (),
+    ) -> list[tuple[int, int]]:
+        """The cells to place now (up to ``budget``): :meth:`pick_cells` here; a subclass
+        may decide otherwise (:class:`client.bots.llm.LLMLifeBot` asks a model)."""
+        return self.pick_cells(view, budget, board=board, reserved=reserved)
 
     def pick_cells(
         self,

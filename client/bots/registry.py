@@ -4,8 +4,11 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
-#: Names :func:`load_policy` knows.
+#: Names of the policies that play offline (numpy, the engine).
 POLICY_NAMES = ("random", "heuristic", "search", "trained")
+#: Every name :func:`load_policy` knows: the offline ones and ``"llm"`` (a chat model
+#: server, :class:`client.bots.llm.LLMPolicy`; docs/llm-players.md).
+ALL_POLICY_NAMES = (*POLICY_NAMES, "llm")
 
 
 class Policy(Protocol):
@@ -23,10 +26,12 @@ def load_policy(name: str, **options: Any) -> Policy:
 
     Args:
         name: ``"random"``, ``"heuristic"``, ``"search"`` (determinized Monte Carlo over
-            the env's ``set_state``; needs the engine and the ``rl`` extra) or
-            ``"trained"`` (the checked-in artifact; numpy only).
+            the env's ``set_state``; needs the engine and the ``rl`` extra),
+            ``"trained"`` (the checked-in artifact; numpy only) or ``"llm"`` (a local
+            chat model: ``url=...``, ``model=...``; :class:`client.bots.llm.LLMPolicy`).
         options: passed to the policy's class, e.g. ``seed=3`` (random, heuristic,
-            search), ``path=...`` (trained), ``rollouts=...`` (search).
+            search, llm), ``path=...`` (trained), ``rollouts=...`` (search),
+            ``url="http://127.0.0.1:8080/v1", model="smollm2"`` (llm).
 
     Raises:
         ValueError: an unknown name.
@@ -47,4 +52,8 @@ def load_policy(name: str, **options: Any) -> Policy:
         from client.bots.search import SearchPolicy
 
         return SearchPolicy(**options)
-    raise ValueError(f"unknown policy {name!r}; known: {', '.join(POLICY_NAMES)}")
+    if name == "llm":
+        from client.bots.llm import LLMPolicy
+
+        return LLMPolicy(**options)
+    raise ValueError(f"unknown policy {name!r}; known: {', '.join(ALL_POLICY_NAMES)}")
