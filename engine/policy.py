@@ -21,7 +21,10 @@ field                          ``life``                    ``campaign``         
 ``ticking``                    phase ``running``           phase ``running``             never
 ``expirable``                  phase ``waiting``           phase ``waiting``             phase ``waiting``
 ``progress_level``             0                           the level [§4]                0
-``spectator_delay_min_s``      0                           0                             10 [§12]
+``spectator_delay_min_s``      0                           0                             10 with config
+                                                                                         ``"spectators": "live"``,
+                                                                                         else inf (after the end
+                                                                                         only; docs/spectators.md)
 ``spectators_see_all``         no (blind placement)        yes                           yes [§5]
 ``turn_time_s``                config, placement/redraw    0 (no timer)                  config, playing
                                [§11]                                                     [§11]
@@ -36,6 +39,7 @@ A kind module may define ``policy(state) -> Policy`` itself; it then wins over t
 from __future__ import annotations
 
 import inspect
+import math
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -55,6 +59,9 @@ BLIND_REASON = (
 #: The shortest delay of a CellWar spectator (seconds; DESIGN §12 "CellWar N >= 10"):
 #: a spectator sees everything, so it must never see the present of a running game.
 SPECTATOR_DELAY_MIN_S = 10.0
+#: ``spectator_delay_min_s`` of a game no spectator may watch before its end (no delay is
+#: enough): CellWar without ``"spectators": "live"`` (docs/spectators.md).
+SPECTATORS_AFTER_END = math.inf
 
 
 @dataclass(frozen=True)
@@ -73,7 +80,8 @@ class Policy:
         active_players: ids of players still in the game (joined, not out), ascending.
         progress_level: the campaign level a finish counts for (0 = none).
         spectator_delay_min_s: the shortest delay (seconds) a delayed spectator may ask
-            for while the game runs (DESIGN §12 "CellWar N >= 10").
+            for while the game runs (DESIGN §12 "CellWar N >= 10"); ``inf``: none may
+            watch it before it has ended (docs/spectators.md).
         spectators_see_all: the spectator's view shows every event's effect (so a
             delayed spectator's frames are numbered by the game's seq and sent at every
             event); otherwise by the spectator's own version (Life: blind placement).
@@ -135,7 +143,11 @@ def _cellwar(state: Any) -> Policy:
         rollback_on_leave=True,
         expirable=state.phase == "waiting",
         active_players=_active(state),
-        spectator_delay_min_s=SPECTATOR_DELAY_MIN_S,
+        spectator_delay_min_s=(
+            SPECTATOR_DELAY_MIN_S
+            if getattr(state.config, "live_spectators", False)
+            else SPECTATORS_AFTER_END
+        ),
         spectators_see_all=True,
     )
 

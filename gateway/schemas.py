@@ -235,6 +235,28 @@ class CellWarUnitBody(_Strict):
     ] = None
 
 
+#: A CellWar config with live spectators and rated (refused: docs/spectators.md), as a
+#: JSON Schema the config and the create body must not match.
+_LIVE_AND_RATED: dict[str, Any] = {
+    "required": ["spectators", "rated"],
+    "properties": {"spectators": {"const": "live"}, "rated": {"const": True}},
+}
+
+
+def _refuse_live_and_rated(spectators: str | None, rated: bool) -> None:
+    """Raises ApiError 422 ``LIVE_SPECTATORS_RATED`` for a rated game with live spectators
+    (the engine refuses it too: engine/cellwar/config.py)."""
+    if spectators == "live" and rated:
+        from gateway.errors import ApiError  # an ApiError is answered as it is
+
+        raise ApiError(
+            422,
+            "LIVE_SPECTATORS_RATED",
+            'a rated game cannot have live spectators ("spectators": "live"); spectators '
+            "may watch it once it has ended",
+        )
+
+
 class CellWarConfigBody(_Strict):
     """A CellWar game's config (DESIGN §5)."""
 
@@ -256,6 +278,16 @@ class CellWarConfigBody(_Strict):
     ] = None
     turn_time_s: TurnTimeS = None
     rated: Rated = False
+    spectators: Annotated[
+        Literal["finished", "live"] | None,
+        Field(
+            description="`finished` (default): spectators may watch once the game has "
+            "ended; `live`: delayed spectators (at least 10 s late) while it runs. `live` "
+            "is refused in a rated game (422 `LIVE_SPECTATORS_RATED`; docs/spectators.md)"
+        ),
+    ] = None
+
+    model_config = ConfigDict(extra="forbid", json_schema_extra={"not": _LIVE_AND_RATED})
 
 
 class LifeTicketConfig(_Strict):
@@ -309,6 +341,27 @@ class CreateCellWar(_Strict):
     kind: Literal["cellwar"]
     config: CellWarConfigBody = Field(default_factory=CellWarConfigBody)
     rated: Annotated[StrictBool, Field(description="The same as `config.rated`")] = False
+
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra={
+            "not": {
+                "required": ["rated", "config"],
+                "properties": {
+                    "rated": {"const": True},
+                    "config": {
+                        "required": ["spectators"],
+                        "properties": {"spectators": {"const": "live"}},
+                    },
+                },
+            }
+        },
+    )
+
+    @model_validator(mode="after")
+    def _live_spectators_unrated(self) -> CreateCellWar:
+        _refuse_live_and_rated(self.config.spectators, self.rated or self.config.rated)
+        return self
 
 
 CreateGameBody = Annotated[CreateLife | CreateCampaign | CreateCellWar, Field(discriminator="kind")]

@@ -21,6 +21,15 @@ Decisions where the seed is silent (recorded here):
 - ``turn_time_s`` (seconds per turn, 1..86400, default none) and ``rated`` (default false)
   are the options every multiplayer kind shares (:mod:`engine.options`); they are in the
   normalised config only when set.
+- ``spectators``: who may watch the game while it runs (docs/spectators.md).
+  ``"finished"`` (the default): nobody but its players until it has ended (a fog game's
+  present and recent past are the whole position of a turn-based game, so a player in a
+  second tab must not see its opponent through a spectator's delay; Lichess delays its
+  spectators for the same reason, lichess-org/lila#12720). ``"live"``: delayed
+  spectators (at least 10 s late) while it runs. ``"live"`` in a rated game is refused
+  (``LIVE_SPECTATORS_RATED``, HTTP 422): a rated result must not be won with a second
+  tab. Normalised only when ``"live"``, so a config without the key (every game
+  recorded before it existed) keeps its bytes and hash and reads as ``"finished"``.
 """
 
 from __future__ import annotations
@@ -30,6 +39,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from cellwar.v1.codes import ErrorCode
 from engine.cellwar.units import FACTORY, FACTORY_AT, FORTIFICATION, INFANTRY, UNIT_TYPES
 from engine.errors import GameError
 from engine.options import OPTION_KEYS, options_dict, parse_rated, parse_turn_time
@@ -41,7 +51,15 @@ MIN_PLAYERS, MAX_PLAYERS = 2, 8
 #: Upper bound of ``disconnect_timeout_s`` (one day, in seconds).
 MAX_TIMEOUT_S = 86_400
 
-_KEYS = frozenset({"width", "height", "players", "units", "disconnect_timeout_s"}) | OPTION_KEYS
+#: ``spectators`` values: nobody watches before the end (the default) / delayed
+#: spectators while it runs.
+SPECTATORS_FINISHED, SPECTATORS_LIVE = "finished", "live"
+SPECTATORS_VALUES = (SPECTATORS_FINISHED, SPECTATORS_LIVE)
+
+_KEYS = (
+    frozenset({"width", "height", "players", "units", "disconnect_timeout_s", "spectators"})
+    | OPTION_KEYS
+)
 _UNIT_KEYS = frozenset({"owner", "type", "x", "y", "standing"})
 
 
@@ -82,6 +100,8 @@ class CellWarConfig:
         disconnect_timeout_s: seconds the session waits for a lost player (> 0).
         turn_time_s: seconds per turn (None = no timer; :mod:`engine.timers`).
         rated: a game made by link that counts for ratings (:mod:`engine.options`).
+        spectators: ``"finished"`` (spectators once it has ended) or ``"live"`` (delayed
+            spectators while it runs); module docstring.
     """
 
     kind: ClassVar[str] = "cellwar"
@@ -93,6 +113,12 @@ class CellWarConfig:
     disconnect_timeout_s: float = 30
     turn_time_s: int | None = None
     rated: bool = False
+    spectators: str = SPECTATORS_FINISHED
+
+    @property
+    def live_spectators(self) -> bool:
+        """Delayed spectators may watch while the game runs."""
+        return self.spectators == SPECTATORS_LIVE
 
 
 def _bad(message: str) -> GameError:
@@ -114,6 +140,26 @@ def _timeout(value: Any) -> float:
         raise _bad(f"disconnect_timeout_s must be in (0, {MAX_TIMEOUT_S}] seconds, got {value}")
     value = float(value)
     return int(value) if value.is_integer() else value
+
+
+def _spectators(value: Any, rated: bool) -> str:
+    """``spectators`` of a JSON config (absent or null: ``"finished"``).
+
+    Raises:
+        GameError: ``INVALID_CONFIG`` for another value; ``LIVE_SPECTATORS_RATED`` for
+            ``"live"`` in a rated game.
+    """
+    if value is None:
+        return SPECTATORS_FINISHED
+    if value not in SPECTATORS_VALUES:
+        raise _bad(f"spectators must be one of {list(SPECTATORS_VALUES)}, got {value!r}")
+    if value == SPECTATORS_LIVE and rated:
+        raise GameError(
+            ErrorCode.LIVE_SPECTATORS_RATED,
+            'a rated game cannot have live spectators ("spectators": "live"): they would show '
+            "a player its opponents' units; spectators may watch it once it has ended",
+        )
+    return value
 
 
 def default_start(width: int, height: int, players: int) -> tuple[UnitSpec, ...]:
@@ -176,12 +222,13 @@ def _unit_spec(item: Any, i: int, width: int, height: int, players: int) -> Unit
 
 def config_from_dict(data: Mapping[str, Any]) -> CellWarConfig:
     """Validate a JSON config, filling defaults (16×16, 2 players, default start, 30 s, no
-    turn timer, not rated).
+    turn timer, not rated, spectators once finished).
 
     Raises:
         GameError: ``INVALID_CONFIG`` naming the field: an unknown key, a wrong type, a
             value out of range, a unit off the board, two units on one cell, a player
-            without units, or a board too small for the default start.
+            without units, or a board too small for the default start;
+            ``LIVE_SPECTATORS_RATED``: ``"spectators": "live"`` with ``"rated": true``.
     """
     if not isinstance(data, Mapping):
         raise _bad("config must be a JSON object")
@@ -209,13 +256,15 @@ def config_from_dict(data: Mapping[str, Any]) -> CellWarConfig:
             raise _bad(f"players {missing} have no units; every player needs at least one")
     turn_time_s = parse_turn_time(data.get("turn_time_s"))
     rated = parse_rated(data.get("rated"))
-    return CellWarConfig(width, height, players, units, timeout, turn_time_s, rated)
+    spectators = _spectators(data.get("spectators"), rated)
+    return CellWarConfig(width, height, players, units, timeout, turn_time_s, rated, spectators)
 
 
 def config_to_dict(config: CellWarConfig) -> dict[str, Any]:
     """The normalised JSON config (defaults filled in, the start position explicit;
-    ``turn_time_s`` and ``rated`` only when set: :mod:`engine.options`)."""
-    return {
+    ``turn_time_s`` and ``rated`` only when set: :mod:`engine.options`; ``spectators``
+    only when ``"live"``)."""
+    out = {
         "width": config.width,
         "height": config.height,
         "players": config.players,
@@ -223,3 +272,6 @@ def config_to_dict(config: CellWarConfig) -> dict[str, Any]:
         "disconnect_timeout_s": config.disconnect_timeout_s,
         **options_dict(config.turn_time_s, config.rated),
     }
+    if config.live_spectators:
+        out["spectators"] = SPECTATORS_LIVE
+    return out

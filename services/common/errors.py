@@ -31,6 +31,8 @@ _STATUS: dict[str, grpc.StatusCode] = {
     # An imported log the rules do not reproduce, or written by an unknown engine (422).
     ErrorCode.LOG_MISMATCH: grpc.StatusCode.INVALID_ARGUMENT,
     ErrorCode.UNKNOWN_ENGINE_VERSION: grpc.StatusCode.INVALID_ARGUMENT,
+    # "spectators": "live" in a rated game's config (docs/spectators.md).
+    ErrorCode.LIVE_SPECTATORS_RATED: grpc.StatusCode.INVALID_ARGUMENT,
     ErrorCode.GAME_NOT_FOUND: grpc.StatusCode.NOT_FOUND,
     ErrorCode.PROFILE_NOT_FOUND: grpc.StatusCode.NOT_FOUND,
     # Matchmaking (services/matchmaker): an unknown ticket id.

@@ -13,13 +13,22 @@ Whatever the live cache knows, a spectator can only be shown what the log held
   events read from the log but not yet old enough (at most ``delay_s`` worth), and the
   rendered view of its state.
 - The delay is the engine's to bound, as data (``Policy.spectator_delay_min_s``: CellWar
-  10 s while it runs, whose spectator sees everything; 0 elsewhere); at most
-  :data:`MAX_DELAY_S`. Below the minimum: ``MALFORMED``.
+  10 s while it runs when its config says ``"spectators": "live"``, whose spectator sees
+  everything; 0 elsewhere); at most :data:`MAX_DELAY_S`. Below the minimum:
+  ``MALFORMED``. An infinite minimum (CellWar without ``"spectators": "live"``, the
+  default) admits no spectator before the end: ``SPECTATORS_AFTER_END`` (409), and no
+  view is rendered (docs/spectators.md).
 - Views are the engine's spectator view (``Engine.Views`` for player 0: CellWar shows
   every unit; Life hides blind placements until placement ends) with ``game_id``,
-  ``seq`` and ``delay_s``. ``seq``: the per-game seq of the event shown when the
-  spectator sees everything (``Policy.spectators_see_all``), else the spectator's own
-  version (so a blind placement's drawing moves nothing). A frame is sent when it moves.
+  ``seq``, ``delay_s`` and ``turn_deadline``: the deadline of the turn running at the
+  moment shown (ISO 8601 UTC; None when no timer ran then), as the players saw it then.
+  ``seq``: the per-game seq of the event shown when the spectator sees everything
+  (``Policy.spectators_see_all``), else the spectator's own version (so a blind
+  placement's drawing moves nothing).
+- Frames: when the spectator sees everything, one frame per event, in order, even when
+  several events fall due together (the feed folds them one by one and keeps the last
+  :data:`HISTORY` states shown, so every stream of the feed sends each of them);
+  otherwise a frame when the spectator's version moves.
 - A game none of whose events is ``delay_s`` old yet has nothing to show:
   ``GET`` answers ``NOT_YET_VISIBLE`` (409); a stream waits.
 """
@@ -27,6 +36,7 @@ Whatever the live cache knows, a spectator can only be shown what the log held
 from __future__ import annotations
 
 import asyncio
+import math
 import time
 from collections import deque
 from collections.abc import Callable
@@ -36,7 +46,7 @@ import structlog
 from cellwar.v1 import engine_pb2, events_pb2
 from cellwar.v1.codes import ErrorCode
 from services.common.errors import ServiceError
-from services.session.games import Game, GameCache, merge_view
+from services.session.games import Game, GameCache, iso_time, merge_view
 
 log = structlog.get_logger("cellwar.session.spectators")
 
@@ -47,6 +57,9 @@ IDLE_S = 60.0
 #: Seconds between two reads of the log for events newer than those a feed holds, while
 #: it still holds some (a feed with none left waits for the game to change instead).
 REFILL_S = 1.0
+#: States a feed keeps of those it has shown (the newest), so a stream that was busy
+#: sending while several events fell due still sends a frame for each.
+HISTORY = 256
 
 
 def check_delay(game: Game, delay_s: float) -> float:
@@ -54,9 +67,17 @@ def check_delay(game: Game, delay_s: float) -> float:
     given) is the least the game allows now.
 
     Raises:
-        ServiceError: ``MALFORMED`` when it is not within 0..:data:`MAX_DELAY_S`, or below
-            the engine's minimum for this game while it runs.
+        ServiceError: ``SPECTATORS_AFTER_END`` while the game runs and admits no spectator
+            before its end (an infinite minimum); ``MALFORMED`` when the delay is not
+            within 0..:data:`MAX_DELAY_S`, or below the engine's minimum for this game
+            while it runs.
     """
+    if not game.finished and math.isinf(game.policy.spectator_delay_min_s):
+        raise ServiceError(
+            ErrorCode.SPECTATORS_AFTER_END,
+            f"game {game.game_id} is running under fog of war: spectators may watch it once "
+            'it has ended (its creator did not ask for live spectators, "spectators": "live")',
+        )
     if delay_s < 0:
         return 0.0 if game.finished else float(game.policy.spectator_delay_min_s)
     if not 0 <= delay_s <= MAX_DELAY_S:
@@ -82,6 +103,8 @@ class DelayedFeed:
         state: the delayed state (after event :attr:`seq`), None until some event is old
             enough; ``seq`` its per-game seq (0 = none).
         event_time: unix time of event :attr:`seq`.
+        shown: the newest states shown, ``(seq, state)`` in seq order (at most
+            :data:`HISTORY`); the last one is :attr:`state`.
         last_used: unix time of the last use (eviction).
     """
 
@@ -95,16 +118,24 @@ class DelayedFeed:
         self.state: engine_pb2.GameState | None = None
         self.seq = 0
         self.event_time = 0.0
+        self.shown: deque[tuple[int, engine_pb2.GameState]] = deque(maxlen=HISTORY)
         self.pending: deque[events_pb2.Event] = deque()
         self.read_to = 0
         self.refilled_at = 0.0
         self.last_used = clock()
         self.watchers = 0
         self.lock = asyncio.Lock()
-        self._view: tuple[int, int, bytes] | None = None  # (seq, frame seq, view JSON)
+        self._views: dict[int, tuple[int, bytes]] = {}  # seq -> (frame seq, view JSON)
         self._started = False
 
     # ------------------------------------------------------------------ log
+
+    def _show(self, seq: int, state: engine_pb2.GameState, when: float) -> None:
+        self.state, self.seq, self.event_time = state, seq, when
+        self.shown.append((seq, state))
+        kept = {s for s, _ in self.shown}
+        for old in [s for s in self._views if s not in kept]:
+            del self._views[old]
 
     async def _start(self) -> None:
         """Read the log once: the delayed state is the state after the last event that is
@@ -114,8 +145,7 @@ class DelayedFeed:
         shown = [e for e in events if _time(e) <= cutoff]
         if shown:
             last = shown[-1]
-            self.state = await self.games.state_at(self.game, last.seq)
-            self.seq, self.event_time = last.seq, _time(last)
+            self._show(last.seq, await self.games.state_at(self.game, last.seq), _time(last))
         self.pending.extend(e for e in events if e.seq > self.seq)
         self.read_to = events[-1].seq if events else 0
         self.refilled_at = self.clock()
@@ -133,9 +163,14 @@ class DelayedFeed:
             self.read_to = fresh[-1].seq
         self.refilled_at = self.clock()
 
+    def _see_all(self) -> bool:
+        state = self.state if self.state is not None else self.game.state
+        return bool(state.policy.spectators_see_all)
+
     async def advance(self) -> bool:
-        """Move the delayed state to the last event at least ``delay_s`` old. Returns True
-        when it moved.
+        """Move the delayed state to the last event at least ``delay_s`` old: event by
+        event when the spectator sees everything (each state is kept in :attr:`shown`),
+        else in one fold. Returns True when it moved.
 
         Raises:
             ServiceError: ``GAME_BROKEN`` (the log does not fold to its hashes),
@@ -155,13 +190,15 @@ class DelayedFeed:
                 return False
             if self.state is None and due[0].seq != 1:
                 self.state = await self.games.state_at(self.game, due[0].seq - 1)
-            state = await self.games.engine.fold(self.state, due)
-            if state is None or state.state_hash != due[-1].state_hash:
-                raise ServiceError(
-                    ErrorCode.GAME_BROKEN,
-                    f"game {self.game.game_id} does not fold to its hash at seq {due[-1].seq}",
-                )
-            self.state, self.seq, self.event_time = state, due[-1].seq, _time(due[-1])
+            steps = [[e] for e in due] if self._see_all() else [due]
+            for step in steps:
+                state = await self.games.engine.fold(self.state, step)
+                if state is None or state.state_hash != step[-1].state_hash:
+                    raise ServiceError(
+                        ErrorCode.GAME_BROKEN,
+                        f"game {self.game.game_id} does not fold to its hash at seq {step[-1].seq}",
+                    )
+                self._show(step[-1].seq, state, _time(step[-1]))
             return True
 
     def next_due(self) -> float | None:
@@ -173,36 +210,51 @@ class DelayedFeed:
         """The delayed state is the game's end."""
         return self.state is not None and self.state.finished
 
+    def since(self, seq: int | None) -> list[int]:
+        """Seqs of the shown states after ``seq``, oldest first (None: the newest only;
+        a ``seq`` older than the kept states: all kept)."""
+        if self.state is None:
+            return []
+        if seq is None:
+            return [self.seq]
+        return [s for s, _ in self.shown if s > seq]
+
     # ------------------------------------------------------------------ views
 
-    def frame_seq(self) -> int:
-        """The ``seq`` of the delayed view: the game's seq when the spectator sees
-        everything, else the spectator's own version (module docstring)."""
-        assert self.state is not None
-        if self.state.policy.spectators_see_all or not self.state.versions:
-            return self.seq
-        return int(self.state.versions[0])
+    def frame_seq(self, state: engine_pb2.GameState | None = None, seq: int | None = None) -> int:
+        """The ``seq`` of a delayed view (default: of the delayed state): the game's seq
+        when the spectator sees everything, else the spectator's own version (module
+        docstring)."""
+        state = self.state if state is None else state
+        seq = self.seq if seq is None else seq
+        assert state is not None
+        if state.policy.spectators_see_all or not state.versions:
+            return seq
+        return int(state.versions[0])
 
-    async def view(self) -> tuple[int, bytes]:
-        """``(frame seq, view JSON)`` of the delayed state (rendered once per state).
+    async def view(self, seq: int | None = None) -> tuple[int, bytes]:
+        """``(frame seq, view JSON)`` of the state shown after event ``seq`` (default: the
+        delayed state; rendered once per state), with the turn deadline of that moment.
 
         Raises:
             ServiceError: ``NOT_YET_VISIBLE`` (no event old enough yet), engine codes,
                 ``UNAVAILABLE``.
         """
-        state, seq = self.state, self.seq
-        if state is None:
+        if self.state is None:
             raise ServiceError(
                 ErrorCode.NOT_YET_VISIBLE,
                 f"game {self.game.game_id} has no event older than {self.delay_s:g} s yet",
             )
-        cached = self._view
-        if cached is not None and cached[0] == seq:
-            return cached[1], cached[2]
-        frame = self.frame_seq()
+        seq = self.seq if seq is None else seq
+        cached = self._views.get(seq)
+        if cached is not None:
+            return cached
+        state = next((st for s, st in self.shown if s == seq), self.state)
+        frame = self.frame_seq(state, seq)
         raw = (await self.games.engine.views(state, [0]))[0]
-        view = merge_view(raw, self.game.game_id, frame, delay_s=self.delay_s)
-        self._view = (seq, frame, view)
+        deadline = iso_time(await self.games.deadline_at(self.game, state))
+        view = merge_view(raw, self.game.game_id, frame, deadline, delay_s=self.delay_s)
+        self._views[seq] = (frame, view)
         return frame, view
 
 
@@ -235,8 +287,8 @@ class Spectators:
         """``(seq, view)`` of ``game`` as it was ``delay_s`` ago (``GET /state?spectate=1``).
 
         Raises:
-            ServiceError: ``MALFORMED`` (delay), ``NOT_YET_VISIBLE``, ``GAME_BROKEN``,
-                ``UNAVAILABLE``.
+            ServiceError: ``SPECTATORS_AFTER_END``, ``MALFORMED`` (delay),
+                ``NOT_YET_VISIBLE``, ``GAME_BROKEN``, ``UNAVAILABLE``.
         """
         feed = self.feed(game, check_delay(game, delay_s))
         await feed.advance()
@@ -250,28 +302,33 @@ class Spectators:
         closing: asyncio.Event,
     ) -> None:
         """Send ``("view", seq, view)`` now (once an event is old enough) and whenever the
-        delayed view moves, then ``("finished", seq, view)`` when the delayed state is the
-        end; returns then, or when ``closing`` is set.
+        delayed view moves (when the spectator sees everything: once per event, in
+        order), then ``("finished", seq, view)`` when the delayed state is the end;
+        returns then, or when ``closing`` is set.
 
         Raises:
-            ServiceError: ``MALFORMED`` (delay), ``GAME_BROKEN``, ``UNAVAILABLE``.
+            ServiceError: ``SPECTATORS_AFTER_END``, ``MALFORMED`` (delay), ``GAME_BROKEN``,
+                ``UNAVAILABLE``.
         """
         feed = self.feed(game, check_delay(game, delay_s))
         feed.watchers += 1
         game.watchers += 1  # keeps the game in the cache while someone looks
         try:
-            sent: int | None = None
+            shown: int | None = None  # the game seq of the last state sent
+            sent: int | None = None  # the frame seq last sent
             while not closing.is_set():
                 changed = game.changed
                 await feed.advance()
-                if feed.state is not None:
-                    seq, view = await feed.view()
-                    if seq != sent:
-                        await send("view", seq, view)
-                        sent = seq
-                    if feed.finished and not feed.pending:
-                        await send("finished", seq, view)
-                        return
+                for seq in feed.since(shown):
+                    frame, view = await feed.view(seq)
+                    if frame != sent:
+                        await send("view", frame, view)
+                        sent = frame
+                    shown = seq
+                if feed.finished and not feed.pending and shown == feed.seq:
+                    frame, view = await feed.view()
+                    await send("finished", frame, view)
+                    return
                 due = feed.next_due()
                 timeout = None if due is None else max(due - self.clock(), 0.0) + 0.01
                 if due is None and game.seq > feed.read_to:

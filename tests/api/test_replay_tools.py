@@ -338,7 +338,7 @@ async def test_who_may_fork(api: AsyncCellWarClient):
 
 
 async def test_cellwar_spectators_are_delayed_by_at_least_ten_seconds(api: AsyncCellWarClient):
-    game_id, _ = await seated(api, "cellwar", duel(p2_x=7), 2)
+    game_id, _ = await seated(api, "cellwar", {**duel(p2_x=7), "spectators": "live"}, 2)
     with pytest.raises(ApiError) as short:
         await api.spectator_state(game_id, delay_s=5)
     assert (short.value.status, short.value.code) == (409, "MALFORMED")
@@ -371,7 +371,7 @@ async def test_a_cellwar_spectator_with_delay_10_never_sees_a_frame_newer_than_1
     player 1 takes player 2's unit; each spectator frame arrives at least 10 s after the
     event it shows (event times from the finished game's public log)."""
     delay = 10.0
-    game_id, seats = await seated(api, "cellwar", duel(p2_x=7), 2)
+    game_id, seats = await seated(api, "cellwar", {**duel(p2_x=7), "spectators": "live"}, 2)
     frames: list[tuple[float, dict]] = []
 
     async def spectate() -> None:

@@ -23,14 +23,16 @@ from tests.browser.test_replay import finished_life_game
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(120)]
 
 
-def duel(base: str, p2_x: int) -> tuple[str, dict[int, str]]:
-    """A CellWar 8×8 game, one infantry each on row 0 (player 2 at ``p2_x``), both joined."""
+def duel(base: str, p2_x: int, **extra) -> tuple[str, dict[int, str]]:
+    """A CellWar 8×8 game, one infantry each on row 0 (player 2 at ``p2_x``), both joined;
+    ``extra`` config fields (e.g. ``spectators="live"``)."""
     units = [
         {"owner": 1, "type": "infantry", "x": 0, "y": 0},
         {"owner": 2, "type": "infantry", "x": p2_x, "y": 0},
     ]
+    config = {"width": 8, "height": 8, "players": 2, "units": units, **extra}
     with httpx.Client(base_url=base, timeout=10) as c:
-        gid = post(c, "/game/create", body={"kind": "cellwar", "config": {"width": 8, "height": 8, "players": 2, "units": units}})["game_id"]
+        gid = post(c, "/game/create", body={"kind": "cellwar", "config": config})["game_id"]
         tok = {i: post(c, f"/game/{gid}/join", body={"name": f"p{i}"})["player_token"] for i in (1, 2)}
     return gid, tok
 
@@ -100,7 +102,7 @@ def test_fork_a_cellwar_replay_opens_it_hot_seat(page, live_url, problems) -> No
 def test_lobby_watch_shows_a_cellwar_game_ten_seconds_late(page, live_url, problems) -> None:
     from playwright.sync_api import expect
 
-    gid, tok = duel(live_url, p2_x=7)
+    gid, tok = duel(live_url, p2_x=7, spectators="live")
     page.goto(live_url + "/")
     page.get_by_test_id("mode-lobby").click()
     expect(page.get_by_test_id(f"lobby-game-{gid}")).to_be_visible()

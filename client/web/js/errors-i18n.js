@@ -37,6 +37,8 @@ addStrings('en', {
   'error.LOG_MISMATCH': 'This log is not what the rules give: it was changed or damaged.',
   'error.UNKNOWN_ENGINE_VERSION': 'This log was written by a game version this server does not know.',
   'error.NOT_YET_VISIBLE': 'Nothing to show yet: spectators see this game with a delay. Try again shortly.',
+  'error.SPECTATORS_AFTER_END': 'Spectators may watch once the game has ended: its players play under fog of war.',
+  'error.LIVE_SPECTATORS_RATED': 'A rated game cannot have live spectators: they may watch it once it has ended.',
 });
 
 addStrings('ru', {
@@ -69,4 +71,6 @@ addStrings('ru', {
   'error.LOG_MISMATCH': 'Эта запись не совпадает с тем, что дают правила: её изменили или повредили.',
   'error.UNKNOWN_ENGINE_VERSION': 'Эта запись сделана версией игры, которую сервер не знает.',
   'error.NOT_YET_VISIBLE': 'Пока нечего показать: зрители видят эту партию с задержкой. Попробуйте чуть позже.',
+  'error.SPECTATORS_AFTER_END': 'Зрители смогут посмотреть партию, когда она закончится: игроки играют в тумане войны.',
+  'error.LIVE_SPECTATORS_RATED': 'В рейтинговой партии зрители не смотрят игру вживую: они смогут посмотреть её после окончания.',
 });

@@ -99,3 +99,10 @@ class ErrorCode(StrEnum):
     UNKNOWN_ENGINE_VERSION = "UNKNOWN_ENGINE_VERSION"
     #: A delayed spectator asked for a game none of whose events is old enough yet (409).
     NOT_YET_VISIBLE = "NOT_YET_VISIBLE"
+    # spectators of fog games (docs/spectators.md)
+    #: A spectator asked to watch a running game whose creator did not ask for live
+    #: spectators (CellWar ``"spectators": "finished"``, the default): it may watch once
+    #: the game has ended (409).
+    SPECTATORS_AFTER_END = "SPECTATORS_AFTER_END"
+    #: ``"spectators": "live"`` in a rated (or matchmade) game's config (422).
+    LIVE_SPECTATORS_RATED = "LIVE_SPECTATORS_RATED"
