@@ -25,6 +25,7 @@ from gateway.limits import BodyReadTimeout, BodySizeLimit, RateLimit, WebSocketL
 from gateway.observability import AccessLogMiddleware, Metrics
 from gateway.redact import install_log_redaction
 from gateway.routes import campaign, games, health, matchmaking, patterns, replay, stream
+from gateway.shared_limits import SharedWindows
 from gateway.ticket_tokens import TicketSigner
 from gateway.tokens import ProfileSigner, TokenSigner
 from gateway.web import WebFiles
@@ -114,11 +115,15 @@ def create_app(
             else matchmaker_channel
         )
         app.state.matchmaker = matchmaker_pb2_grpc.MatchmakerStub(mm_channel)
+        if app.state.shared_windows is not None:
+            app.state.shared_windows.start()
         log.info("gateway_started", session_addr=settings.session_addr if owned else "given")
         try:
             yield
         finally:
             await app.state.fanout.aclose()
+            if app.state.shared_windows is not None:
+                await app.state.shared_windows.close()
             if owned:
                 for each in channels:
                     await each.close(grace=1.0)
@@ -159,6 +164,7 @@ def create_app(
     app.state.profile_signer = ProfileSigner(secret)
     app.state.ticket_signer = TicketSigner(secret)
     app.state.metrics = Metrics()
+    app.state.shared_windows = SharedWindows(settings) if settings.shared_limits else None
     install_error_handlers(app)
     # add_middleware wraps: the last added runs first.
     app.add_middleware(BodySizeLimit, max_bytes=settings.max_body_bytes)
@@ -174,6 +180,7 @@ def create_app(
         read_burst=settings.read_limit_burst,
         read_concurrency=settings.read_concurrency,
         read_global_per_s=settings.read_global_per_s,
+        shared=app.state.shared_windows,
     )
     app.add_middleware(
         WebSocketLimits,

@@ -21,6 +21,8 @@ read       ``GET /game/{id}/replay``, ``/events``      token bucket per address,
                                                        ``read_concurrency`` at once in all
 =========  ==========================================  =====================================
 
+With ``CELLWAR_SHARED_LIMITS=1`` the create and join windows are also kept in NATS KV
+(gateway/shared_limits.py), so they hold for every gateway of the deployment together.
 Creates and joins also take a token from the address's command bucket. A create or a
 join is keyed by the client address even when it carries a valid player token: a token
 of one's own game never buys more creates. The client address is the socket peer, or,
@@ -327,6 +329,9 @@ class RateLimit:
         read_global_per_s: costly reads per second of the whole process, whoever asks
             (0 = no bound): what bounds the session's CPU spent on replays when many
             addresses ask at once. Beyond it: 503 ``BUSY``.
+        shared: the create and join windows of the whole deployment
+            (:class:`gateway.shared_limits.SharedWindows`), checked after this process's
+            own; None = this process counts alone.
     """
 
     #: Longest wait of a costly read for a slot (seconds).
@@ -344,9 +349,11 @@ class RateLimit:
         read_burst: int = 0,
         read_concurrency: int = 0,
         read_global_per_s: float = 0.0,
+        shared: Any = None,
     ) -> None:
         self.app = app
         self.signer = signer
+        self.shared = shared
         self.buckets = TokenBuckets(rate, burst) if rate > 0 and burst > 0 else None
         self.windows = {
             CREATE: MovingWindow(create_per_min) if create_per_min > 0 else None,
@@ -405,6 +412,11 @@ class RateLimit:
             wait = self.buckets.take(key)
             if wait > 0:
                 await _refuse(scope, receive, send, wait, "too many requests")
+                return
+        if window is not None and self.shared is not None:
+            wait = await self.shared.hit(window_key, window.limit)
+            if wait:  # None: the shared store is out of reach, this process's window holds
+                await _refuse(scope, receive, send, wait, f"too many {kind}s from this address")
                 return
         if window is not None:
             window.hit(window_key)
