@@ -111,7 +111,8 @@ async def create_game(
     "`CELLWAR_JOIN_LIMIT_PER_MIN` (60) joins a minute per client address (429). In a rated "
     "game, `X-Profile-Token` (from POST /profiles) makes the seat count for that profile's "
     "rating (the event log records the profile id, never the token); without it the seat "
-    "plays at the provisional rating and is not rated.",
+    "plays at the provisional rating and is not rated. A profile holds at most one seat of "
+    "a rated game: its second join is 409 `ALREADY_SEATED` (docs/ratings.md).",
 )
 async def join_game(
     request: Request,
@@ -123,7 +124,7 @@ async def join_game(
     profile_id: ProfileHeader,
 ) -> Joined:
     """POST /game/{id}/join → ``{"player_id", "player_token"}``; ``X-Profile-Token``: the
-    profile that holds the seat in a rated game."""
+    profile that holds the seat in a rated game (409 ``ALREADY_SEATED`` when it holds one)."""
     request.state.game_id = game_id
     reply = await session.Join(
         session_pb2.JoinRequest(

@@ -317,7 +317,8 @@ def player_log(request: engine_pb2.PlayerLogRequest) -> engine_pb2.PlayerLogRepl
 
 def reenact_log(request: engine_pb2.ReenactRequest) -> engine_pb2.ReenactReply:
     """Decide a recorded log again (:func:`engine.reenact.reenact`) and return what the new
-    game records: a finished log as recorded (``origin`` added to ``GameCreated``'s payload);
+    game records: a finished log as recorded (``origin`` set in ``GameCreated``'s payload:
+    the one given, else an earlier import's, else ``{}``; docs/ratings.md);
     an unfinished one as a fork of its last state (``GameForked`` with ``origin``, free
     seats), so it can be played on. Raises GameError (``LogMismatch`` with its ``seq``)."""
     origin = _json(request.origin, "origin") if request.origin else None
@@ -339,9 +340,12 @@ def reenact_log(request: engine_pb2.ReenactRequest) -> engine_pb2.ReenactReply:
             copy.game_id = ""
             copy.command_id = ""
             out.append(copy)
-        if origin is not None:
-            first = _json(out[0].payload, "event payload")
-            out[0].payload = dumps({**first, "origin": origin})
+        # Always an ``origin`` object (the one given, else an earlier import's, else ``{}``),
+        # whatever the file's GameCreated says: it marks the game as imported, so never
+        # rated (docs/ratings.md).
+        first = _json(out[0].payload, "event payload")
+        earlier = first.get("origin") if isinstance(first.get("origin"), dict) else {}
+        out[0].payload = dumps({**first, "origin": origin if origin is not None else earlier})
         return engine_pb2.ReenactReply(
             events=out,
             state=to_proto(done.state, done.envelope),

@@ -1,7 +1,8 @@
 """Ratings (DESIGN §11): OpenSkill Plackett–Luce per profile × kind × players.
 
 Pure code: :func:`ranks_from_view` reads the finishing order of a finished game from its
-final (public) view; :func:`rate_game` turns the ratings before the game and that order
+final (public) view, :func:`ranks_of_game` puts the players removed during the game
+after it in reverse order of removal (docs/ratings.md "Ranks"); :func:`rate_game` turns the ratings before the game and that order
 into per-player changes; :func:`apply_change` applies one change to a stored rating
 record, at most once per game (the record remembers the games it has counted).
 
@@ -93,6 +94,50 @@ def ranks_from_view(view: Mapping[str, Any]) -> dict[int, int]:
             ranks[int(p["id"])] = ranks[int(ordered[i - 1]["id"])]
         else:
             ranks[int(p["id"])] = i + 1
+    return ranks
+
+
+def ranks_of_game(view: Mapping[str, Any], removals: Sequence[tuple[int, int]]) -> dict[int, int]:
+    """Finishing ranks of a finished game: ``{player_id: rank}`` (1 = first, equal = tie,
+    dense-competition style 1, 2, 2, 4).
+
+    The winner first, then the players still in the game at its end by the rules' order
+    (:func:`ranks_from_view`: more ``cells`` is better), then the players removed during
+    the game (``PlayerRemoved``) in reverse order of removal: the one who left last ranks
+    highest, and only removals recorded in the same event tie (osu!, ppy/osu#35923:
+    leaving order decides placement).
+
+    Args:
+        view: the final public view (``{"winner", "players": [{"id", "cells"}]}``).
+        removals: ``(event seq, player_id)`` of each ``PlayerRemoved`` in log order; a
+            player named again later (a rollback records the removals since its anchor
+            once more) keeps the seq of its first removal.
+
+    Raises:
+        ValueError: a view without players.
+    """
+    return ranks_after_removals(ranks_from_view(view), view.get("winner"), removals)
+
+
+def ranks_after_removals(
+    view_ranks: Mapping[int, int], winner: Any, removals: Sequence[tuple[int, int]]
+) -> dict[int, int]:
+    """:func:`ranks_of_game` from the view's ranks (:func:`ranks_from_view`, e.g. kept in
+    a rating marker), the winner (a player id or None) and the removals
+    (``(seq, player_id)`` in log order)."""
+    by_view = {int(k): int(v) for k, v in view_ranks.items()}
+    removed_at: dict[int, int] = {}
+    for seq, pid in removals:
+        if int(pid) in by_view and pid != winner:
+            removed_at.setdefault(int(pid), int(seq))
+    order = sorted(((p, r) for p, r in by_view.items() if p not in removed_at), key=lambda kv: kv[1])
+    ranks: dict[int, int] = {}
+    for i, (pid, rank) in enumerate(order):  # survivors, re-numbered among themselves
+        ranks[pid] = ranks[order[i - 1][0]] if i and rank == order[i - 1][1] else i + 1
+    leavers = sorted(removed_at.items(), key=lambda kv: -kv[1])  # left last = first
+    for i, (pid, seq) in enumerate(leavers):
+        tie = i and seq == leavers[i - 1][1]
+        ranks[pid] = ranks[leavers[i - 1][0]] if tie else len(order) + i + 1
     return ranks
 
 

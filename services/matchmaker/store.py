@@ -9,9 +9,11 @@ Buckets (JSON values, file storage, history 1, created at start when missing):
 - ``MATCH_GAMES``: ``<game_id>`` → the matchmade game: queue, seats (player id, ticket,
   profile, name), ``finished_at`` once its ``GameFinished`` was projected. Its presence
   is what makes a matchmade game rated (a game made by link is rated when its config
-  says ``"rated": true``: services/matchmaker/projection.py).
+  says ``"rated": true``; either only when created here: services/matchmaker/projection.py).
 - ``RATINGS``: ``r.<queue>.<profile_id>`` a rating record; ``g.<game_id>`` the ratings
-  projection's marker of a game (``computed`` with its changes, then ``applied``).
+  projection's marker of a game (``computed`` with its changes, then ``applied``);
+  ``v.projection`` the rule version the bucket was projected with, ``v.rebuild`` held
+  while an instance rebuilds it (docs/ratings.md).
 
 Stream ``MATCH_EVENTS`` (subjects ``matchmaking.events.<Type>``, file storage, 7 days):
 the audit trail of :class:`MatchEvent` (JSON), de-duplicated by ``Nats-Msg-Id``.
@@ -193,6 +195,30 @@ class Bucket:
             return int(await self.kv.update(key, dumps(value), last=revision))
         except nats.js.errors.KeyWrongLastSequenceError as exc:
             raise Conflict(key) from exc
+        except (TimeoutError, nats.errors.Error) as exc:
+            raise unavailable(exc) from exc
+
+    async def keys(self) -> list[str]:
+        """Every key of the bucket (a snapshot; empty bucket: ``[]``).
+
+        Raises:
+            ServiceError: ``UNAVAILABLE``.
+        """
+        try:
+            return list(await self.kv.keys())
+        except nats.js.errors.NoKeysError:
+            return []
+        except (TimeoutError, nats.errors.Error) as exc:
+            raise unavailable(exc) from exc
+
+    async def delete(self, key: str) -> None:
+        """Delete ``key`` (absent: nothing happens).
+
+        Raises:
+            ServiceError: ``UNAVAILABLE``.
+        """
+        try:
+            await self.kv.delete(key)
         except (TimeoutError, nats.errors.Error) as exc:
             raise unavailable(exc) from exc
 

@@ -63,6 +63,7 @@ from services.session.games import (
     recorded_command_id,
 )
 from services.session.ports import EventLog, Rules
+from services.session.seats import check_seat
 from services.session.store import ConcurrencyError, DuplicateCommandError, StoreUnavailable
 
 log = structlog.get_logger("cellwar.session.commands")
@@ -444,6 +445,7 @@ class CommandLoop:
         generations this instance knows were run), the views of the caller and of the
         players watched or polled now (a join: every view, its seat is not known yet).
         Raises ServiceError."""
+        await check_seat(self.store, game, cmd.type, cmd.payload)  # ALREADY_SEATED
         before = game.run_done if game.running else 0
         view_players = None
         if cmd.type != CommandType.JOIN:

@@ -79,6 +79,8 @@ class ErrorCode(StrEnum):
     LEVEL_LOCKED = "LEVEL_LOCKED"
     ALREADY_QUEUED = "ALREADY_QUEUED"
     ALREADY_MATCHED = "ALREADY_MATCHED"
+    #: A profile that already holds a seat of this rated game joined it again (409).
+    ALREADY_SEATED = "ALREADY_SEATED"
     # services
     GAME_NOT_FOUND = "GAME_NOT_FOUND"
     PROFILE_NOT_FOUND = "PROFILE_NOT_FOUND"
