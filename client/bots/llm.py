@@ -506,6 +506,10 @@ class LLMPolicy:
             {"role": "user", "content": fog_text(observation) + "\nYour move?"},
         ]
 
+    def schema(self, legal: Mapping[str, int]) -> dict[str, Any]:
+        """The answer's schema for the legal moves (label -> index): :func:`move_schema`."""
+        return move_schema(legal)
+
     def act(self, observation: Mapping[str, Any]) -> int:
         """A legal action index 0..8 for the acting unit: the model's, else the fallback's.
 
@@ -525,7 +529,9 @@ class LLMPolicy:
             return legal[answer["move"]]
 
         try:
-            index = _ask(self.chat, self.stats, self.messages(observation), move_schema(legal), validate, self.retries, "cellwar_move")
+            index = _ask(
+                self.chat, self.stats, self.messages(observation), self.schema(legal), validate, self.retries, "cellwar_move"
+            )
             if index is None:
                 self.stats.fallbacks += 1
                 index = int(self.fallback.act(observation))
