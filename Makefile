@@ -4,7 +4,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: run run-cluster chaos test-cluster test test-unit test-integration test-browser test-containers images base-image bench proto lint install clean screenshots
+.PHONY: run run-cluster chaos test-cluster test test-unit test-integration test-browser test-containers images base-image bench proto lint install clean screenshots docs docs-serve docs-bench
 
 $(PY):
 	$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "CellWar needs Python 3.11+"'
@@ -65,6 +65,18 @@ base-image: $(STAMP)
 bench: $(STAMP)
 	$(PY) -m bench.run $(ARGS)
 
+## docs: the docs site (mkdocs-material) into site/, strict: any warning fails
+docs: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict
+
+## docs-serve: the docs site at http://127.0.0.1:8001, rebuilt on every change
+docs-serve: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs serve --strict -a 127.0.0.1:8001
+
+## docs-bench: copy the last make bench report and its plots into docs/bench/ (to commit)
+docs-bench:
+	mkdir -p docs/bench && cp .bench/report.md .bench/*.png docs/bench/
+
 ## proto: regenerate the gRPC stubs of proto/cellwar/v1
 proto: $(STAMP)
 	$(PY) tools/gen_proto.py
@@ -73,4 +85,4 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache .bench .build test-artifacts
+	rm -rf $(VENV) .pytest_cache .ruff_cache .bench .build test-artifacts site
