@@ -1,7 +1,9 @@
 // A delayed spectator's view of one game: the stream `?spectate=1&delay_s=N` (no token)
 // pushes the game as it was N seconds ago, drawn like a replay (js/replay/draw.js). The
-// server decides what may be shown (CellWar at least 10 s late, everything; Life with
-// blind placements hidden) and when; this screen only draws what comes.
+// server decides what may be shown (CellWar at least 10 s late, everything, and only when
+// its creator allowed live spectators; Life with blind placements hidden) and when; this
+// screen only draws what comes. A running CellWar game without live spectators is refused
+// (SPECTATORS_AFTER_END): the screen says that spectators may watch once it has ended.
 
 import './i18n.js';
 import { openSpectatorStream } from '../api.js';
@@ -24,6 +26,8 @@ export class WatchScreen {
     this.view = null;
     this.frames = 0;
     this.finished = false;
+    /** The machine code of the server's refusal ('' while watching). */
+    this.refused = '';
     this.life = new BoardView($('watch-board-life'));
     this.cw = new CellWarBoard($('watch-board-cw'));
     $('watch-menu').addEventListener('click', () => {
@@ -42,6 +46,7 @@ export class WatchScreen {
     this.view = null;
     this.frames = 0;
     this.finished = false;
+    this.refused = '';
     $('watch-board-life').hidden = true;
     $('watch-board-cw').hidden = true;
     $('watch-stats').replaceChildren();
@@ -68,6 +73,9 @@ export class WatchScreen {
 
   _onMessage(msg) {
     if (msg.type === 'error' && msg.error) {
+      // e.g. SPECTATORS_AFTER_END (a fog game whose creator did not allow live
+      // spectators): the socket closes with 4409 and is not reopened.
+      this.refused = msg.error.code || 'ERROR';
       this._message(errorText(msg.error));
       return;
     }
@@ -121,6 +129,7 @@ export class WatchScreen {
       seq: this.view ? this.view.seq : null,
       view: this.view,
       finished: this.finished,
+      refused: this.refused,
     };
   }
 }
