@@ -148,7 +148,7 @@ class EngineTickPath:
 
 
 class EngineRunPath:
-    """The session's path (issue 11, docs/ARCHITECTURE.md "Ticking"): ``Engine.Run`` with
+    """The session's path (issue 11, docs/architecture/ticking.md): ``Engine.Run`` with
     each game's id, the hash of its last recorded state and the generations run since;
     the engine keeps the games bit-packed in its run cache and advances games of one
     size together. A run is recorded (events + state sent back) at the checkpoint, every

@@ -67,7 +67,7 @@ from engine.options import seat_profile
 from engine.timers import time_out, timed_out_players
 
 #: Recorded in every event; bump when a rule change would fold old logs differently
-#: (:mod:`engine.versions`, docs/ARCHITECTURE.md "Engine versions and golden logs").
+#: (:mod:`engine.versions`, docs/architecture/engine-versions.md).
 ENGINE_VERSION = versions.ENGINE_VERSION
 
 _MAGIC = b"CWS1"

@@ -28,5 +28,5 @@ class GameError(Exception):
 
 #: Machine code of a command that would change nothing (engine version 2+: placing on an
 #: own live cell, erasing an empty cell, a speed already set, ...); HTTP 409 like every
-#: rule code (docs/ARCHITECTURE.md "Errors").
+#: rule code (docs/api/errors.md).
 NO_CHANGE = "NO_CHANGE"

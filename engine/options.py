@@ -12,7 +12,7 @@ rated flag (DESIGN §11, issue 14).
 
 Both are normalised **only when set**: a config without a timer and not rated has no
 such key, so the configs (and the state hashes) of every game recorded before these
-options existed stay the same (docs/ARCHITECTURE.md "Engine versions and golden logs").
+options existed stay the same (docs/architecture/engine-versions.md).
 """
 
 from __future__ import annotations

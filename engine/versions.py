@@ -1,5 +1,4 @@
-"""Engine (rules) versions: which rules fold which event (docs/ARCHITECTURE.md "Engine
-versions and golden logs").
+"""Engine (rules) versions: which rules fold which event (docs/architecture/engine-versions.md).
 
 Every event records the ``engine_version`` that decided it. A log must fold to its
 recorded hashes forever, so a rules change that would fold an old event differently

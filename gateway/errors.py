@@ -3,7 +3,7 @@
 Every error leaves the gateway as ``{"error": {"code": "OUT_OF_ZONE", "message": "…"}}``.
 The machine code travels unchanged from the engine through the session's trailing
 metadata (``cellwar-error-code``, read by :func:`services.common.errors.error_from_rpc`);
-this module only picks the HTTP status (table in docs/ARCHITECTURE.md "Errors"):
+this module only picks the HTTP status (table: docs/api/errors.md, generated from these tables):
 
 =====================  ====
 gRPC status            HTTP
@@ -65,7 +65,7 @@ class Code(StrEnum):
     INTERNAL = "INTERNAL"
 
 
-#: HTTP status of each gRPC status code (docs/ARCHITECTURE.md "Errors").
+#: HTTP status of each gRPC status code (docs/api/errors.md).
 HTTP_STATUS_BY_GRPC: dict[grpc.StatusCode, int] = {
     grpc.StatusCode.INVALID_ARGUMENT: 422,
     grpc.StatusCode.FAILED_PRECONDITION: 409,

@@ -1,4 +1,4 @@
-"""Request and response bodies of the REST contract (DESIGN §7, docs/ARCHITECTURE.md).
+"""Request and response bodies of the REST contract (DESIGN §7, docs/api/index.md).
 
 Bodies are validated here so a body that does not fit the schema is answered 422
 ``MALFORMED`` before any service is called. Rules (zones, budgets, turns) are the

@@ -388,7 +388,7 @@ ACTIONS = {
 
 
 def apply_action(state: CampaignState, player_id: int, action: dict[str, Any]) -> CampaignState:
-    """Apply one action of the REST contract (docs/ARCHITECTURE.md "Life actions").
+    """Apply one action of the REST contract (docs/architecture/contracts.md "Life actions").
 
     ``place`` is all or nothing; cells already alive (enemy cells included) are skipped
     and free. ``stamp`` skips cells outside the zone or alive. ``erase`` only removes the

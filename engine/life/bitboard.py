@@ -1,5 +1,5 @@
 """One Life board as Python integers: a bit plane per int, each generation ~60 big-integer
-operations (the plain tick and the fold of one game, docs/ARCHITECTURE.md "Replay").
+operations (the plain tick and the fold of one game, docs/architecture/ticking.md "Replay from snapshots").
 
 :mod:`engine.life.kernel` advances many boards per numpy call; one board of a game's own
 tick or of a replay pays numpy's fixed cost per call (~1 µs) for each of the ~60 calls of

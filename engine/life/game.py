@@ -8,7 +8,7 @@ Phases: ``waiting`` (seats open) → ``placement`` (players 1..n draw one at a t
 blind) → ``running`` ⇄ ``paused``; ``running`` → ``redraw`` (stable board; every player
 draws at once, then says ready) → ``running``; any → ``finished``.
 
-Decisions where DESIGN.md §3 is silent (to be mirrored in docs/ARCHITECTURE.md):
+Decisions where DESIGN.md §3 is silent (mirrored in docs/architecture/rules.md):
 
 - Blind placement: during ``placement`` a player's view shows only the viewer's own
   cells, and other players' ``cells`` and ``budget_left`` are ``null`` (the budget
@@ -613,7 +613,7 @@ def _check_budget(player: LifePlayer, cost: int) -> None:
 
 
 def action_place(state: LifeState, player: LifePlayer, action: dict[str, Any]) -> LifeState:
-    """``place`` (DESIGN.md §3, docs/ARCHITECTURE.md): all or nothing. Cells already
+    """``place`` (DESIGN.md §3, docs/architecture/contracts.md): all or nothing. Cells already
     alive are skipped and free; each new cell costs 1.
 
     Raises:
@@ -884,7 +884,7 @@ ACTIONS = {
 
 
 def apply_action(state: LifeState, player_id: int, action: dict[str, Any]) -> LifeState:
-    """Apply one action of the REST contract (docs/ARCHITECTURE.md "Life actions").
+    """Apply one action of the REST contract (docs/architecture/contracts.md "Life actions").
     Drawing actions in ``redraw`` are followed by the budget deadlock check.
 
     Raises:

@@ -44,7 +44,7 @@ from engine.errors import GameError
 from engine.fork import public_payload
 from engine.playerlog import OwnNumbering
 
-#: Life actions that draw on the board (DESIGN.md §3; docs/ARCHITECTURE.md "Life actions").
+#: Life actions that draw on the board (DESIGN.md §3; docs/architecture/contracts.md "Life actions").
 DRAWING_ACTIONS = frozenset({"place", "erase", "stamp", "reset_turn"})
 
 #: Phases in which another player's drawing is hidden from the reader (the board is blind

@@ -1,5 +1,5 @@
 """Running Life games kept bit-packed between ticks and advanced many at once (the packed
-tick path of the engine service, docs/ARCHITECTURE.md "Ticking").
+tick path of the engine service, docs/architecture/ticking.md).
 
 :func:`engine.life.game.tick` unpacks, steps and repacks one board per call, counts
 colours on the uint8 board, and hashes every board it leaves in the stability history.

@@ -2,8 +2,7 @@
 
 A machine code (``OUT_OF_ZONE``, ``GAME_NOT_FOUND``, ...) travels unchanged from the
 engine (``engine.GameError.code``) through gRPC (status + trailing metadata key
-``cellwar-error-code``) to HTTP (``gateway/errors.py``). Table: docs/ARCHITECTURE.md
-"Errors".
+``cellwar-error-code``) to HTTP (``gateway/errors.py``). Table: docs/api/errors.md.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """The engine's run cache: running games kept between ticks (the packed tick path,
-docs/ARCHITECTURE.md "Ticking").
+docs/architecture/ticking.md).
 
 ``Engine.Tick`` ships every running game's whole state each tick, both ways, and decodes,
 re-encodes and hashes it. ``Engine.Run`` instead names games by id: the engine keeps

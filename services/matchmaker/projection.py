@@ -84,7 +84,7 @@ from services.session.store import EventStore, StoreUnavailable
 
 log = structlog.get_logger("cellwar.matchmaker.ratings")
 
-#: The session's event stream and its subjects (docs/ARCHITECTURE.md), read only.
+#: The session's event stream and its subjects (docs/architecture/index.md), read only.
 GAME_EVENTS = "GAME_EVENTS"
 GAME_SUBJECTS = "games.*.events"
 #: Name of the shared durable consumer.

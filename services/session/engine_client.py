@@ -11,7 +11,7 @@ or restarting) is retried at once on the next replica, and that replica is skipp
 always safe.
 
 Calls about one game (``Decide``, ``Run``) go first to the replica the game id hashes to
-(affinity: the replica whose run cache holds the game, docs/ARCHITECTURE.md "Ticking"),
+(affinity: the replica whose run cache holds the game, docs/architecture/ticking.md),
 so ticks and commands of a game meet the same cache; correctness never depends on it
 (a call elsewhere is a cache miss, answered from the state the session sends).
 

@@ -1,6 +1,6 @@
 """Following the event log: every event any instance appends reaches every instance.
 
-Decision (docs/ARCHITECTURE.md "Following the log"): **one consumer per instance** on
+Decision (docs/architecture/scale-out.md "Following the log"): **one consumer per instance** on
 ``games.*.events`` — an ephemeral push consumer without acks (memory storage, one
 replica), starting right after the stream's last message at start-up. Events of games
 this instance has not loaded are dropped on arrival (the game id is read from the

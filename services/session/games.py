@@ -181,8 +181,8 @@ class Game:
             id (0 = spectator).
         touched: loop time of the last use (eviction).
         run_done / run_generation / run_views / run_started: the run since ``state``
-            that is not recorded yet (the packed tick path, docs/ARCHITECTURE.md
-            "Ticking"): generations run, the generation reached, the views there by
+            that is not recorded yet (the packed tick path,
+            docs/architecture/ticking.md): generations run, the generation reached, the views there by
             player id, and the loop time its first generation ran (0 = no run).
         progress: bumped at each step of the run (Watch sends a frame for it).
         wanted / remote: player id -> loop time until which progress views are wanted
@@ -737,7 +737,7 @@ class GameCache:
 
     async def state_at(self, game: Game, seq: int) -> engine_pb2.GameState:
         """The state after event ``seq``, checked against the recorded hash of event
-        ``seq`` (docs/ARCHITECTURE.md "Replay"): folded from the nearest state kept by
+        ``seq`` (docs/architecture/ticking.md "Replay from snapshots"): folded from the nearest state kept by
         the replay cache when it is within :attr:`snapshot_every` events before ``seq``,
         else from the nearest snapshot at or before it (or the start); a fold over more
         than :attr:`snapshot_every` events without a snapshot (a log written without

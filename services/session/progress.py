@@ -3,7 +3,7 @@
 The packed tick path records a running game's generations only every few seconds
 (services/session/ticker.py), yet every watcher's view must advance every tick
 (DESIGN §7: a frame "after every change and every generation"), also on instances that
-do not tick the game. Decision (docs/ARCHITECTURE.md "Ticking"): **the lease holder
+do not tick the game. Decision (docs/architecture/ticking.md): **the lease holder
 pushes progress on core NATS, on demand**:
 
 * an instance serving players of a running game whose lease it does not hold (open

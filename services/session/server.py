@@ -3,7 +3,7 @@ cache, the command loop and its projections, the follower, presence, leases, the
 ticker, the keeper and the grpc.aio server. :func:`create_server` is the one place.
 
 Several instances run side by side on one NATS (distinct ``CELLWAR_INSTANCE_ID``); any of
-them serves any game (docs/ARCHITECTURE.md "Any instance serves any game").
+them serves any game (docs/architecture/scale-out.md).
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 One loop wakes every ``interval`` seconds, adds ``generations_per_second x speed x
 elapsed`` generations to each game's debt (fractions carry over), and calls
 ``Engine.Run`` once (per engine replica) for every game owed at least one generation:
-the packed tick path (docs/ARCHITECTURE.md "Ticking"). The engine keeps each running
+the packed tick path (docs/architecture/ticking.md). The engine keeps each running
 game in its run cache, so a tick ships only references (game id, the hash of its last
 recorded state, the generations run since) and gets back the generation reached and
 the views of the players watched now; nothing is recorded per tick.

@@ -148,7 +148,7 @@ async def test_spectators_share_one_watch_and_get_the_same_frames(
     assert kinds[-1] == "finished" and set(kinds[:-1]) == {"view"} and len(kinds) >= 7
     seqs = [seq for _, seq in sequences[0]]
     # never back; a running game's frames between two recorded events keep the version
-    # (a frame per tick on the packed path: docs/ARCHITECTURE.md "Ticking")
+    # (a frame per tick on the packed path: docs/architecture/ticking.md)
     assert seqs[:-1] == sorted(seqs[:-1]) and seqs[-1] == seqs[-2]
     assert len(set(seqs)) >= 5  # joins 2, turn ends 2, the resign: each a new version
     # Every frame reached every fast socket within a short spread: nobody waited for the

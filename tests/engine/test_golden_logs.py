@@ -3,7 +3,7 @@
 version that wrote it, forever. A rules change that changes a hash without bumping
 ``engine.ENGINE_VERSION`` fails here; so does any change of what the current engine
 decides for the scripted games (the current version's files are regenerated and compared
-byte for byte). How to bump: docs/ARCHITECTURE.md "Engine versions and golden logs"."""
+byte for byte). How to bump: docs/architecture/engine-versions.md."""
 
 from __future__ import annotations
 

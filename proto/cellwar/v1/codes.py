@@ -58,7 +58,7 @@ class RemovalReason(StrEnum):
 class ErrorCode(StrEnum):
     """Machine codes that travel unchanged from the engine or a service to HTTP
     (gRPC status mapping: services/common/errors.py; HTTP: gateway/errors.py; table:
-    docs/ARCHITECTURE.md "Errors")."""
+    docs/api/errors.md)."""
 
     # the input does not fit the schema (gRPC INVALID_ARGUMENT, HTTP 422)
     MALFORMED = "MALFORMED"
