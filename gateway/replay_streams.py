@@ -75,7 +75,8 @@ async def spectator_state(session: Any, game_id: str, delay_s: float | None) -> 
 
     Raises:
         grpc.RpcError: ``MALFORMED`` (a delay below the game's minimum), 409
-            ``NOT_YET_VISIBLE``, 404, 503.
+            ``NOT_YET_VISIBLE``, 409 ``SPECTATORS_AFTER_END`` (a running CellWar game
+            without ``"spectators": "live"``: docs/spectators.md), 404, 503.
     """
     reply = await session.SpectatorView(
         session_pb2.SpectateRequest(
@@ -88,10 +89,12 @@ async def spectator_state(session: Any, game_id: str, delay_s: float | None) -> 
 
 async def pump_spectator(websocket: WebSocket, game_id: str, delay_s: float | None) -> None:
     """Send every frame of ``Session.Spectate`` (``{"type": "view"|"finished", "seq",
-    "view"}``) to ``websocket`` until the stream ends.
+    "view"}``) to ``websocket`` until the stream ends, each as it comes (one per event
+    of a game whose spectator sees everything: none is dropped or merged here).
 
     Raises:
-        ApiError: the session refused or failed (the route sends the error frame).
+        ApiError: the session refused or failed (``SPECTATORS_AFTER_END`` and others;
+            the route sends the error frame).
     """
     call = websocket.app.state.session.Spectate(
         session_pb2.SpectateRequest(

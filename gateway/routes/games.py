@@ -145,7 +145,9 @@ async def join_game(
     description=_VIEW_DOC + " Spectators (no token): `?spectate=1&delay_s=N` answers "
     "`{\"seq\", \"view\"}` of the game as it was N seconds ago (default and least: 10 "
     "for a running CellWar game, whose spectator sees everything; 0 elsewhere; at most "
-    "3600); 409 `NOT_YET_VISIBLE` while no event is that old.",
+    "3600); 409 `NOT_YET_VISIBLE` while no event is that old. A running CellWar game "
+    "admits spectators only when created with `\"spectators\": \"live\"`; otherwise "
+    "409 `SPECTATORS_AFTER_END` until it has ended (docs/spectators.md).",
 )
 async def get_state(
     game_id: GameId,

@@ -11,12 +11,16 @@ clients (the gateway redacts it from its logs, gateway/redact.py; a proxy in fro
 its own request lines). With both, the subprotocol's token counts.
 
 ``?spectate=1&delay_s=N`` (no token): a delayed spectator (DESIGN §12): the same frames
-of the game as it was N seconds ago (services/session/spectators.py; default and least:
-10 s for a running CellWar game, 0 elsewhere).
+of the game as it was N seconds ago, one per event when the spectator sees everything
+(services/session/spectators.py; default and least: 10 s for a running CellWar game
+created with ``"spectators": "live"``, 0 elsewhere). A running CellWar game without it
+(the default) admits spectators once it has ended: the error frame
+``SPECTATORS_AFTER_END`` and close 4409 (docs/spectators.md).
 
 Errors are sent as one ``{"type": "error", "error": {"code", "message"}}`` frame, then
 the socket closes with 4000 + the HTTP status: 4401 bad token, 4403 token of another
-game, 4404 unknown game, 4503 session unavailable.
+game (or a spectator's live view of a running CellWar game), 4404 unknown game, 4409 a
+spectator of a game that admits spectators after its end only, 4503 session unavailable.
 
 All the sockets of one (game, player) in this gateway share ONE upstream Watch
 (gateway/fanout.py): a socket that joins starts with the newest view; a socket that

@@ -14,7 +14,12 @@ The rule is the engine's, as data (``GameState.policy``, engine/policy.py): whil
     that numbering.
   * a spectator (``player_id`` 0) gets ``FORBIDDEN`` (403) for the log and for replays,
     with the engine's reason. Its live view is refused while ``spectators_live`` is
-    false (:func:`check_live_view`).
+    false (:func:`check_live_view`); a delayed view of a running CellWar game only when
+    its config says ``"spectators": "live"`` (services/session/spectators.py, else
+    ``SPECTATORS_AFTER_END``). No unit of a running CellWar game reaches a client without
+    a player token by any other way: not the lobby (the start units are hidden), not a
+    fork (:func:`check_fork`), not ``valid_actions`` (a player's token only); the whole
+    list is in docs/spectators.md.
   * a player's replay ``seq`` counts in the numbering of the log it reads: with its own
     numbering, ``seq`` k is the state after the event its k-th log item records; the
     view shown is the player's own (already fogged or blind) view then.
