@@ -1,4 +1,4 @@
-"""Chaos run (issue 9, must-show 2): bot games through nginx while processes are killed.
+"""Chaos run: bot games through nginx while processes are killed or paused.
 
 ``python -m deploy.chaos`` starts ``make run-cluster`` through the runner (a temporary
 data folder, free port bases), plays ``--games`` (20) concurrent bot games through nginx,
@@ -19,6 +19,12 @@ GAME_EVENTS stream), one session instance, one engine replica and one gateway (P
 - each killed process is back: ``up`` in ``cluster.json`` with a new PID, ``/healthz``
   200 through nginx and on every gateway.
 
+With ``--scenario`` (repeatable; default: all, one after the other on the same cluster)
+it runs instead, or also, the fault scenarios of :data:`SCENARIOS` (2 of 3 NATS nodes
+down 25 s, the busiest NATS node paused 30 s, one session paused 25 s), each with new
+games, and prints for each fault the checks above, the longest time without an
+accepted write and the p99 of the requests sent during it (docs/faults.md).
+
 It prints a report and exits 1 when a check fails. The bots retry a request that got
 no answer, 502, 503 or 504 with the SAME request (same ``Idempotency-Key``), as a client
 should (:class:`RetryingTransport`); nothing else is retried.
@@ -36,7 +42,7 @@ import signal
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -46,7 +52,7 @@ import httpx
 from client.bots import LifeBot
 from client.cellwar_bot import CellWarBot
 from client.sdk import ApiError, AsyncCellWarClient
-from deploy.harness import RunnerProcess, http_get
+from deploy.harness import RunnerProcess, http_get, pid_alive
 
 #: Statuses a bot retries (with the same request): a proxy without an upstream, a backend down.
 RETRY_STATUSES = frozenset({502, 503, 504})
@@ -96,6 +102,14 @@ class Recorder:
     seats: dict[str, tuple[str, int]] = field(default_factory=dict)
     retries: int = 0
     retried_statuses: dict[str, int] = field(default_factory=dict)
+    #: every HTTP exchange: (start, seconds it took, status; 0 = no answer), monotonic
+    attempts: list[tuple[float, float, int]] = field(default_factory=list)
+    #: monotonic times of the 2xx answers to POSTs (accepted writes)
+    accepted: list[float] = field(default_factory=list)
+    #: 409 answers whose code is ``CONFLICT`` (what a client reads as final)
+    conflicts: list[str] = field(default_factory=list)
+    #: 503 answers without ``Retry-After`` (a fault's answer must say when to retry)
+    no_retry_after: int = 0
 
 
 class RetryingTransport(httpx.AsyncHTTPTransport):
@@ -120,16 +134,26 @@ class RetryingTransport(httpx.AsyncHTTPTransport):
         while True:
             attempts += 1
             why = ""
+            sent = time.monotonic()
             try:
                 response = await super().handle_async_request(request)
             except (httpx.TransportError, httpx.TimeoutException) as exc:
+                self.recorder.attempts.append((sent, time.monotonic() - sent, 0))
                 if time.monotonic() > deadline:
                     raise
                 why = type(exc).__name__
             else:
+                self.recorder.attempts.append((sent, time.monotonic() - sent, response.status_code))
+                if response.status_code == 503 and "retry-after" not in response.headers:
+                    self.recorder.no_retry_after += 1
+                if response.status_code == 409:
+                    await response.aread()
+                    if b'"CONFLICT"' in response.content:
+                        self.recorder.conflicts.append(f"{request.method} {request.url.path}")
                 if response.status_code not in RETRY_STATUSES or time.monotonic() > deadline:
                     if request.method == "POST" and 200 <= response.status_code < 300:
                         await response.aread()
+                        self.recorder.accepted.append(time.monotonic())
                         self._record(request, response, attempts)
                     return response
                 await response.aclose()
@@ -188,11 +212,42 @@ class Kill:
 
 
 @dataclass
+class FaultRun:
+    """One fault of a scenario (:data:`SCENARIOS`) and what the clients saw meanwhile.
+
+    Attributes:
+        scenario: its name (``quorum``, ``nats-pause``, ``session-pause``).
+        what: what was done, for people (``SIGKILL nats-1, nats-2; kept down``).
+        targets: the processes it hit.
+        start / end: monotonic times of the fault's start and end.
+        longest_gap_s: longest time without an accepted write (a 2xx POST) from the
+            fault's start until :data:`RECOVERY_S` after its end (or the games' end).
+        p99_s / max_s: of the HTTP exchanges sent during the fault (seconds; each
+            exchange, a retried request counts once per try).
+        requests: how many were sent during the fault; ``statuses``: their statuses.
+    """
+
+    scenario: str
+    what: str = ""
+    targets: list[str] = field(default_factory=list)
+    start: float = 0.0
+    end: float = 0.0
+    longest_gap_s: float | None = None
+    p99_s: float | None = None
+    max_s: float | None = None
+    requests: int = 0
+    statuses: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass
 class Report:
     """Everything the run measured; ``violations`` empty = every check passed."""
 
     games: list[GameRun] = field(default_factory=list)
     kills: list[Kill] = field(default_factory=list)
+    faults: list[FaultRun] = field(default_factory=list)
+    conflicts: int = 0
+    no_retry_after: int = 0
     answers: int = 0
     retries: int = 0
     retried_statuses: dict[str, int] = field(default_factory=dict)
@@ -215,6 +270,9 @@ class Report:
         for k in self.kills:
             back = f"back as pid {k.new_pid} after {k.back_after_s:.1f} s" if k.new_pid else "NOT back"
             lines.append(f"killed {k.name} (pid {k.old_pid}) with {k.running_games} games running: {back}")
+        for f in self.faults:
+            lines.extend(self.fault_lines(f))
+        lines.append(f"409 CONFLICT answers: {self.conflicts}; 503 answers without Retry-After: {self.no_retry_after}")
         lines.append("durations: " + ", ".join(f"{k} {v:.1f} s" for k, v in self.durations.items()))
         if not self.violations:
             lines.append("every check passed")
@@ -222,6 +280,147 @@ class Report:
             lines.append(f"FAILED {check}: {len(messages)}")
             lines.extend(f"  - {m}" for m in messages[:10])
         return "\n".join(lines)
+
+
+    def fault_lines(self, f: FaultRun) -> list[str]:
+        """The figures of one fault: the games, the integrity checks, the pause in
+        accepted writes and the requests' p99 during the fault."""
+        logs = sum(1 for g in self.games if g.game_id)
+        folded = logs - len({m.split(":")[0] for m in self.violations.get("fold", [])})
+        lost = len(self.violations.get("answered_in_log", []))
+        duplicated = len(self.violations.get("command_once", [])) + len(self.violations.get("contiguous", []))
+        gap = "-" if f.longest_gap_s is None else f"{f.longest_gap_s:.1f} s"
+        p99 = "-" if f.p99_s is None else f"{f.p99_s:.2f} s"
+        peak = "-" if f.max_s is None else f"{f.max_s:.2f} s"
+        return [
+            f"fault {f.scenario}: {f.what} for {f.end - f.start:.1f} s",
+            f"  games finished: {sum(g.finished for g in self.games)}/{len(self.games)}; acknowledged "
+            f"events lost: {lost}, duplicated: {duplicated}; hashes equal to the fold: {folded}/{logs} logs",
+            f"  longest time without an accepted write: {gap}; requests during the fault: {f.requests}, "
+            f"p99 {p99}, max {peak}; statuses {dict(sorted(f.statuses.items()))}",
+        ]
+
+
+# -- the fault figures
+
+
+#: Seconds after a fault's end still counted in its longest time without a write.
+RECOVERY_S = 20.0
+
+
+def longest_gap(times: Sequence[float], start: float, end: float) -> float:
+    """The longest stretch of ``[start, end]`` that holds none of ``times`` (seconds);
+    ``end - start`` when none falls inside."""
+    inside = sorted(t for t in times if start <= t <= end)
+    edges = [start, *inside, end]
+    return max(b - a for a, b in zip(edges, edges[1:], strict=False))
+
+
+def percentile(values: Sequence[float], q: float) -> float | None:
+    """The ``q`` quantile (0..1) of ``values`` by nearest rank; None when empty."""
+    if not values:
+        return None
+    ordered = sorted(values)
+    rank = max(1, -(-len(ordered) * q // 1))  # ceil(n q), at least the first
+    return ordered[int(rank) - 1]
+
+
+def fault_figures(recorder: Recorder, fault: FaultRun, games_over: float) -> None:
+    """Fill ``fault``'s figures from what the bots' transport recorded (:class:`FaultRun`)."""
+    until = max(min(fault.end + RECOVERY_S, games_over), fault.end)
+    fault.longest_gap_s = longest_gap(recorder.accepted, fault.start, until)
+    during = [(took, status) for sent, took, status in recorder.attempts if fault.start <= sent <= fault.end]
+    fault.requests = len(during)
+    fault.p99_s = percentile([took for took, _ in during], 0.99)
+    fault.max_s = max((took for took, _ in during), default=None)
+    statuses: dict[str, int] = {}
+    for _, status in during:
+        statuses[str(status or "none")] = statuses.get(str(status or "none"), 0) + 1
+    fault.statuses = statuses
+
+
+# -- the faults
+
+
+def _nats_nodes(run: RunnerProcess) -> list[str]:
+    return [p["name"] for p in run.processes() if p["role"] == "nats"]
+
+
+def busiest_nats_node(run: RunnerProcess) -> str:
+    """The NATS node holding the most client connections (``/connz`` of each node)."""
+    best, most = _nats_nodes(run)[0], -1
+    for k, name in enumerate(_nats_nodes(run), 1):
+        status, body = http_get(f"http://127.0.0.1:{run.bases.nats_monitor_port(k)}/connz", 2.0)
+        if status != 200:
+            continue
+        try:
+            count = int(json.loads(body).get("num_connections", 0))
+        except (ValueError, AttributeError):
+            continue
+        if count > most:
+            best, most = name, count
+    return best
+
+
+async def quorum_loss(run: RunnerProcess, hold_s: float, say: Callable[[str], None]) -> FaultRun:
+    """SIGKILL 2 of the 3 NATS nodes (the GAME_EVENTS leader first) and keep them down
+    for ``hold_s`` seconds: a restart by the runner is stopped (SIGSTOP) as soon as it
+    appears and let go (SIGCONT) at the end. Waits until both are up again."""
+    nodes = _nats_nodes(run)
+    leader = _stream_leader(run)
+    victims = ([leader] if leader in nodes else []) + [n for n in nodes if n != leader]
+    victims = victims[:2]
+    old = {n: int(run.process(n)["pid"]) for n in victims}
+    fault = FaultRun("quorum", f"SIGKILL {', '.join(victims)} (kept down)", victims)
+    say(f"SIGKILL {', '.join(victims)} for {hold_s:g} s")
+    fault.start = time.monotonic()
+    for n in victims:
+        os.kill(old[n], signal.SIGKILL)
+    held: dict[str, int] = {}
+    while time.monotonic() < fault.start + hold_s:
+        for n in victims:
+            pid = int(run.process(n).get("pid") or 0)
+            if pid and pid != old[n] and held.get(n) != pid and pid_alive(pid):
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGSTOP)
+                    held[n] = pid
+        await asyncio.sleep(0.05)
+    for pid in held.values():
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGCONT)
+    fault.end = time.monotonic()
+    say(f"{', '.join(victims)} let go after {fault.end - fault.start:.1f} s")
+    for n in victims:
+        await asyncio.to_thread(run.wait_back, n, old[n], 120.0)
+    return fault
+
+
+async def pause(
+    run: RunnerProcess, scenario: str, name: str, hold_s: float, say: Callable[[str], None]
+) -> FaultRun:
+    """SIGSTOP process ``name`` for ``hold_s`` seconds, then SIGCONT."""
+    pid = int(run.process(name)["pid"])
+    fault = FaultRun(scenario, f"SIGSTOP {name} (pid {pid})", [name])
+    say(f"SIGSTOP {name} (pid {pid}) for {hold_s:g} s")
+    fault.start = time.monotonic()
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        await asyncio.sleep(hold_s)
+    finally:
+        os.kill(pid, signal.SIGCONT)
+    fault.end = time.monotonic()
+    say(f"SIGCONT {name} after {fault.end - fault.start:.1f} s")
+    return fault
+
+
+#: The fault scenarios (name -> hold seconds, injector), as ``--scenario`` names them:
+#: 2 of 3 NATS nodes down, the NATS node holding the connections paused, one session
+#: instance paused. ``kills`` is the SIGKILL round of the module docstring.
+SCENARIOS: dict[str, tuple[float, Callable[..., Any]]] = {
+    "quorum": (25.0, quorum_loss),
+    "nats-pause": (30.0, lambda run, hold, say: pause(run, "nats-pause", busiest_nats_node(run), hold, say)),
+    "session-pause": (25.0, lambda run, hold, say: pause(run, "session-pause", "session-1", hold, say)),
+}
 
 
 # -- the games
@@ -419,9 +618,12 @@ async def run_chaos(
     kill_order: Sequence[str] = KILL_ORDER,
     game_timeout_s: float = 120.0,
     say: Callable[[str], None] = lambda line: None,
+    fault: Callable[[RunnerProcess, Callable[[str], None]], Awaitable[FaultRun]] | None = None,
 ) -> Report:
     """Play ``games`` bot games through ``run`` (a started, up cluster) while killing one
-    process of each role of ``kill_order``; then check (module docstring).
+    process of each role of ``kill_order`` — or, with ``fault`` (e.g. a scenario of
+    :data:`SCENARIOS` bound to its hold), while that fault lasts; then check (module
+    docstring) and, for a fault, measure it (:func:`fault_figures`).
 
     A game not over after ``game_timeout_s`` seconds is abandoned (and reported).
 
@@ -465,7 +667,9 @@ async def run_chaos(
         await asyncio.sleep(0.1)
     report.durations["seated"] = time.monotonic() - t0
     await asyncio.sleep(first_kill_s)
-    victims = pick_victims(run, kill_order)
+    victims = [] if fault is not None else pick_victims(run, kill_order)
+    if fault is not None:
+        report.faults.append(await fault(run, say))
     for i, name in enumerate(victims):
         if i:
             await asyncio.sleep(gap_s)
@@ -517,6 +721,10 @@ async def run_chaos(
                 compare_rest_log(g.game_id, rest, stored, report)
     check_answers(recorder, logs, report)
     report.answers = len(recorder.answers)
+    report.conflicts = len(recorder.conflicts)
+    report.no_retry_after = recorder.no_retry_after
+    for f in report.faults:
+        fault_figures(recorder, f, t0 + report.durations["games"])
     report.retries = recorder.retries
     report.retried_statuses = dict(recorder.retried_statuses)
     report.durations["total"] = time.monotonic() - t0
@@ -533,7 +741,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--gap", type=float, default=4.0, help="seconds between two kills")
     parser.add_argument("--scale", action="append", default=[], metavar="ROLE=N", help="as deploy.run --scale")
     parser.add_argument("--keep", action="store_true", help="keep the data folder (logs) after the run")
+    parser.add_argument(
+        "--scenario",
+        action="append",
+        choices=["kills", *SCENARIOS],
+        help="run only this scenario (repeatable; default: kills, then "
+        + ", ".join(SCENARIOS)
+        + ", one after the other on the same cluster)",
+    )
+    parser.add_argument("--hold", type=float, default=None, help="seconds each fault lasts (default: the scenario's)")
     args = parser.parse_args(argv)
+    scenarios = args.scenario or ["kills", *SCENARIOS]
     try:
         nginx_binary()
     except FileNotFoundError as exc:
@@ -548,11 +766,23 @@ def main(argv: list[str] | None = None) -> int:
     run = RunnerProcess(Path(tmp) / "data", cluster=True, scale=args.scale, env=CHAOS_ENV)
     say(f"starting the cluster on {run.url} (data in {run.data_dir})")
     run.start()
+    reports: list[tuple[str, Report]] = []
     try:
         t = time.monotonic()
         run.wait_up()
         say(f"cluster up in {time.monotonic() - t:.1f} s")
-        report = asyncio.run(run_chaos(run, games=args.games, gap_s=args.gap, say=say))
+        for name in scenarios:
+            run.wait_up()
+            say(f"scenario {name}")
+            fault = None
+            if name != "kills":
+                hold, inject = SCENARIOS[name]
+                hold = args.hold if args.hold is not None else hold
+
+                def fault(run: RunnerProcess, say: Callable[[str], None], inject=inject, hold=hold):
+                    return inject(run, hold, say)
+
+            reports.append((name, asyncio.run(run_chaos(run, games=args.games, gap_s=args.gap, say=say, fault=fault))))
     except (RuntimeError, TimeoutError) as exc:
         say(f"the cluster did not start: {exc}")
         run.stop()
@@ -560,14 +790,16 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         if run.proc is not None and run.proc.poll() is None:
             run.stop()
-    print(report.summary())
+    for name, report in reports:
+        print(f"== scenario {name}")
+        print(report.summary())
     if args.keep:
         print(f"data and logs kept in {run.data_dir}")
     else:
         import shutil
 
         shutil.rmtree(tmp, ignore_errors=True)
-    return 1 if report.violations else 0
+    return 1 if any(report.violations for _, report in reports) else 0
 
 
 if __name__ == "__main__":

@@ -68,7 +68,7 @@ from services.session.store import ConcurrencyError, DuplicateCommandError, Stor
 
 log = structlog.get_logger("cellwar.session.commands")
 
-#: Appends tried before a command fails with ``CONFLICT`` (DESIGN §6).
+#: Appends tried before a command fails with ``CONFLICT`` (docs/faults.md).
 MAX_ATTEMPTS = 5
 #: Races lost to a write the log does not show (still in flight) before a command is
 #: answered ``UNAVAILABLE`` (docs/faults.md).

@@ -1,6 +1,6 @@
 """The event store: each game's log is the JetStream subject ``games.<game_id>.events``.
 
-Stream ``GAME_EVENTS`` (DESIGN §6): file storage, deny delete and purge, a duplicate
+Stream ``GAME_EVENTS`` (docs/architecture/contracts.md): file storage, deny delete and purge, a duplicate
 window of 2 minutes. Writes carry ``Nats-Expected-Last-Subject-Sequence`` (optimistic
 concurrency: one writer per game wins) and, for commands, ``Nats-Msg-Id`` =
 ``<game_id>:<command_id>:<index>`` (JetStream de-duplication within its window; the
@@ -30,7 +30,7 @@ from services.common.errors import ServiceError
 log = structlog.get_logger("cellwar.session.store")
 
 STREAM = "GAME_EVENTS"
-#: Duplicate window of the stream (seconds), DESIGN §6: at least 2 minutes.
+#: Duplicate window of the stream (seconds): at least 2 minutes (docs/architecture/contracts.md).
 DUPLICATE_WINDOW_S = 120.0
 #: Server error code of a failed ``Nats-Expected-Last-Subject-Sequence`` check.
 _WRONG_LAST_SEQUENCE = (10071, 10164)
@@ -229,8 +229,8 @@ class EventStore:
 
         Reads with batched direct gets (``$JS.API.DIRECT.GET``, ``next_by_subj`` +
         ``batch``, NATS >= 2.11): no consumer is created, so any number of concurrent
-        replays stays clear of the server's consumer limit (issue 10 "NATS consumer
-        limit"), :data:`_FETCH_BATCH` events per request.
+        replays stays clear of the server's consumer limit,
+        :data:`_FETCH_BATCH` events per request.
 
         Raises:
             StoreUnavailable: NATS did not answer.

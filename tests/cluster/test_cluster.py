@@ -1,4 +1,4 @@
-"""``make run-cluster`` (issue 9, must-show 1): cluster.json lists 3 NATS nodes, 2 engines,
+"""``make run-cluster`` (docs/hosting.md): cluster.json lists 3 NATS nodes, 2 engines,
 2 sessions, 2 gateways and nginx on the documented ports; nginx answers /healthz, serves
 the browser client itself and carries a game's WebSocket; JetStream keeps three replicas."""
 
@@ -70,7 +70,7 @@ async def test_a_websocket_through_nginx_streams_a_game(cluster: RunnerProcess):
 
         message = await asyncio.wait_for(first_view(), timeout=30)
     # The upgrade went through nginx and a gateway to a session: a view of this game for
-    # this seat. (That every instance's frames are current is the session's must-show 3.)
+    # this seat. (That every instance's frames are current is tested with the session.)
     assert message["view"]["game_id"] == game_id
     assert message["view"]["you"] == alice.player_id == 1
     assert (message["view"]["width"], message["view"]["height"]) == (16, 16)

@@ -118,3 +118,66 @@ async def test_the_bots_transport_retries_a_503_with_the_same_key_and_records_th
     assert seen == ["k-1", "k-1", "k-1"]
     assert recorder.retries == 2 and recorder.retried_statuses == {"503": 2}
     assert recorder.answers == [Answer("g9", "action", "k-1", 2, 3)]
+
+
+# -- the fault scenarios' figures (deploy/chaos.py, docs/faults.md)
+
+
+def test_the_longest_time_without_an_accepted_write_counts_the_edges():
+    from deploy.chaos import longest_gap
+
+    assert longest_gap([11.0, 12.0, 30.0, 31.0], 10.0, 40.0) == 18.0  # 12 -> 30
+    assert longest_gap([1.0, 50.0], 10.0, 20.0) == 10.0  # nothing inside: the whole fault
+    assert longest_gap([10.5, 19.0], 10.0, 30.0) == 11.0  # 19 -> the window's end
+
+
+def test_the_p99_is_by_nearest_rank():
+    from deploy.chaos import percentile
+
+    values = [0.01 * i for i in range(1, 101)]  # 0.01 .. 1.00
+    assert percentile(values, 0.99) == 0.99
+    assert percentile(values, 0.5) == 0.5
+    assert percentile([3.0], 0.99) == 3.0
+    assert percentile([], 0.99) is None
+
+
+def test_a_faults_figures_take_the_requests_sent_during_it():
+    from deploy.chaos import FaultRun, fault_figures
+
+    recorder = Recorder()
+    # (sent, seconds, status): two before the fault, three during, one after
+    recorder.attempts = [(1.0, 0.1, 200), (9.0, 0.2, 200), (10.0, 2.5, 503), (12.0, 0.3, 200),
+                         (19.0, 0.4, 0), (25.0, 9.0, 200)]
+    recorder.accepted = [1.1, 9.2, 12.3, 26.0, 27.0]
+    fault = FaultRun("session-pause", "SIGSTOP session-1", ["session-1"], start=10.0, end=20.0)
+    fault_figures(recorder, fault, games_over=100.0)
+    assert fault.requests == 3 and fault.statuses == {"200": 1, "503": 1, "none": 1}
+    assert (fault.p99_s, fault.max_s) == (2.5, 2.5)
+    assert fault.longest_gap_s == 26.0 - 12.3  # the window runs on 20 s past the fault
+
+    report = Report(faults=[fault])
+    report.fail("answered_in_log", "g1: action by player 1 key k not in the log")
+    text = "\n".join(report.fault_lines(fault))
+    assert "acknowledged events lost: 1, duplicated: 0" in text
+    assert "longest time without an accepted write: 13.7 s" in text
+    assert "p99 2.50 s" in text
+
+
+async def test_the_transport_records_each_try_and_a_conflict():
+    seen: list[str] = []
+    app = FastAPI()
+
+    @app.post("/game/{game_id}/end_turn")
+    async def end_turn(game_id: str, request: Request):
+        seen.append(request.headers["Idempotency-Key"])
+        if len(seen) == 1:
+            return JSONResponse({"error": {"code": "UNAVAILABLE", "message": "in flight"}}, status_code=503)
+        return JSONResponse({"error": {"code": "CONFLICT", "message": "changed"}}, status_code=409)
+
+    recorder = Recorder()
+    async with serve(app) as url:
+        async with httpx.AsyncClient(base_url=url, transport=RetryingTransport(recorder, deadline_s=30)) as client:
+            response = await client.post("/game/g9/end_turn", json={}, headers={"Idempotency-Key": "k-2"})
+    assert response.status_code == 409
+    assert [status for _, _, status in recorder.attempts] == [503, 409]
+    assert recorder.conflicts == ["POST /game/g9/end_turn"] and recorder.accepted == []
