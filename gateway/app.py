@@ -162,7 +162,7 @@ def create_app(
     app.state.settings = settings
     app.state.signer = TokenSigner(secret, max_age_s=settings.token_max_age_s)
     app.state.profile_signer = ProfileSigner(secret)
-    app.state.ticket_signer = TicketSigner(secret)
+    app.state.ticket_signer = TicketSigner(secret, ticket_ttl_s=settings.ticket_ttl_s)
     app.state.metrics = Metrics()
     app.state.shared_windows = SharedWindows(settings) if settings.shared_limits else None
     install_error_handlers(app)

@@ -97,11 +97,20 @@ class TokenSigner:
             secret, salt=TOKEN_SALT, signer=_signer_with_clock(clock)
         )
         self._undated = URLSafeSerializer(secret, salt=TOKEN_SALT)
+        self._secret = secret
         self._verified: dict[str, tuple[Player | None, float]] = {}
 
-    def issue(self, game_id: str, player_id: int) -> str:
-        """A URL-safe token for ``player_id`` in ``game_id``, dated now."""
-        return str(self._serializer.dumps({"g": game_id, "p": int(player_id)}))
+    def issue(self, game_id: str, player_id: int, issued_at: float | None = None) -> str:
+        """A URL-safe token for ``player_id`` in ``game_id``, dated now, or ``issued_at``
+        (Unix seconds; whole seconds count): the same arguments give the same token, as
+        a matched ticket's seat needs (gateway/routes/matchmaking.py)."""
+        payload = {"g": game_id, "p": int(player_id)}
+        if issued_at is None:
+            return str(self._serializer.dumps(payload))
+        dated = URLSafeTimedSerializer(
+            self._secret, salt=TOKEN_SALT, signer=_signer_with_clock(lambda: issued_at)
+        )
+        return str(dated.dumps(payload))
 
     def _load(self, token: str) -> Player:
         """The player of a well-signed, unexpired token.

@@ -6,7 +6,9 @@ the leaderboard, all answered by the matchmaker service over gRPC.
   409 ``ALREADY_QUEUED`` when the profile already searches in that queue.
 - ``GET /matchmaking/tickets/{id}`` (``Authorization: Bearer <ticket token>``) →
   ``{"ticket_id", "status", "wait_s", "queue", ..., "match"?: {"game_id", "player_id",
-  "player_token"}}``. The player token is signed here, from the match's game and seat.
+  "player_token"}}``. The player token is signed here, from the match's game and seat,
+  one token per seat however often it is read. The ticket token expires with the
+  ticket (401 ``TOKEN_EXPIRED``, gateway/ticket_tokens.py).
 - ``DELETE /matchmaking/tickets/{id}`` cancels (409 ``ALREADY_MATCHED`` too late).
 - ``WS /matchmaking/tickets/{id}/stream?token=…``: ``{"type": "ticket", ...}`` now and
   at each status change; closes with 1000 after a final status (``matched``,
@@ -37,7 +39,7 @@ from gateway.errors import ApiError, from_rpc_error
 from gateway.profile_deps import ProfileHeader
 from gateway.responses import errors
 from gateway.schemas import CellWarTicketConfig, DisplayName, LifeTicketConfig, RequestBody
-from gateway.ticket_tokens import TicketSigner
+from gateway.ticket_tokens import TicketSigner, seat_token
 from gateway.ws_auth import offered_token, selected_subprotocol
 
 router = APIRouter(tags=["matchmaking"])
@@ -202,7 +204,8 @@ async def _call(coro: Any) -> Any:
 
 
 def ticket_json(ticket: matchmaker_pb2.Ticket, signer: Any) -> dict[str, Any]:
-    """The REST shape of a ticket; a matched one carries its seat's player token."""
+    """The REST shape of a ticket; a matched one carries its seat's player token (the
+    same one on every read, gateway/ticket_tokens.py)."""
     out: dict[str, Any] = {
         "ticket_id": ticket.ticket_id,
         "status": ticket.status,
@@ -219,7 +222,7 @@ def ticket_json(ticket: matchmaker_pb2.Ticket, signer: Any) -> dict[str, Any]:
         out["match"] = {
             "game_id": ticket.game_id,
             "player_id": ticket.player_id,
-            "player_token": signer.issue(ticket.game_id, ticket.player_id),
+            "player_token": seat_token(signer, ticket.game_id, ticket.player_id, ticket.created_at),
         }
     return out
 
