@@ -133,3 +133,16 @@ async def test_ctrl_c_prints_one_line_and_no_traceback(gateway: str):
     lines = [line for line in err.decode().splitlines() if not line.startswith("[seq")]
     assert lines == ["interrupted (Ctrl-C): the game stays on the server as it was"], err.decode()
     assert b"Traceback" not in err and out == b""
+
+
+@pytest.mark.integration
+@pytest.mark.timeout(180)
+async def test_game_id_for_cellwar_without_bot_takes_the_free_seat(gateway: str, api):
+    from client.bots import CellWarBot
+
+    game_id = await api.create_game("cellwar", {"width": 6, "height": 6, "players": 2})
+    person = CellWarBot(api, game_id, "person", seed=7)
+    await person.join()
+    result, _ = await asyncio.gather(play_seat(gateway, game_id, kind="cellwar", seed=3, quiet=True), person.play())
+    assert result["bot_seat"] == 2 and result["final_view"]["phase"] == "finished"
+    assert result["winner"] in (1, 2)
