@@ -232,9 +232,10 @@ def rated_plan(
 class GameLogs(Protocol):
     """Where the projection reads the games' logs."""
 
-    async def read(self, game_id: str) -> GameLog | None:
+    async def read(self, game_id: str, matchmade: bool = False) -> GameLog | None:
         """The game's :class:`GameLog` (None: no log). Only the first two events are
-        read unless the game may be rated. Raises ServiceError ``UNAVAILABLE``."""
+        read unless the game may be rated (created here, and ``matchmade`` or its config
+        says ``"rated": true``). Raises ServiceError ``UNAVAILABLE``."""
         ...
 
     async def finished_games(self) -> list[str]:
@@ -252,15 +253,15 @@ class StreamGameLogs:
         self.js = js
         self.store = EventStore(js)
 
-    async def read(self, game_id: str) -> GameLog | None:
+    async def read(self, game_id: str, matchmade: bool = False) -> GameLog | None:
         try:
             head = await self.store.read(game_id, 1, 2)
             if not head:
                 return None
-            events = head
-            if created_here(head):  # only a game created here may be rated: read it all
-                events = await self.store.read(game_id)
-            return fold_log(game_id, events)
+            game = fold_log(game_id, head)
+            if game.created_here and (matchmade or game.config.get("rated") is True):
+                game = fold_log(game_id, await self.store.read(game_id))  # may be rated
+            return game
         except ValueError:  # not a game id
             return None
         finally:  # StoreUnavailable (a ServiceError UNAVAILABLE) goes to the caller
@@ -439,7 +440,7 @@ class RatingsProjection:
         """``(plan, log, reason)``: :func:`rated_plan` of the game's log and its
         ``MATCH_GAMES`` entry. Raises ServiceError ``UNAVAILABLE``."""
         entry = await self.games.get(game_id)
-        game_log = await self.logs.read(game_id)
+        game_log = await self.logs.read(game_id, matchmade=entry is not None)
         plan, reason = rated_plan(game_log, entry[0] if entry else None)
         return plan, game_log, reason
 

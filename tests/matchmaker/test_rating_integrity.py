@@ -9,6 +9,9 @@ and NATS."""
 from __future__ import annotations
 
 import asyncio
+import json
+import os
+import sys
 import uuid
 from typing import Any
 
@@ -24,6 +27,8 @@ from services.common.jsonwire import dumps
 from services.matchmaker.projection import (
     DURABLE,
     GAME_EVENTS,
+    PROJECTION_VERSION,
+    VERSION_KEY,
     GameLog,
     NotRated,
     created_here,
@@ -33,7 +38,8 @@ from services.matchmaker.ratings import ranks_after_removals, ranks_of_game
 from services.matchmaker.server import MatchmakerApp
 from services.matchmaker.store import game_marker_key, rating_key
 from services.session.store import EventStore
-from tests.matchmaker.conftest import eventually
+from tests.matchmaker.conftest import eventually, start_matchmaker
+from tests.support.stack import Stack
 
 #: A small Life board for rated link games (two or three players).
 LIFE = {"width": 16, "height": 16}
@@ -335,3 +341,57 @@ async def _on_board(api: AsyncCellWarClient, profile_id: str) -> bool:
 
 async def _off_board(api: AsyncCellWarClient, ids: set[str]) -> bool:
     return not ids & await board_ids(api)
+
+
+async def _run(*args: str, env: dict[str, str]) -> tuple[int, list[dict[str, Any]]]:
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "services.matchmaker", *args, env=env,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+    )
+    out, err = await proc.communicate()
+    lines = [json.loads(line) for line in (out + err).splitlines() if line.startswith(b"{")]
+    return int(proc.returncode or 0), lines
+
+
+@pytest.mark.integration
+@pytest.mark.timeout(180)
+async def test_the_rebuild_command_rebuilds_once_and_says_what_it_did(stack: Stack, matchmaker: MatchmakerApp):
+    env = {
+        **os.environ,
+        "CELLWAR_NATS_URL": stack.settings.nats_url,
+        "CELLWAR_SESSION_ADDR": stack.session_target,
+        "CELLWAR_LOG_FORMAT": "json",
+    }
+    await matchmaker.matchmaker.ratings.delete(VERSION_KEY)
+    status, lines = await _run("rebuild-ratings", env=env)
+    assert status == 0, lines
+    done = [line for line in lines if line.get("event") == "ratings_rebuilt"]
+    assert len(done) == 1 and done[0]["records_deleted"] == 0 and done[0]["games_scanned"] >= done[0]["games_rated"]
+    version = await matchmaker.matchmaker.ratings.get(VERSION_KEY)
+    assert version is not None and version[0]["version"] == PROJECTION_VERSION
+    status, _ = await _run("rebuild-everything", env=env)
+    assert status == 2
+
+
+@pytest.mark.integration
+@pytest.mark.timeout(180)
+async def test_a_matchmaker_started_on_an_older_projection_heals_it(stack: Stack, matchmaker: MatchmakerApp):
+    """The first start after an upgrade: RATINGS says nothing of the rule version (an older
+    projection's bucket) and holds a record no game of the log gives; the new instance
+    rebuilds before it consumes, and records the version."""
+    ratings = matchmaker.matchmaker.ratings
+    ghost = uuid.uuid4().hex[:16]
+    await ratings.put(rating_key("life-2", ghost), {"mu": 40.0, "sigma": 3.0, "rating": 2100.0, "games": 5,
+                                                    "name": "ghost", "applied": ["nowhere"]})
+    await ratings.delete(VERSION_KEY)
+    upgraded = await start_matchmaker(stack)
+    try:
+        async def healed() -> bool:
+            version = await ratings.get(VERSION_KEY)
+            return version is not None and await ratings.get(rating_key("life-2", ghost)) is None
+
+        await eventually(healed, what="rebuilt at start")
+        assert (await ratings.get(VERSION_KEY))[0]["version"] == PROJECTION_VERSION
+        assert await ratings.get("v.rebuild") is None  # the lock is released
+    finally:
+        await upgraded.stop(grace=0.2)
