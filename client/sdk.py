@@ -692,8 +692,10 @@ class AsyncCellWarClient:
 
     async def spectator_state(self, game_id: str, delay_s: float | None = None) -> dict[str, Any]:
         """``{"seq", "view"}`` of the game as it was ``delay_s`` seconds ago (no token;
-        default: the least the game allows, 10 s for a running CellWar game). Raises
-        ApiError 409 ``NOT_YET_VISIBLE`` while no event is that old."""
+        default: the least the game allows, 10 s for a running CellWar game created with
+        ``"spectators": "live"``). Raises ApiError 409 ``NOT_YET_VISIBLE`` while no event
+        is that old, 409 ``SPECTATORS_AFTER_END`` for a running CellWar game without live
+        spectators (docs/spectators.md)."""
         method, path, kw = _Requests.spectator_state(game_id, delay_s)
         return await self._call(method, path, **kw)
 
