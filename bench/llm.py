@@ -26,12 +26,14 @@ from typing import Any
 from client.bots import load_policy
 from client.bots.llm import LLMPolicy
 from client.bots.llm_local import SMOLLM2_ALIAS, local_server, server_available
-from client.rl.arena import match
+from client.rl.arena import MatchResult, match
 
 #: Seed of every benchmark game.
 SEED = 20261201
 #: Board side of the games (cells).
 SIZE = 6
+#: Games between two progress lines (even: the seats alternate as in one match).
+CHUNK = 10
 
 
 def wilson(wins: int, games: int, z: float = 1.959964) -> tuple[float, float]:
@@ -76,15 +78,20 @@ def play_matches(url: str, games: int, opponents: tuple[str, ...] = ("random", "
     try:
         for opponent in opponents:
             started = time.perf_counter()
-            results[opponent] = match(
-                lambda s: policy, lambda s, o=opponent: load_policy(o, seed=s), games,
-                seed=SEED, width=SIZE, height=SIZE,
-            )
-            r = results[opponent]
-            sys.stderr.write(
-                f"llm: smollm2 vs {opponent}: {r.wins}/{r.games} won ({r.unfinished} unfinished) "
-                f"in {time.perf_counter() - started:.0f} s; {policy.stats.summary()}\n"
-            )
+            total = MatchResult()
+            for first in range(0, games, CHUNK):  # = one match of `games` (game i: seed SEED + i)
+                n = min(CHUNK, games - first)
+                part = match(
+                    lambda s: policy, lambda s, o=opponent: load_policy(o, seed=s), n,
+                    seed=SEED + first, width=SIZE, height=SIZE,
+                )
+                for field in ("games", "wins", "losses", "unfinished", "steps"):
+                    setattr(total, field, getattr(total, field) + getattr(part, field))
+                sys.stderr.write(
+                    f"llm: smollm2 vs {opponent}: {total.wins}/{total.games} won ({total.unfinished} unfinished) "
+                    f"in {time.perf_counter() - started:.0f} s; {policy.stats.summary()}\n"
+                )
+            results[opponent] = total
     finally:
         policy.close()
     return {"results": results, "stats": policy.stats, "seconds": time.perf_counter() - t0}
