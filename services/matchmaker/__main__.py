@@ -53,7 +53,7 @@ async def rebuild_ratings() -> int:
     from services.common import grpcutil
     from services.common.errors import ServiceError
     from services.matchmaker import store
-    from services.matchmaker.projection import PROJECTION_VERSION, VERSION_KEY, RatingsProjection
+    from services.matchmaker.projection import RatingsProjection
     from services.matchmaker.session_port import GrpcSession
 
     settings = get_settings()
@@ -73,8 +73,7 @@ async def rebuild_ratings() -> int:
         games = store.Bucket(await store.ensure_bucket(js, store.GAMES, replicas=reps))
         ratings = store.Bucket(await store.ensure_bucket(js, store.RATINGS, replicas=reps))
         projection = RatingsProjection(js, games, ratings, GrpcSession(channel), heal_on_start=False)
-        await projection.rebuild()
-        await ratings.put(VERSION_KEY, {"version": PROJECTION_VERSION, "at": projection.clock()})
+        await projection.rebuild_now()
         return 0
     except ServiceError as exc:
         log.error("ratings_not_rebuilt", code=exc.code, error=exc.message)

@@ -103,6 +103,8 @@ VERSION_KEY = "v.projection"
 REBUILD_LOCK_KEY = "v.rebuild"
 #: A rebuild lock older than this (seconds) is taken over (its holder died).
 REBUILD_LOCK_STALE_S = 900.0
+#: Seconds a rebuild waits after taking the lock, for ratings begun before it to end.
+REBUILD_SETTLE_S = 2.0
 
 
 class GameEventType(StrEnum):
@@ -449,8 +451,11 @@ class RatingsProjection:
         a game that is not rated).
 
         Raises:
-            ServiceError: ``UNAVAILABLE`` (NATS or the session), ``CONFLICT``.
+            ServiceError: ``UNAVAILABLE`` (NATS or the session, or a rebuild holds
+                :data:`REBUILD_LOCK_KEY`: the finish is redelivered after it), ``CONFLICT``.
         """
+        if await self.ratings.get(REBUILD_LOCK_KEY) is not None:
+            raise ServiceError("UNAVAILABLE", "the ratings are being rebuilt; redelivered later")
         plan, game_log, reason = await self.plan(game_id)
         if plan is None or game_log is None:
             if reason != NotRated.NOT_RATED:
@@ -614,9 +619,19 @@ class RatingsProjection:
         Raises:
             ServiceError: ``UNAVAILABLE``.
         """
+        return await self._locked_rebuild(only_if_old=True)
+
+    async def rebuild_now(self) -> dict[str, int]:
+        """:meth:`rebuild` whatever the version says, holding :data:`REBUILD_LOCK_KEY`
+        (waiting for another rebuild to end first), then record the version
+        (``python -m services.matchmaker rebuild-ratings``). Raises ServiceError."""
+        report = await self._locked_rebuild(only_if_old=False)
+        return report if report is not None else {}
+
+    async def _locked_rebuild(self, *, only_if_old: bool) -> dict[str, int] | None:
         while True:
             got = await self.ratings.get(VERSION_KEY)
-            if got is not None and int(got[0].get("version", 0)) >= PROJECTION_VERSION:
+            if only_if_old and got is not None and int(got[0].get("version", 0)) >= PROJECTION_VERSION:
                 return None
             try:
                 await self.ratings.create(REBUILD_LOCK_KEY, {"at": self.clock()})
@@ -628,7 +643,10 @@ class RatingsProjection:
                 await asyncio.sleep(1.0)  # another instance is rebuilding
                 continue
             try:
-                log.info("ratings_heal_started", version=PROJECTION_VERSION)
+                # A rating that began before the lock was taken ends first (rate() checks
+                # the lock before it reads anything, and takes well under this long).
+                await asyncio.sleep(REBUILD_SETTLE_S)
+                log.info("ratings_rebuild_started", version=PROJECTION_VERSION)
                 report = await self.rebuild()
                 await self.ratings.put(VERSION_KEY, {"version": PROJECTION_VERSION, "at": self.clock()})
                 return report

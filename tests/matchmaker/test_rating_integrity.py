@@ -23,6 +23,7 @@ import engine
 from cellwar.v1 import events_pb2
 from client.sdk import ApiError, AsyncCellWarClient
 from engine.api import decide
+from services.common.errors import ServiceError
 from services.common.jsonwire import dumps
 from services.matchmaker.projection import (
     DURABLE,
@@ -395,3 +396,11 @@ async def test_a_matchmaker_started_on_an_older_projection_heals_it(stack: Stack
         assert await ratings.get("v.rebuild") is None  # the lock is released
     finally:
         await upgraded.stop(grace=0.2)
+    # while a rebuild holds the lock, a finish is not rated now but redelivered later
+    await ratings.create("v.rebuild", {"at": 1e12})
+    try:
+        with pytest.raises(ServiceError) as held:
+            await matchmaker.projection.rate(uuid.uuid4().hex[:12])
+        assert held.value.code == "UNAVAILABLE"
+    finally:
+        await ratings.delete("v.rebuild")
