@@ -12,11 +12,21 @@ import shutil
 from collections.abc import Sequence
 from pathlib import Path
 
+from gateway.headers import CONTENT_SECURITY_POLICY, SECURITY_HEADERS
+
 TEMPLATE = Path(__file__).with_name("nginx.conf")
 
 #: Where Debian's ``nginx`` package puts its binary and MIME table.
 DEBIAN_NGINX = "/usr/sbin/nginx"
 DEBIAN_MIME_TYPES = "/etc/nginx/mime.types"
+
+#: Client-side timeouts of nginx (docs/security.md).
+CLIENT_HEADER_TIMEOUT = "10s"
+CLIENT_BODY_TIMEOUT = "10s"
+SEND_TIMEOUT = "30s"
+#: nginx's idle keep-alive to a gateway: shorter than the gateway's own
+#: (``CELLWAR_HTTP_KEEP_ALIVE_S``, 20 s by default).
+UPSTREAM_KEEPALIVE_TIMEOUT = "10s"
 
 INSTALL_HINT = (
     "nginx not found: install Debian's nginx package "
@@ -75,6 +85,14 @@ def render_config(
         f"    server {addr} max_fails=1 fail_timeout=2s;" for addr in gateways
     )
     log_target = access_log or str(run / "access.log")
+    # add_header lines are inherited only by a block that sets none itself: every block
+    # that sets one repeats them.
+    security = "\n".join(
+        f"    add_header {name.decode().title()} "
+        + ("$cellwar_csp" if name == b"content-security-policy" else f'"{value.decode()}"')
+        + " always;"
+        for name, value in SECURITY_HEADERS
+    )
     fields = {
         "@@WORKERS@@": str(workers),
         "@@PID_FILE@@": str(run / "nginx.pid"),
@@ -85,6 +103,12 @@ def render_config(
         "@@UPSTREAM_SERVERS@@": servers,
         "@@LISTEN@@": listen,
         "@@STATIC_DIR@@": str(static_dir),
+        "@@CLIENT_HEADER_TIMEOUT@@": CLIENT_HEADER_TIMEOUT,
+        "@@CLIENT_BODY_TIMEOUT@@": CLIENT_BODY_TIMEOUT,
+        "@@SEND_TIMEOUT@@": SEND_TIMEOUT,
+        "@@UPSTREAM_KEEPALIVE_TIMEOUT@@": UPSTREAM_KEEPALIVE_TIMEOUT,
+        "@@CSP@@": CONTENT_SECURITY_POLICY,
+        "@@SECURITY_HEADERS@@": security,
     }
     text = TEMPLATE.read_text()
     for key, value in fields.items():

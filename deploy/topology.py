@@ -271,6 +271,8 @@ def cluster(
                         "CELLWAR_HTTP_HOST": "127.0.0.1",
                         "CELLWAR_HTTP_PORT": str(port),
                         "CELLWAR_TRUSTED_PROXIES": "127.0.0.1",
+                        # Create and join windows of the whole cluster (NATS KV).
+                        "CELLWAR_SHARED_LIMITS": "1",
                     }
                 )
                 probe = http_probe(f"http://127.0.0.1:{port}/healthz")

@@ -20,8 +20,10 @@ from __future__ import annotations
 
 import base64
 import hashlib
+from typing import TYPE_CHECKING
 
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+if TYPE_CHECKING:  # no import at run time: deploy/nginx.py reads the values in the nginx image
+    from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 #: The browser client's policy: everything from this origin ('self' covers ws:/wss: of
 #: the same host, CSP Level 3), images also as data: URLs (the favicon, canvas
