@@ -17,6 +17,7 @@ from cellwar.v1.codes import CommandType, EventType
 from engine import envelope
 from engine.envelope import Envelope
 from engine.errors import GameError
+from engine.policy import policy
 from engine.reenact import Recorded, reenact
 from engine.timers import idle_seats, turn_timer
 
@@ -272,3 +273,58 @@ def test_version_4_states_round_trip_with_their_counts():
     assert b'"idle":1' in data and b'"turn_acted":true' in data
     back = engine.decode_state(data)
     assert back == game.state and engine.encode_state(back) == data
+
+
+# --------------------------------------------------------------------------- Life, campaign
+
+
+def drive(state, env, limit: int = 500):
+    """Play a game nobody acts in as the session does: tick while the board runs, time
+    the turn out when a timer runs; stop once finished or when nothing is left to do.
+    Returns ``(state, env, steps)``."""
+    for step in range(limit):
+        if engine.summary(state).finished:
+            return state, env, step
+        if policy(state).ticking:
+            drafts, state, env = envelope.tick(state, env, 8)
+            assert drafts, "a running board that does not move"
+        elif turn_timer(state) is not None:
+            _, state, env = envelope.decide(state, env, CommandType.TIME_OUT, 0, {"turn_seq": env.turn_seq})
+        else:
+            return state, env, step
+    raise AssertionError(f"not finished after {limit} steps")
+
+
+def test_a_timed_life_game_nobody_plays_ends_by_itself():
+    state, env = None, Envelope()
+    for command, payload in [
+        (CommandType.CREATE, {"kind": "life", "config": {"width": 16, "height": 8, "turn_time_s": 30}}),
+        (CommandType.JOIN, {"name": "ann"}),
+        (CommandType.JOIN, {"name": "bob"}),
+    ]:
+        _, state, env = envelope.decide(state, env, command, 0, payload)
+    state, env, _ = drive(state, env)
+    assert engine.summary(state).finished
+
+
+def test_a_campaign_run_always_stops_and_no_clock_ever_writes_an_event():
+    """The campaign has no turn timer in any phase; a board that never repeats stops at
+    ``max_generations`` (redraw opens), after which nothing runs by itself."""
+    state, env = None, Envelope()
+    glider = [[1, 0], [2, 1], [0, 2], [1, 2], [2, 2]]
+    for command, actor, payload in [
+        (CommandType.CREATE, 0, {"kind": "campaign", "config": {"level": 1, "max_generations": 6}}),
+        (CommandType.JOIN, 0, {"name": "solo"}),
+        (CommandType.ACTION, 1, {"type": "place", "cells": glider}),
+        (CommandType.END_TURN, 1, {}),
+    ]:
+        assert turn_timer(state) is None
+        _, state, env = envelope.decide(state, env, command, actor, payload)
+    assert engine.summary(state).phase == "running"
+    state, env, steps = drive(state, env)
+    assert steps >= 1 and turn_timer(state) is None and env.turn_seq == 0
+    assert engine.summary(state).phase == "redraw" and engine.summary(state).generation == 6
+    assert envelope.tick(state, env, 8)[0] == []  # waiting for its one player: nothing runs
+    with pytest.raises(GameError) as err:
+        envelope.decide(state, env, CommandType.TIME_OUT, 0, {"turn_seq": 1})
+    assert err.value.code == "WRONG_PHASE"
