@@ -1,8 +1,8 @@
 """The matchmaker's domain: queues, tickets, the rating window and the matching step.
 
 Pure code (no I/O, no clock): :func:`form_matches` takes the searching tickets of one
-queue and the current time and returns the matches to form. Criteria (DESIGN §11,
-issue 14):
+queue and the current time and returns the matches to form. Criteria
+(docs/architecture/matchmaking.md):
 
 - a queue is one kind and one player count: Life 2 or 4, CellWar 2..8
   (:data:`QUEUE_PLAYERS`); tickets of different queues never meet;
@@ -68,7 +68,7 @@ class GameKind(StrEnum):
     CELLWAR = "cellwar"
 
 
-#: Player counts of each queue kind (DESIGN §3: Life 2 or 4; §5: CellWar 2..8).
+#: Player counts of each queue kind (the seed: Life 2 or 4; CellWar 2..8).
 QUEUE_PLAYERS: dict[str, tuple[int, ...]] = {
     GameKind.LIFE: (2, 4),
     GameKind.CELLWAR: tuple(range(2, 9)),
@@ -82,8 +82,8 @@ TICKET_CONFIG_FIELDS: dict[str, frozenset[str]] = {
     GameKind.CELLWAR: frozenset({"width", "height", "disconnect_timeout_s", "turn_time_s"}),
 }
 
-#: Config every matchmade game of a kind gets unless its tickets set the field (issue 14:
-#: turn timers are on in matchmade games; Life's timer counts for each placement turn
+#: Config every matchmade game of a kind gets unless its tickets set the field (turn
+#: timers are on in matchmade games; Life's timer counts for each placement turn
 #: and each redraw round, CellWar's for each turn; engine/timers.py).
 MATCH_CONFIG_DEFAULTS: dict[str, dict[str, Any]] = {
     GameKind.LIFE: {"turn_time_s": 90},
@@ -93,7 +93,7 @@ MATCH_CONFIG_DEFAULTS: dict[str, dict[str, Any]] = {
 #: someone who walks away must not stall strangers for long).
 TICKET_TURN_TIME_S = (10, 600)
 
-#: Seconds a ticket searches before it expires (DESIGN §11: 5 minutes).
+#: Seconds a ticket searches before it expires (5 minutes, docs/architecture/matchmaking.md).
 TICKET_TTL_S = 300.0
 
 #: Rating of a player without a rating in the queue (anonymous or new): OpenSkill's

@@ -1,4 +1,4 @@
-"""Ratings (DESIGN §11): OpenSkill Plackett–Luce per profile × kind × players.
+"""Ratings (docs/ratings.md): OpenSkill Plackett–Luce per profile × kind × players.
 
 Pure code: :func:`ranks_from_view` reads the finishing order of a finished game from its
 final (public) view, :func:`ranks_of_game` puts the players removed during the game

@@ -101,7 +101,7 @@ class MatchmakerOptions:
 
     Attributes:
         interval_s: pause between two matching steps (seconds).
-        ticket_ttl_s: a ticket expires after searching this long (seconds; DESIGN: 300).
+        ticket_ttl_s: a ticket expires after searching this long (seconds; 300 by default).
         claim_timeout_s: a claim this old (seconds) whose forming instance has not
             finished is recovered by any instance.
         concurrency: matches this instance forms at once.

@@ -1,5 +1,5 @@
-"""Matchmaking through the public API (DESIGN §11): a real gateway, a real matchmaker, the
-real session and engine, a real NATS. Must-show 1 of issue 14."""
+"""Matchmaking through the public API (docs/architecture/matchmaking.md): a real gateway, a real matchmaker, the
+real session and engine, a real NATS."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Two matchmaker instances on one NATS (must-show 2 of issue 14): 1,000 tickets over
+"""Two matchmaker instances on one NATS: 1,000 tickets over
 several queues; no ticket in two matches, every match complete, none lost — also when
 one instance is killed (SIGKILL) while it holds claims of matches being formed."""
 

@@ -1,4 +1,4 @@
-"""Ratings (must-show 3 of issue 14): after a matchmade game ends, both players' ratings
+"""Ratings (docs/ratings.md): after a matchmade game ends, both players' ratings
 change once (the winner's up), also when the ratings projection is restarted during the
 game; the leaderboard and GET /profile show them; a game made by link with
 ``"rated": true`` is rated for the profiles that joined it. Unit tests of the rating
