@@ -198,24 +198,25 @@ def render() -> str:
         "`CELLWAR_*` variable that no program reads is named in a warning at start, with",
         "the closest known name.",
         "",
-        "*Read by* lists the programs whose code reads the setting, *set by* the",
-        "deployment files that give it a value (both found in the source when this page",
-        "was built). Durations are in seconds.",
+        "Each entry gives the type (with the bounds checked at start), the meaning, the",
+        "programs whose code reads the setting and the deployment files that set it (both",
+        "found in the source when this page was built). Durations are in seconds.",
         "",
         "## Settings of the services",
         "",
-        "| variable | type | default | meaning | read by | set by |",
-        "| --- | --- | --- | --- | --- | --- |",
+        "| variable | default | meaning |",
+        "| --- | --- | --- |",
     ]
     for name, field in Settings.model_fields.items():
         var = "CELLWAR_" + name.upper()
         found = readers(re.compile(rf"\.{name}\b|\b{var}\b"), reads)
         who = ", ".join(n for n in found if n != "tests") or "—"
-        setters = ", ".join(readers(re.compile(rf"\b{var}\b"), sets)) or "—"
-        meaning = _clean(docs.get(name, ""))
+        setters = ", ".join(readers(re.compile(rf"\b{var}\b"), sets))
+        meaning = _clean(docs.get(name, "")) or "—"
+        where = f"Read by: {who}" + (f"; set by: {setters}" if setters else "") + "."
         lines.append(
-            f"| `{var}` | {_cell(_type_text(field))} | {_cell(_default_text(field.default))} "
-            f"| {_cell(meaning) or '—'} | {_cell(who)} | {_cell(setters)} |"
+            f"| `{var}` | {_cell(_default_text(field.default))} "
+            f"| *{_cell(_type_text(field))}.* {_cell(meaning)}<br>{_cell(where)} |"
         )
     lines += [
         "",

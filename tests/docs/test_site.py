@@ -122,7 +122,7 @@ def test_configuration_page_lists_every_setting(site: Path) -> None:
         var = "CELLWAR_" + name.upper()
         row = next((line for line in text.splitlines() if line.startswith(f"| `{var}` |")), None)
         assert row is not None, var
-        assert row.count(" | ") >= 5
+        assert row.count(" | ") >= 2 and "Read by: " in row
         assert var in html
     for var in OTHER_VARIABLES:
         assert f"| `{var}` |" in text
