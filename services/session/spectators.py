@@ -104,7 +104,8 @@ class DelayedFeed:
             enough; ``seq`` its per-game seq (0 = none).
         event_time: unix time of event :attr:`seq`.
         shown: the newest states shown, ``(seq, state)`` in seq order (at most
-            :data:`HISTORY`); the last one is :attr:`state`.
+            :data:`HISTORY`; only the newest when the spectator does not see
+            everything); the last one is :attr:`state`.
         last_used: unix time of the last use (eviction).
     """
 
@@ -131,7 +132,12 @@ class DelayedFeed:
     # ------------------------------------------------------------------ log
 
     def _show(self, seq: int, state: engine_pb2.GameState, when: float) -> None:
+        """Make ``state`` (after event ``seq``, recorded at ``when``) the delayed state; a
+        feed whose spectator does not see everything keeps only it (a Life board may be
+        large, and its frames follow the spectator's version, not each event)."""
         self.state, self.seq, self.event_time = state, seq, when
+        if not state.policy.spectators_see_all:
+            self.shown.clear()
         self.shown.append((seq, state))
         kept = {s for s, _ in self.shown}
         for old in [s for s in self._views if s not in kept]:
