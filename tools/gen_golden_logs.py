@@ -1,4 +1,4 @@
-"""Write the golden event logs of ``tests/fixtures/logs/`` (DESIGN.md §12, issue 13).
+"""Write the golden event logs of ``tests/fixtures/logs/`` (docs/architecture/engine-versions.md).
 
 Each log is a deterministic game played in process through :func:`engine.api.decide` and
 :func:`engine.api.decide_tick` (scripted moves, and for CellWar a seeded bot), written as

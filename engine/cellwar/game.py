@@ -1,6 +1,6 @@
 """The ``cellwar`` kind module behind :mod:`engine.api` (see its contract table).
 
-Source: ``seeds/001_9d7c8657bdcb51a7.txt`` and DESIGN.md §5, §7. The rules are split by
+Source: ``seeds/001_9d7c8657bdcb51a7.txt`` and docs/architecture/rules.md. The rules are split by
 responsibility: :mod:`engine.cellwar.config`, :mod:`~engine.cellwar.state`,
 :mod:`~engine.cellwar.actions`, :mod:`~engine.cellwar.turns`, :mod:`~engine.cellwar.fog`.
 

@@ -1,13 +1,13 @@
 """Values of a CellWar game: players, the state, and its canonical encoding.
 
 Every value is a frozen dataclass holding tuples and ints, so an old state stays valid
-after a new one is made from it (DESIGN.md §1 "A GameState is a value"). Cell masks are
+after a new one is made from it (a game state is a value, :mod:`engine.api`). Cell masks are
 Python ints used as bit sets: bit ``y * width + x`` is the cell at column x, row y.
 
 Fog memory: the seed's snapshot holds "each player's fog". Outside its own turn a
 player's fog is a function of its units' positions (recomputed), so only the current
 player's memory is stored: ``seen``, the cells it has seen since its turn began
-(DESIGN.md §5 "the union of what it saw at the start of the turn and what it sees now").
+(the union of what it saw at the start of the turn and what it sees now).
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from engine.versions import check as check_version
 WAITING, PLAYING, FINISHED = "waiting", "playing", "finished"
 #: Phases: ``waiting`` (seats open) -> ``playing`` -> ``finished``.
 PHASES = (WAITING, PLAYING, FINISHED)
-#: Colour names by player id (1..4 as Life, DESIGN.md §3; 5..8 added for CellWar).
+#: Colour names by player id (1..4 as Life; 5..8 added for CellWar).
 COLOURS = {
     1: "red",
     2: "green",

@@ -4,7 +4,7 @@ Sources: seed "Игроки" (strict fixed order, unchanged from round to round)
 round = every player moved once; combat units first, then factories; every unit must
 act exactly once; no skipping), "Фабрика" (a factory with no free neighbouring cell
 dies), "Условие победы" (the last player with units wins; no draws), "Отключение игрока"
-and DESIGN.md §5.
+and docs/architecture/rules.md.
 
 Decisions where the seed is silent (recorded here):
 
@@ -194,7 +194,7 @@ def add_player(state: CellWarState, name: str) -> CellWarState:
 
 def end_player_turn(state: CellWarState, player_id: int) -> CellWarState:
     """End ``player_id``'s turn: blocked factories that have not acted die, then every
-    unit must have acted; the turn passes to the next player (DESIGN.md §5).
+    unit must have acted; the turn passes to the next player (seed "Раунд").
 
     Raises:
         GameError: ``WRONG_PHASE``, ``GAME_FINISHED``, ``UNKNOWN_PLAYER``,

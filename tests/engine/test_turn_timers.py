@@ -1,4 +1,4 @@
-"""Turn timers in the engine (engine/timers.py, issue 14): the ``turn_time_s`` and
+"""Turn timers in the engine (engine/timers.py, docs/architecture/rules.md): the ``turn_time_s`` and
 ``rated`` config options, what ``TurnTimedOut`` does in CellWar and Life (decided and
 folded alike), the envelope's ``turn_seq`` (where the timed turn began), the refusal of
 a stale timeout, and the seat's profile in ``PlayerJoined`` of a rated game."""
