@@ -62,6 +62,8 @@ MEANINGS: dict[str, str] = {
     "CONFLICT": "the session lost an append race five times in a row; retry",
     "RATE_LIMITED": "a rate limit; wait `Retry-After` seconds",
     "PAYLOAD_TOO_LARGE": "a body above `CELLWAR_MAX_BODY_BYTES`",
+    "REQUEST_TIMEOUT": "a body not fully arrived within `CELLWAR_BODY_READ_TIMEOUT_S` of "
+    "the request's start (docs/security.md)",
     "BUSY": "too many replay or log reads at once; retry after `Retry-After` (1..3 s)",
     "SEQ_OUT_OF_RANGE": "a replay or fork `seq` beyond the game's last event",
     "UNAVAILABLE": "a backend is down or restarting; retry after `Retry-After` with the "
