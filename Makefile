@@ -69,9 +69,9 @@ bench: $(STAMP)
 docs: $(STAMP)
 	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict
 
-## docs-serve: the docs site at http://127.0.0.1:8001, rebuilt on every change
+## docs-serve: the docs site at http://127.0.0.1:8808, rebuilt on every change
 docs-serve: $(STAMP)
-	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs serve --strict -a 127.0.0.1:8001
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs serve --strict -a 127.0.0.1:8808
 
 ## docs-bench: copy the last make bench report and its plots into docs/bench/ (to commit)
 docs-bench:
