@@ -106,7 +106,7 @@ def create_app(
             app.state.session, channels = session_pb2_grpc.SessionStub(session_channel), [session_channel]
         channel = channels[0]
         app.state.session_channel = channel
-        # One upstream Session.Watch per (game, player) shared by all sockets (DESIGN §8).
+        # One upstream Session.Watch per (game, player) shared by all sockets (docs/architecture/gateway.md).
         app.state.fanout = FanoutHub(app.state.session, app.state.metrics)
         mm_owned = matchmaker_channel is None
         mm_channel = (

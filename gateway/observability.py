@@ -18,7 +18,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 log = structlog.get_logger("gateway.access")
 
-#: Latency buckets (seconds): the action round trip targets p99 ≤ 50 ms (DESIGN §8).
+#: Latency buckets (seconds): the action round trip targets p99 ≤ 50 ms (docs/benchmarks.md).
 LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
 
 

@@ -1,4 +1,4 @@
-"""Matchmaking and ratings (DESIGN §11): tickets, their WebSocket, queue statistics and
+"""Matchmaking and ratings (docs/matchmaking.md): tickets, their WebSocket, queue statistics and
 the leaderboard, all answered by the matchmaker service over gRPC.
 
 - ``POST /matchmaking/tickets`` ``{"kind", "players", "config"?, "name"}`` (optional
@@ -90,7 +90,7 @@ class CellWarTicket(_TicketBase):
 
 
 #: The body of POST /matchmaking/tickets: the schema says exactly which player counts and
-#: config fields each kind takes (issue 10 §3: what fits the schema is not refused as 422).
+#: config fields each kind takes (what fits the schema is not refused as 422).
 TicketBody = Annotated[LifeTicket | CellWarTicket, Field(discriminator="kind")]
 
 

@@ -1,4 +1,4 @@
-"""Hardening of the REST API against a hostile or careless client (DESIGN §6, §7), on the
+"""Hardening of the REST API against a hostile or careless client (docs/security.md), on the
 real stack: idempotency keys scoped by game and player and bound to their body, bounded
 numbers, bodies that do not parse, names, the body size limit, the rate limit, and
 /docs served without a CDN."""

@@ -1,4 +1,4 @@
-"""Abuse limits of the gateway (issue 10 §3 "Unbounded creates", "Rate limits bypassed"):
+"""Abuse limits of the gateway (docs/security.md):
 creates and joins per client address, whatever token they carry; forwarding headers
 believed only from configured proxies; costly reads limited per address and in
 concurrency; Retry-After computed from the caller's own window only. Pure parts first,
