@@ -243,7 +243,7 @@ _LIVE_AND_RATED: dict[str, Any] = {
 }
 
 
-def _refuse_live_and_rated(spectators: str | None, rated: bool) -> None:
+def _refuse_live_and_rated(spectators: Any, rated: bool, game: str = "a rated game") -> None:
     """Raises ApiError 422 ``LIVE_SPECTATORS_RATED`` for a rated game with live spectators
     (the engine refuses it too: engine/cellwar/config.py)."""
     if spectators == "live" and rated:
@@ -252,7 +252,7 @@ def _refuse_live_and_rated(spectators: str | None, rated: bool) -> None:
         raise ApiError(
             422,
             "LIVE_SPECTATORS_RATED",
-            'a rated game cannot have live spectators ("spectators": "live"); spectators '
+            f'{game} cannot have live spectators ("spectators": "live"); spectators '
             "may watch it once it has ended",
         )
 
@@ -318,6 +318,15 @@ class CellWarTicketConfig(_Strict):
         float | None, Field(gt=0, le=86_400, description="Seconds a lost player is waited for")
     ] = None
     turn_time_s: TicketTurnTimeS = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_live_spectators(cls, data: Any) -> Any:
+        """A ticket asking for live spectators: 422 ``LIVE_SPECTATORS_RATED`` (matchmade
+        games are rated; any other ``spectators`` is an unknown field, 422 ``MALFORMED``)."""
+        if isinstance(data, dict):
+            _refuse_live_and_rated(data.get("spectators"), True, "a matchmade game (rated)")
+        return data
 
 
 class CreateLife(_Strict):

@@ -145,9 +145,9 @@ async def test_a_running_fog_game_shows_no_unit_to_a_client_without_a_token(
 
 
 async def test_live_spectators_are_refused_in_rated_and_matchmade_games(gateway: str) -> None:
-    """``"spectators": "live"`` with ``rated`` (in the config or the body) is 422
-    ``LIVE_SPECTATORS_RATED``; a matchmaking ticket may not ask for it (matchmade games are
-    rated); an unknown value, or the field in a Life game, is 422 ``MALFORMED``."""
+    """``"spectators": "live"`` with ``rated`` (in the config or the body), or in a
+    matchmaking ticket (matchmade games are rated), is 422 ``LIVE_SPECTATORS_RATED``; an
+    unknown value, or the field in a Life game, is 422 ``MALFORMED``."""
     async with httpx.AsyncClient(base_url=gateway, timeout=30) as http:
         for body in (
             {"kind": "cellwar", "config": duel(spectators="live", rated=True)},
@@ -162,6 +162,9 @@ async def test_live_spectators_are_refused_in_rated_and_matchmade_games(gateway:
             r = await http.post("/game/create", json=body)
             assert r.status_code == 422 and r.json()["error"]["code"] == "MALFORMED", r.text
         ticket = {"kind": "cellwar", "players": 2, "config": {"spectators": "live"}}
+        r = await http.post("/matchmaking/tickets", json=ticket)
+        assert r.status_code == 422 and r.json()["error"]["code"] == "LIVE_SPECTATORS_RATED", r.text
+        ticket["config"] = {"spectators": "finished"}  # not a ticket's to set either
         r = await http.post("/matchmaking/tickets", json=ticket)
         assert r.status_code == 422 and r.json()["error"]["code"] == "MALFORMED", r.text
         r = await http.post("/game/create", json={"kind": "cellwar", "config": duel(spectators="live")})
