@@ -346,20 +346,35 @@ def _nats_nodes(run: RunnerProcess) -> list[str]:
     return [p["name"] for p in run.processes() if p["role"] == "nats"]
 
 
-def busiest_nats_node(run: RunnerProcess) -> str:
-    """The NATS node holding the most client connections (``/connz`` of each node)."""
-    best, most = _nats_nodes(run)[0], -1
+def nats_connections(run: RunnerProcess) -> dict[str, int]:
+    """Client connections per NATS node (``/connz`` of each node; a node that does not
+    answer is left out)."""
+    counts: dict[str, int] = {}
     for k, name in enumerate(_nats_nodes(run), 1):
         status, body = http_get(f"http://127.0.0.1:{run.bases.nats_monitor_port(k)}/connz", 2.0)
         if status != 200:
             continue
         try:
-            count = int(json.loads(body).get("num_connections", 0))
+            counts[name] = int(json.loads(body).get("num_connections", 0))
         except (ValueError, AttributeError):
             continue
-        if count > most:
-            best, most = name, count
-    return best
+    return counts
+
+
+def busiest_nats_node(run: RunnerProcess) -> str:
+    """The NATS node holding the most client connections (``/connz`` of each node)."""
+    counts = nats_connections(run)
+    return max(counts, key=lambda name: counts[name]) if counts else _nats_nodes(run)[0]
+
+
+async def pause_busiest_nats_node(run: RunnerProcess, hold_s: float, say: Callable[[str], None]) -> FaultRun:
+    """SIGSTOP the NATS node holding the most client connections for ``hold_s``
+    seconds; the connections per node before and after go into the fault's ``what``."""
+    before = nats_connections(run)
+    fault = await pause(run, "nats-pause", busiest_nats_node(run), hold_s, say)
+    await asyncio.sleep(2.0)
+    fault.what += f" (client connections per node before: {before}, after: {nats_connections(run)})"
+    return fault
 
 
 async def quorum_loss(run: RunnerProcess, hold_s: float, say: Callable[[str], None]) -> FaultRun:
@@ -418,7 +433,7 @@ async def pause(
 #: instance paused. ``kills`` is the SIGKILL round of the module docstring.
 SCENARIOS: dict[str, tuple[float, Callable[..., Any]]] = {
     "quorum": (25.0, quorum_loss),
-    "nats-pause": (30.0, lambda run, hold, say: pause(run, "nats-pause", busiest_nats_node(run), hold, say)),
+    "nats-pause": (30.0, pause_busiest_nats_node),
     "session-pause": (25.0, lambda run, hold, say: pause(run, "session-pause", "session-1", hold, say)),
 }
 
