@@ -74,8 +74,8 @@ docs-serve: $(STAMP)
 	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs serve --strict -a 127.0.0.1:8808
 
 ## docs-bench: copy the last make bench report and its plots into docs/bench/ (to commit)
-docs-bench:
-	mkdir -p docs/bench && cp .bench/report.md .bench/*.png docs/bench/
+docs-bench: $(STAMP)
+	$(PY) tools/docs_hooks.py snapshot-bench
 
 ## proto: regenerate the gRPC stubs of proto/cellwar/v1
 proto: $(STAMP)

@@ -33,6 +33,25 @@ def bench_dir() -> Path | None:
     return next((d for d in BENCH_DIRS if (d / "report.md").is_file()), None)
 
 
+def clean_report(text: str) -> str:
+    """A report's text without references to documents outside the repository."""
+    text = re.sub(r"DESIGN(?:\.md)? ?§\s*\d+ targets", "Targets", text)
+    text = re.sub(r",? ?DESIGN(?:\.md)? ?§\s*\d+", "", text)
+    return re.sub(r"\bissue \d+:? ?", "", text)
+
+
+def snapshot_bench(src: Path = ROOT / ".bench", dst: Path = ROOT / "docs" / "bench") -> None:
+    """Copy the report of a ``make bench`` run and its plots into ``docs/bench/`` (the
+    snapshot the site shows when no local run exists): ``make docs-bench``."""
+    dst.mkdir(parents=True, exist_ok=True)
+    (dst / "report.md").write_text(clean_report((src / "report.md").read_text(encoding="utf-8")),
+                                   encoding="utf-8")
+    for old in dst.glob("*.png"):
+        old.unlink()
+    for plot in sorted(src.glob("*.png")):
+        (dst / plot.name).write_bytes(plot.read_bytes())
+
+
 def bench_markdown(folder: Path | None) -> str:
     """The report of ``folder`` for embedding under a second-level heading: headings one
     level down, plots pointing at ``bench/``, references to documents outside the
@@ -43,7 +62,7 @@ def bench_markdown(folder: Path | None) -> str:
     text = (folder / "report.md").read_text(encoding="utf-8")
     text = re.sub(r"^(#+) ", r"\1## ", text, flags=re.M)
     text = re.sub(r"\]\(([\w.-]+\.png)\)", r"](bench/\1)", text)
-    text = re.sub(r"DESIGN(?:\.md)? ?§\s*\d+ ?", "", text)
+    text = clean_report(text)
     where = "a local run (`.bench/`)" if folder.name == ".bench" else "the snapshot in `docs/bench/`"
     return f"_From {where}._\n\n" + text
 
@@ -92,3 +111,9 @@ def on_page_markdown(markdown, page, config, files, **kwargs):
     if BENCH_MARKER in markdown:
         markdown = markdown.replace(BENCH_MARKER, bench_markdown(bench_dir()))
     return markdown
+
+
+if __name__ == "__main__":  # python tools/docs_hooks.py snapshot-bench
+    if sys.argv[1:] != ["snapshot-bench"]:
+        sys.exit("usage: python tools/docs_hooks.py snapshot-bench")
+    snapshot_bench()
