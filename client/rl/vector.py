@@ -27,7 +27,8 @@ Step API (Gymnasium's vector conventions, same-step autoreset):
   the new game's first; ``infos["winner"]`` ``(N,) int`` names the winner of a game
   that just ended (0 otherwise);
 - ``infos["agent"]`` ``(N,)`` str: the agent (``player_1``...) whose observation this
-  is and who acts next in each game (self-play); ``infos["seat"]`` the same as ints.
+  is and who acts next in each game (self-play); ``infos["seat"]`` the same as ints
+  (``""`` and 0 for a game kept over with ``autoreset=False``).
 """
 
 from __future__ import annotations
@@ -62,6 +63,9 @@ class CellWarVectorEnv:
         start: ``"default"`` (corners) or ``"random"`` (seeded, as :func:`cellwar_env`).
         max_rounds: rounds after which a game is truncated and reset (> 0).
         seed: seeds the first :meth:`reset` when it is called without one.
+        autoreset: reset a game in the step it ends (default); False: a game that ended
+            or was truncated stays so (its mask all 0, its actions ignored) until the
+            next :meth:`reset` (one game per env, e.g. a match).
 
     Raises:
         ValueError: a size, count, start or ``max_rounds`` out of range.
@@ -79,6 +83,7 @@ class CellWarVectorEnv:
         start: str = "default",
         max_rounds: int = 100,
         seed: int | None = None,
+        autoreset: bool = True,
     ) -> None:
         if start not in ("default", "random"):
             raise ValueError(f"start must be 'default' or 'random', got {start!r}")
@@ -86,7 +91,8 @@ class CellWarVectorEnv:
             raise ValueError(f"max_rounds must be > 0, got {max_rounds}")
         self.batch = CellWarBatch(num_envs, width, height, players)
         self.num_envs, self.width, self.height, self.players = num_envs, width, height, players
-        self.start, self.max_rounds, self.seed = start, max_rounds, seed
+        self.start, self.max_rounds, self.seed, self.autoreset = start, max_rounds, seed, autoreset
+        self._stopped = np.zeros(num_envs, bool)
         self.agents = np.array([f"player_{i}" for i in range(1, players + 1)])
         self.single_observation_space = spaces.Dict(
             {
@@ -125,15 +131,29 @@ class CellWarVectorEnv:
 
     def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[dict, dict]:
         """Start every game afresh; game ``i`` seeded with ``seed + i`` (None: the
-        constructor's ``seed``, else fresh entropy). Returns ``(obs, infos)``."""
-        if seed is None:
-            seed = self.seed
-            self.seed = None  # only the first reset uses the constructor's seed
-        if seed is None:
-            self._rngs = [np.random.default_rng() for _ in range(self.num_envs)]
+        constructor's ``seed``, else fresh entropy), or with ``options["seeds"][i]``
+        when given (``(N,)`` ints: e.g. the same games for several policies). Returns
+        ``(obs, infos)``.
+
+        Raises:
+            ValueError: ``options["seeds"]`` not of length ``num_envs``.
+        """
+        seeds = None if options is None else options.get("seeds")
+        if seeds is not None:
+            seeds = [int(s) for s in seeds]
+            if len(seeds) != self.num_envs:
+                raise ValueError(f"options['seeds'] must have {self.num_envs} seeds, got {len(seeds)}")
+            self._rngs = [np.random.default_rng(s) for s in seeds]
         else:
-            self._rngs = [np.random.default_rng(seed + i) for i in range(self.num_envs)]
+            if seed is None:
+                seed = self.seed
+                self.seed = None  # only the first reset uses the constructor's seed
+            if seed is None:
+                self._rngs = [np.random.default_rng() for _ in range(self.num_envs)]
+            else:
+                self._rngs = [np.random.default_rng(seed + i) for i in range(self.num_envs)]
         self._restart(np.arange(self.num_envs))
+        self._stopped[:] = False
         self._started = True
         zeros = np.zeros(self.num_envs, np.int64)
         return self._observe(), self._infos(np.zeros((self.num_envs, self.players), np.float32), zeros)
@@ -155,28 +175,31 @@ class CellWarVectorEnv:
         acting = b.turn.astype(np.int64)
         out_before = b.out.copy()
         try:
-            b.step(actions)
+            b.step(actions, ~self._stopped if self._stopped.any() else None)
         except IllegalBatchAction as err:
             bad = IllegalActionError(str(err))
             bad.envs = err.envs  # type: ignore[attr-defined]
             raise bad from None
         n = self.num_envs
-        ended = b.turn == 0
+        ended = (b.turn == 0) & ~self._stopped
         winner = np.where(ended, b.winner, 0).astype(np.int64)
         # -1 to each seat knocked out in this step (the loser of a game that ends), +1
         # to the winner, as the AEC env rewards them
         seat_rewards = -(b.out & ~out_before).astype(np.float32)
         won = np.flatnonzero(winner > 0)
         seat_rewards[won, winner[won] - 1] = 1.0
-        truncated = ~ended & (b.round > self.max_rounds)
-        rewards = seat_rewards[np.arange(n), acting - 1]
-        self._restart(np.flatnonzero(ended | truncated))
+        truncated = ~ended & ~self._stopped & (b.round > self.max_rounds)
+        rewards = seat_rewards[np.arange(n), np.maximum(acting - 1, 0)] * (acting > 0)
+        if self.autoreset:
+            self._restart(np.flatnonzero(ended | truncated))
+        else:
+            self._stopped |= ended | truncated
         return self._observe(), rewards, ended, truncated, self._infos(seat_rewards, winner)
 
     def _infos(self, seat_rewards: np.ndarray, winner: np.ndarray) -> dict[str, Any]:
-        seat = self.batch.turn.astype(np.int64)
+        seat = np.where(self._stopped, 0, self.batch.turn.astype(np.int64))
         return {
-            "agent": self.agents[seat - 1],
+            "agent": np.where(seat > 0, self.agents[np.maximum(seat, 1) - 1], ""),
             "seat": seat,
             "rewards": seat_rewards,
             "winner": winner,
@@ -199,7 +222,9 @@ class CellWarVectorEnv:
         obs[:, ACTING] = 0
         e = np.flatnonzero(b.has_acting)
         obs[e, ACTING, b.ay[e], b.ax[e]] = 1
-        return {"observation": obs.copy(), "action_mask": b.mask.copy()}
+        mask = b.mask.copy()
+        mask[self._stopped] = 0
+        return {"observation": obs.copy(), "action_mask": mask}
 
     def state(self, i: int) -> Any:
         """Game ``i`` as the engine's state (:meth:`engine.cellwar.batch.CellWarBatch.state`)."""

@@ -192,12 +192,15 @@ class CellWarBatch:
         if k == 0:
             return
         hw = self.height * self.width
-        owner = self.owner[envs]
-        kind = self.kind[envs]
-        mine = (owner == self.turn[envs][:, None, None]) & ~self.acted[envs]
+        full = k == self.num  # every game: read the arrays in place, no gather
+        owner = self.owner if full else self.owner[envs]
+        kind = self.kind if full else self.kind[envs]
+        acted = self.acted if full else self.acted[envs]
+        uid = self.uid if full else self.uid[envs]
+        mine = owner == self.turn[envs][:, None, None]
+        mine &= ~acted
         big = np.int32(2**31 - 1)
-        uid = self.uid[envs]
-        combat = mine & ((kind == INF) | (kind == FORT))
+        combat = mine & (kind != FAC)  # a unit of the player is never EMPTY
         key = np.where(combat, uid, big).reshape(k, hw)
         cell = key.argmin(axis=1)
         has_combat = key[np.arange(k), cell] != big
@@ -230,10 +233,11 @@ class CellWarBatch:
 
     # -- stepping
 
-    def step(self, actions: np.ndarray) -> None:
+    def step(self, actions: np.ndarray, active: np.ndarray | None = None) -> None:
         """Play action index ``actions[i]`` (0..8, ``(dy + 1) * 3 + (dx + 1)``) for the
-        acting unit of every running game, then end the turns nobody can act in.
-        Finished games are left as they are (their action is ignored).
+        acting unit of every running game (of those where ``active``, ``(N,)`` bool, is
+        set, when given), then end the turns nobody can act in. Finished games and
+        inactive ones are left as they are (their action is ignored).
 
         Raises:
             IllegalBatchAction: an action outside 0..8 or masked out in a running game
@@ -242,7 +246,10 @@ class CellWarBatch:
         actions = np.asarray(actions)
         if actions.shape != (self.num,):
             raise ValueError(f"actions must have shape ({self.num},), got {actions.shape}")
-        run = np.flatnonzero(self.turn != 0)
+        running = self.turn != 0
+        if active is not None:
+            running &= np.asarray(active, dtype=bool)
+        run = np.flatnonzero(running)
         a = actions[run].astype(np.int64)
         bad = (a < 0) | (a > 8)
         bad[~bad] = self.mask[run[~bad], a[~bad]] == 0

@@ -31,3 +31,15 @@ def test_the_written_artifact_loads_as_the_trained_policy(tmp_path, capsys):
     assert policy.meta["seed"] == 1 and policy.meta["generations"] == 1
     assert policy.weights.shape == (FEATURES,)
     assert "wrote" in capsys.readouterr().err
+
+
+def test_help_shows_defaults_and_the_default_output_is_not_the_shipped_policy(capsys):
+    import pytest
+
+    from client.rl.train import DEFAULT_OUT
+
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    text = capsys.readouterr().out
+    assert "(default: 12)" in text and f"(default: {DEFAULT_OUT})" in text
+    assert DEFAULT_OUT != "client/rl/policies/cellwar.npz"

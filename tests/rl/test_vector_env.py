@@ -95,3 +95,44 @@ def test_vector_env_shapes_and_same_seed_same_games():
 
 def test_pettingzoo_seed_test_passes_for_the_aec_env():
     seed_test(lambda render_mode=None: cellwar_env(width=8, height=8, start="random"), num_cycles=50)
+
+
+def test_batched_features_equal_the_single_ones():
+    """client.rl.features.batch_action_features (the training's batched linear policy)
+    gives exactly action_features' rows, memories included."""
+    from client.rl.features import BatchMemory, Memory, action_features, batch_action_features
+
+    for start, size in (("default", 8), ("random", 6)):
+        n = 16
+        venv = cellwar_vector_env(n, width=size, height=size, start=start)
+        obs, infos = venv.reset(seed=2)
+        memories: dict[int, Memory] = {}
+        batch = BatchMemory(2 * n, size, size)
+        rng = np.random.default_rng(1)
+        for _ in range(150):
+            rows = np.arange(n) * 2 + infos["seat"] - 1
+            batch.update(rows, obs["observation"])
+            feats = batch_action_features(obs["observation"], obs["action_mask"], batch, rows)
+            for i in range(n):
+                memory = memories.setdefault(int(rows[i]), Memory())
+                memory.update(obs["observation"][i])
+                single = {"observation": obs["observation"][i], "action_mask": obs["action_mask"][i]}
+                assert np.array_equal(action_features(single, memory), feats[i])
+            obs, _, terminations, truncations, infos = venv.step((rng.random((n, 9)) * obs["action_mask"]).argmax(axis=1))
+            for i in np.flatnonzero(terminations | truncations).tolist():
+                memories.pop(2 * i, None), memories.pop(2 * i + 1, None)
+                batch.started[2 * i : 2 * i + 2] = False
+
+
+def test_without_autoreset_a_finished_game_stays_finished():
+    venv = cellwar_vector_env(6, width=5, height=5, start="random", max_rounds=8, autoreset=False)
+    obs, _ = venv.reset(seed=9)
+    rng = np.random.default_rng(0)
+    stopped = np.zeros(6, bool)
+    for _ in range(300):
+        obs, rewards, terminations, truncations, infos = venv.step((rng.random((6, 9)) * obs["action_mask"]).argmax(axis=1))
+        assert not (stopped & (terminations | truncations)).any()  # each game ends once
+        stopped |= terminations | truncations
+        assert (obs["action_mask"][stopped] == 0).all() and (infos["seat"][stopped] == 0).all()
+        assert (rewards[stopped & ~(terminations | truncations)] == 0).all()
+    assert stopped.all()
