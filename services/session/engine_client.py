@@ -198,6 +198,14 @@ class EngineClient:
             state = await self._call("Fold", request)
         return state
 
+    async def refresh(self, state: engine_pb2.GameState) -> engine_pb2.GameState:
+        """``state`` as this engine describes it (``Engine.Fold`` of no events): its policy
+        computed again, e.g. for a snapshot an older engine wrote (docs/spectators.md).
+        Raises ServiceError."""
+        request = engine_pb2.FoldRequest()
+        request.state.CopyFrom(state)
+        return await self._call("Fold", request)
+
     async def tick(self, items: Sequence[tuple[engine_pb2.GameState, int]]) -> engine_pb2.TickReply:
         """Tick many games in one call: ``(state, generations)`` each. Raises ServiceError."""
         request = engine_pb2.TickRequest(

@@ -468,7 +468,15 @@ class GameCache:
         if not broken:
             try:
                 rest = events[1:] if snap else events
-                folded = await self._fold_filling(game_id, seq, snap.state if snap else None, rest)
+                if snap is not None and not rest:
+                    # No event after the snapshot: its policy as this engine computes it
+                    # (one written by an older engine may admit spectators it no longer
+                    # does, docs/spectators.md).
+                    folded = await self.engine.refresh(snap.state)
+                else:
+                    folded = await self._fold_filling(
+                        game_id, seq, snap.state if snap else None, rest
+                    )
                 state = folded if folded is not None else state
                 if state.state_hash != events[-1].state_hash:
                     broken = (
