@@ -10,7 +10,9 @@ On every build (``make docs``, ``make docs-serve`` and tests/docs/test_site.py):
 - the Benchmarks page's ``<!-- bench-report -->`` marker becomes the latest
   ``make bench`` report: ``.bench/report.md`` of a local run when there is one, else the
   snapshot committed in ``docs/bench/`` (``make docs-bench`` copies a run there), its
-  plots added to the site under ``bench/``.
+  plots added to the site under ``bench/``;
+- the Engine versions page's ``<!-- engine-versions -->`` marker becomes the table of
+  ``engine/versions.py``.
 """
 
 from __future__ import annotations
@@ -26,6 +28,29 @@ ROOT = Path(__file__).resolve().parents[1]
 #: Where the latest benchmark report is looked for, newest kind first.
 BENCH_DIRS = (ROOT / ".bench", ROOT / "docs" / "bench")
 BENCH_MARKER = "<!-- bench-report -->"
+VERSIONS_MARKER = "<!-- engine-versions -->"
+
+
+def versions_table() -> str:
+    """The table of engine versions of ``engine/versions.py``'s docstring (its
+    reStructuredText table) as Markdown, newest last, with the current version named."""
+    import engine.versions as versions
+
+    rows: list[list[str]] = []
+    for line in (versions.__doc__ or "").splitlines():
+        match = re.match(r'^``"(\d+)"``\s+(.*)$', line)
+        if match:
+            rows.append([match.group(1), match.group(2).strip()])
+        elif rows and line.startswith(" ") and line.strip() and not line.startswith("="):
+            rows[-1][1] += " " + line.strip()
+    out = [f"The current version is `{versions.ENGINE_VERSION}` (`engine.ENGINE_VERSION`);",
+           "this table is read from `engine/versions.py` when the site is built.", "",
+           "| version | what changed |", "| --- | --- |"]
+    for number, text in rows:
+        text = re.sub(r":\w+:`~?([^`]+)`", r"`\1`", text).replace("``", "`")
+        text = text.replace("docs/game-end.md", "[How a game ends](../game-end.md)")
+        out.append(f"| `{number}` | {text} |")
+    return "\n".join(out)
 
 
 def bench_dir() -> Path | None:
@@ -76,6 +101,14 @@ def _load(name: str) -> ModuleType:
     return module
 
 
+def on_config(config, **kwargs):
+    """Make the project importable by the hooks (the engine, the gateway)."""
+    for entry in (ROOT, ROOT / "proto"):
+        if str(entry) not in sys.path:
+            sys.path.insert(0, str(entry))
+    return config
+
+
 def on_pre_build(config, **kwargs) -> None:
     """Write docs/api/openapi.json when the gateway's document changed."""
     api = _load("gen_api_docs")
@@ -110,6 +143,8 @@ def on_page_markdown(markdown, page, config, files, **kwargs):
     """Put the latest benchmark report where the Benchmarks page has its marker."""
     if BENCH_MARKER in markdown:
         markdown = markdown.replace(BENCH_MARKER, bench_markdown(bench_dir()))
+    if VERSIONS_MARKER in markdown:
+        markdown = markdown.replace(VERSIONS_MARKER, versions_table())
     return markdown
 
 

@@ -171,3 +171,13 @@ def test_no_reference_to_documents_outside_the_repository() -> None:
         if pattern.search(line)
     ]
     assert found == []
+
+
+def test_engine_versions_page_lists_every_version(site: Path) -> None:
+    from engine.versions import ENGINE_VERSION, VERSIONS
+
+    html = (site / "architecture" / "engine-versions" / "index.html").read_text(encoding="utf-8")
+    assert "engine-versions --" not in html  # the marker was replaced
+    for version in VERSIONS:
+        assert f"<td><code>{version}</code></td>" in html
+    assert f"The current version is <code>{ENGINE_VERSION}</code>" in html
