@@ -65,7 +65,7 @@ def _skipped(reason: str) -> dict[str, Any]:
     }
 
 
-def play_matches(url: str, games: int, opponents: tuple[str, ...] = ("random", "heuristic")) -> dict[str, Any]:
+def play_matches(url: str, games: int, opponents: tuple[str, ...] = ("heuristic", "random")) -> dict[str, Any]:
     """``games`` games of the LLM policy at ``url`` against each of ``opponents``.
 
     Returns:

@@ -5,9 +5,9 @@
 * any **OpenAI-compatible** server: ``POST {url}/chat/completions`` with
   ``response_format: {"type": "json_schema", "json_schema": {"name", "strict", "schema"}}``
   (llama.cpp's ``llama-server``, vLLM, LM Studio, Ollama at ``http://localhost:11434/v1``).
-  A server that refuses that shape with a 400/422 (llama-cpp-python's server takes
-  ``{"type": "json_object", "schema": ...}`` only) is asked again in that second shape,
-  which is then kept;
+  A server that refuses that shape naming ``response_format`` (llama-cpp-python's server
+  takes ``{"type": "json_object", "schema": ...}`` only and answers 500 to the other) is
+  asked again in that second shape, which is then kept;
 * **Ollama's native** ``POST {url}/api/chat`` with ``format`` (the JSON schema) and
   ``stream: false``, when ``api="ollama"`` or the URL is an Ollama base (``auto``: a URL
   ending in ``/api``, or one whose ``GET /api/version`` answers as Ollama does).
@@ -54,7 +54,6 @@ from client.rl.observation import (
     OWN_FACTORY,
     OWN_FORTIFICATION,
     OWN_INFANTRY,
-    PENDING,
     VECTORS,
     VISIBLE,
     acting_cell,
@@ -78,6 +77,9 @@ CELLWAR_RULES = (
     "A fortification that stands 2 more turns becomes a factory; a factory produces a "
     "new infantry on an empty cell next to it. You see only the cells near your units. "
     "You win when no enemy unit is left. Attack when you can, and move towards the enemy. "
+    "The map has row y=0 on top and column x=0 on the left: I F C are your infantry, "
+    "fortification, factory; i f c the enemy's; . an empty cell in sight; ? a cell out of sight. "
+    "N is up (y-1), S down, E right (x+1), W left. "
     'Answer with JSON {"move": "<one of the legal moves>"}.'
 )
 
@@ -332,7 +334,7 @@ class ChatClient:
             "response_format": self._response_format(schema, name),
         }
         response = self._send("POST", "/chat/completions", body)
-        if response.status_code in (400, 422) and self.format_shape == "json_schema" and "response_format" in response.text:
+        if response.status_code in (400, 422, 500) and self.format_shape == "json_schema" and "response_format" in response.text:
             self.format_shape = "json_object"  # llama-cpp-python's shape
             body["response_format"] = self._response_format(schema, name)
             response = self._send("POST", "/chat/completions", body)
@@ -411,8 +413,9 @@ _TYPE_NAMES = {"I": "infantry", "F": "fortification", "C": "factory"}
 def fog_text(observation: Mapping[str, Any]) -> str:
     """The player's own fog view as text: a map (row 0 on top, ``x`` to the right) of
     ``I F C`` own infantry / fortification / factory, ``i f c`` the enemy's, ``.`` an
-    empty cell in sight, ``?`` out of sight; then the acting unit and its legal moves
-    with the cell each reaches."""
+    empty cell in sight, ``?`` out of sight (the legend is in :data:`CELLWAR_RULES`);
+    then the acting unit and its legal moves with the cell each reaches. Short: every
+    token of it is read by the model each move."""
     planes = observation["observation"]
     _, h, w = planes.shape
     grid = [["?" if not planes[VISIBLE, y, x] else "." for x in range(w)] for y in range(h)]
@@ -420,27 +423,16 @@ def fog_text(observation: Mapping[str, Any]) -> str:
         ys, xs = np.nonzero(planes[plane])
         for x, y in zip(xs.tolist(), ys.tolist(), strict=True):
             grid[y][x] = ch
-    header = "   " + "".join(str(x % 10) for x in range(w))
-    rows = [f"{y:>2} " + "".join(row) for y, row in enumerate(grid)]
-    own = int(planes[OWN_INFANTRY].sum() + planes[OWN_FORTIFICATION].sum() + planes[OWN_FACTORY].sum())
-    seen = int(planes[ENEMY_INFANTRY].sum() + planes[ENEMY_FORTIFICATION].sum() + planes[ENEMY_FACTORY].sum())
-    lines = [
-        f"Board {w}x{h}. You have {own} units; {seen} enemy units in sight; "
-        f"{int(planes[PENDING].sum())} of your units still act this turn.",
-        "Map (I F C yours: infantry, fortification, factory; i f c enemy; . empty; ? unseen):",
-        header,
-        *rows,
-    ]
+    lines = [f"Map {w}x{h}:", *("".join(row) for row in grid)]
     here = acting_cell(planes)
     if here is not None:
         x, y = here
-        lines.append(f"Your {_TYPE_NAMES.get(grid[y][x], 'unit')} at x={x}, y={y} acts now. Legal moves:")
-        kinds = action_kinds(observation)
-        for (dx, dy), kind in zip(VECTORS, kinds, strict=True):
-            if kind is None:
-                continue
-            target = "" if (dx, dy) == (0, 0) else f" -> x={x + dx}, y={y + dy}"
-            lines.append(f"- {move_label(dx, dy, kind)}{target}")
+        moves = []
+        for (dx, dy), kind in zip(VECTORS, action_kinds(observation), strict=True):
+            if kind is not None:
+                target = "" if (dx, dy) == (0, 0) else f" to x={x + dx} y={y + dy}"
+                moves.append(move_label(dx, dy, kind) + target)
+        lines.append(f"Your {_TYPE_NAMES.get(grid[y][x], 'unit')} at x={x} y={y} acts. Legal: " + "; ".join(moves))
     return "\n".join(lines)
 
 
@@ -503,7 +495,7 @@ class LLMPolicy:
         """The chat messages of one move: the rules, then the fog view and legal moves."""
         return [
             {"role": "system", "content": CELLWAR_RULES},
-            {"role": "user", "content": fog_text(observation) + "\nYour move?"},
+            {"role": "user", "content": fog_text(observation)},
         ]
 
     def schema(self, legal: Mapping[str, int]) -> dict[str, Any]:

@@ -52,9 +52,10 @@ def test_the_fog_text_shows_only_what_the_player_sees():
     view = {"you": 1, "width": 6, "height": 6, "units": units, "visible": "2o$2o$!"}
     obs = {"observation": encode_view(view, (0, 0)), "action_mask": action_mask([(0, 0), (1, 0), (0, 1), (1, 1)])}
     text = fog_text(obs)
-    assert " 0 I.????" in text and " 1 .f????" in text and " 5 ??????" in text
-    assert "Your infantry at x=0, y=0 acts now." in text
-    assert "- attack SE -> x=1, y=1" in text and "- fortify" in text
+    assert text.splitlines()[:4] == ["Map 6x6:", "I.????", ".f????", "??????"]
+    assert text.splitlines()[-1] == (
+        "Your infantry at x=0 y=0 acts. Legal: fortify; move E to x=1 y=0; move S to x=0 y=1; attack SE to x=1 y=1"
+    )
 
 
 def test_the_life_schema_bounds_cells_to_the_zone_and_the_budget():
