@@ -238,3 +238,32 @@ async def test_a_live_game_of_15_events_gives_its_delayed_spectator_15_frames(
         r = await http.get(f"/game/{hidden_id}/state", params={"spectate": 1, "delay_s": delay})
         assert r.status_code == 409 and r.json()["error"]["code"] == "SPECTATORS_AFTER_END"
         no_units(r.text)
+
+
+async def test_live_spectators_see_the_board_late_and_nothing_else_early(
+    api: AsyncCellWarClient, gateway: str
+) -> None:
+    """A running ``"spectators": "live"`` game: the delayed view is the only way in (here
+    nothing is 10 s old yet: 409 ``NOT_YET_VISIBLE``; less than 10 s: ``MALFORMED``); its
+    log, replays and forks stay private until the end, as in any fog game."""
+    game_id, seats = await seated(api, duel(spectators="live"))
+    view = await api.state(game_id, seats[0].token)
+    mine = next(u["id"] for u in view["units"] if u["owner"] == 1)
+    await api.move(game_id, seats[0].token, mine, 1, 0)
+    async with httpx.AsyncClient(base_url=gateway, timeout=30) as http:
+
+        async def answer(method: str, path: str, **kw: Any) -> tuple[int, str]:
+            r = await http.request(method, path, **kw)
+            no_units(r.text)
+            return r.status_code, r.json()["error"]["code"]
+
+        state = f"/game/{game_id}/state"
+        assert await answer("GET", state, params={"spectate": 1}) == (409, "NOT_YET_VISIBLE")
+        assert await answer("GET", state, params={"spectate": 1, "delay_s": 5}) == (409, "MALFORMED")
+        assert await answer("GET", state) == (401, "UNAUTHORIZED")
+        assert await answer("GET", f"/game/{game_id}/events") == (403, "FORBIDDEN")
+        jsonl = {"params": {"format": "jsonl"}}
+        assert await answer("GET", f"/game/{game_id}/events", **jsonl) == (403, "FORBIDDEN")
+        assert await answer("GET", f"/game/{game_id}/replay", params={"seq": 4}) == (403, "FORBIDDEN")
+        assert await answer("POST", f"/game/{game_id}/fork", json={"seq": 4}) == (403, "FORBIDDEN")
+        no_units((await http.get("/games", params={"limit": 200})).text)
