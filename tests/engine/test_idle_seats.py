@@ -11,6 +11,8 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import engine
 from cellwar.v1.codes import CommandType, EventType
@@ -328,3 +330,49 @@ def test_a_campaign_run_always_stops_and_no_clock_ever_writes_an_event():
     with pytest.raises(GameError) as err:
         envelope.decide(state, env, CommandType.TIME_OUT, 0, {"turn_seq": 1})
     assert err.value.code == "WRONG_PHASE"
+
+
+# --------------------------------------------------------------------------- a model
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.sampled_from(["act", "end", "time_out"]), min_size=1, max_size=40))
+def test_removals_follow_a_model_of_the_rule(moves):
+    """Three players; each step the player whose turn it is acts, ends its turn (when it
+    may) or lets the turn run out. A model that only counts timed-out turns without an
+    action (reset by an action or a turn end) predicts every idle removal; the log
+    folds and re-decides to the same state and envelope."""
+    game = Game(THREE, players=3)
+    idle = {1: 0, 2: 0, 3: 0}
+    acted = False
+    for move in moves:
+        if engine.summary(game.state).finished:
+            break
+        player = game.turn
+        if move == "act" and engine.get_valid_actions(game.state, player):
+            game.act(player)
+            idle[player], acted = 0, True
+            if game.turn != player:
+                acted = False
+            continue
+        if move == "end":
+            try:
+                game.run(CommandType.END_TURN, player)
+            except GameError:
+                continue
+            idle[player], acted = 0, False
+            continue
+        events = game.time_out()
+        idle[player] = 0 if acted else idle[player] + 1
+        acted = False
+        removed = [e[2]["player_id"] for e in events if e[0] == EventType.PLAYER_REMOVED]
+        seat = game.state.player(player)
+        eliminated = seat.out and not seat.removed  # its last unit died at the timeout
+        assert removed == ([player] if idle[player] >= 2 and not eliminated else []), (events, idle)
+        if not removed:
+            assert seat.idle == idle[player]
+        for pid in removed:
+            idle[pid] = 0
+        if not engine.summary(game.state).finished:
+            assert game.state.player(game.turn).idle == idle[game.turn]
+    game.check_fold()
