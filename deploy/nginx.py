@@ -27,6 +27,8 @@ SEND_TIMEOUT = "30s"
 #: nginx's idle keep-alive to a gateway: shorter than the gateway's own
 #: (``CELLWAR_HTTP_KEEP_ALIVE_S``, 20 s by default).
 UPSTREAM_KEEPALIVE_TIMEOUT = "10s"
+#: Open WebSockets per client address through nginx, over all gateways.
+WS_PER_ADDRESS = 64
 
 INSTALL_HINT = (
     "nginx not found: install Debian's nginx package "
@@ -58,6 +60,7 @@ def render_config(
     mime_types: str = DEBIAN_MIME_TYPES,
     access_log: str | None = None,
     user: str | None = None,
+    ws_per_address: int = WS_PER_ADDRESS,
 ) -> str:
     """The text of ``deploy/nginx.conf`` with its fields filled in.
 
@@ -74,6 +77,8 @@ def render_config(
             string, where a WebSocket's token may travel.
         user: the ``user`` directive (``"www-data"``, ``"root root"``): whom the workers
             run as when the master runs as root; None leaves nginx's default (nobody).
+        ws_per_address: WebSockets open at once per client address over all gateways
+            (``limit_conn``; one more is answered 429).
 
     Raises:
         ValueError: no gateway given.
@@ -109,6 +114,7 @@ def render_config(
         "@@UPSTREAM_KEEPALIVE_TIMEOUT@@": UPSTREAM_KEEPALIVE_TIMEOUT,
         "@@CSP@@": CONTENT_SECURITY_POLICY,
         "@@SECURITY_HEADERS@@": security,
+        "@@WS_PER_ADDRESS@@": str(ws_per_address),
     }
     text = TEMPLATE.read_text()
     for key, value in fields.items():

@@ -19,6 +19,8 @@ from typing import Any
 
 import httpx
 import pytest
+import websockets
+from websockets.exceptions import InvalidStatus
 
 from deploy import nginx
 from deploy.topology import _static_owner
@@ -46,7 +48,9 @@ def _free_port() -> int:
 
 
 @contextlib.asynccontextmanager
-async def _edge(stack, nats_url: str, tmp_path: Path, **settings: Any) -> AsyncIterator[str]:
+async def _edge(
+    stack, nats_url: str, tmp_path: Path, nginx_options: dict[str, Any] | None = None, **settings: Any
+) -> AsyncIterator[str]:
     """nginx on a free port in front of two gateways sharing their windows; its URL."""
     try:
         binary = nginx.nginx_binary()
@@ -81,6 +85,7 @@ async def _edge(stack, nats_url: str, tmp_path: Path, **settings: Any) -> AsyncI
                 run_dir=run,
                 workers=1,
                 user=_static_owner(PACKAGED_WEB_DIR),
+                **(nginx_options or {}),
             )
         )
         proc = subprocess.Popen([binary, "-p", str(run), "-c", str(conf), "-e", str(run / "error.log")])
@@ -140,6 +145,35 @@ async def test_40_creates_through_nginx_and_two_gateways_meet_the_one_window(sta
     # Both gateways answered creates (nginx spreads them by client port).
     upstreams = set(re.findall(r'POST /game/create HTTP/1.1" 201 .* "(127\.0\.0\.1:\d+)"', log))
     assert len(upstreams) == 2, log
+
+
+async def test_nginx_caps_the_sockets_of_an_address_over_all_gateways(stack, nats_url, tmp_path):
+    async with _edge(stack, nats_url, tmp_path, nginx_options={"ws_per_address": 3}) as base:
+        async with httpx.AsyncClient(base_url=base, timeout=30) as http:
+            client = {"X-Forwarded-For": _client()}
+            games = [
+                (await http.post("/game/create", json=CREATE_BODY, headers=client)).json()["game_id"]
+                for _ in range(5)
+            ]
+        ws = base.replace("http", "ws")
+        opened = [await websockets.connect(f"{ws}/game/{g}/stream") for g in games[:3]]
+        try:
+            # Other games (whichever gateway they hash to): the address's cap is nginx's.
+            for game in games[3:]:
+                with pytest.raises(InvalidStatus) as info:
+                    await websockets.connect(f"{ws}/game/{game}/stream")
+                assert info.value.response.status_code == 429
+            await opened.pop().close()
+            for _ in range(100):  # nginx frees the place once it has seen the close
+                try:
+                    opened.append(await websockets.connect(f"{ws}/game/{games[4]}/stream"))
+                    break
+                except InvalidStatus:
+                    await asyncio.sleep(0.05)
+            assert len(opened) == 3
+        finally:
+            for socket_ in opened:
+                await socket_.close()
 
 
 async def test_a_body_trickled_through_nginx_is_cut_with_408(stack, nats_url, tmp_path):
