@@ -64,6 +64,9 @@ CHAOS_ENV: dict[str, str] = {
     "CELLWAR_RATE_LIMIT_PER_S": "0",
     "CELLWAR_RATE_LIMIT_BURST": "0",
     "CELLWAR_CREATE_LIMIT_PER_MIN": "0",
+    # The cluster's gateways share one join window (NATS KV): the bots' joins, all from
+    # 127.0.0.1, would meet it.
+    "CELLWAR_JOIN_LIMIT_PER_MIN": "0",
     "CELLWAR_LEASE_TTL_S": "3",
     "CELLWAR_LOG_LEVEL": "warning",
 }
