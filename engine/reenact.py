@@ -1,5 +1,5 @@
-"""Re-deciding a recorded log: the engine's half of importing a log file (DESIGN.md §12
-"import (re-decided by the engine; a bad hash is refused with its seq)", issue 13).
+"""Re-deciding a recorded log: the engine's half of importing a log file (re-decided
+by the engine; a bad hash is refused with its seq: docs/architecture/replay-tools.md "Imports").
 
 A log is trusted only as far as the rules reproduce it. :func:`reenact` rebuilds, from
 the recorded events, the commands that made them and decides each one again through
@@ -28,7 +28,9 @@ recorded event              command decided again
                             engine plans the rollback again from its own turn anchor
 ``GameExpired``             ``expire``
 ``TurnTimedOut``            ``time_out {"turn_seq"}`` of the timed turn running then (the
-                            envelope's ``turn_seq``)
+                            envelope's ``turn_seq``); from engine version 4 it also gives
+                            the ``PlayerRemoved`` of a CellWar seat that let two own turns
+                            in a row time out (:func:`engine.removal.plan_time_out`)
 ``GameFinished``            none: it must be one the previous command gave
 ==========================  =================================================================
 
