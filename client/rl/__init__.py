@@ -1,4 +1,4 @@
-"""AI environments of CellWar (DESIGN §13): :func:`cellwar_env` (PettingZoo AEC) and
+"""AI environments of CellWar (docs/vector-envs.md): :func:`cellwar_env` (PettingZoo AEC) and
 :func:`life_placement_env` (Gymnasium), their batched forms :func:`cellwar_vector_env`
 and :func:`life_placement_vector_env` (docs/vector-envs.md), in process on the engine library or remote
 through the REST API with the same classes; the trained policy and its training

@@ -1,4 +1,4 @@
-"""CellWar as a PettingZoo AEC environment (DESIGN §13, issue 15).
+"""CellWar as a PettingZoo AEC environment (docs/vector-envs.md has its batched form).
 
 One agent per seat, ``player_1`` .. ``player_N`` (the engine's player ids). The agent
 whose turn it is acts for **one unit at a time**, in the engine's order (the first

@@ -54,7 +54,7 @@ class CellWarBackend(Protocol):
         """Players who are out (no units, or removed)."""
 
     def view(self, player: int) -> dict[str, Any]:
-        """The player's view (DESIGN §7 shape)."""
+        """The player's view (the shape of ``engine.cellwar.fog.get_visible_state``)."""
 
     def acting(self, player: int) -> Acting | None:
         """The unit that must act now and its legal vectors; None when no unit can."""

@@ -1,10 +1,10 @@
-"""Life placement as a Gymnasium environment (DESIGN §3, §13, issue 15).
+"""Life placement as a Gymnasium environment (docs/vector-envs.md has its batched form).
 
 The agent holds one seat of a 2-player Life game (``seat``, default 1) and places its
 whole budget one cell at a time in its zone; a fixed opponent policy places the other
 seat's cells (blind placement: neither sees the other's cells). Then the game runs:
 the simulation until the board is stable or ``max_generations`` is reached, and a
-stable board's redraw round passes with nobody drawing, which ends the game (DESIGN §3
+stable board's redraw round passes with nobody drawing, which ends the game (:mod:`engine.life.game`
 end condition 3). The reward, given once at the end, is the agent's share of the live
 cells: ``own / (own + opponent)`` (0 when none is left).
 
@@ -40,7 +40,7 @@ Opponent = Callable[[dict[str, Any], int, np.random.Generator], list[tuple[int, 
 
 
 def zone_of(width: int, height: int, seat: int) -> tuple[int, int, int, int]:
-    """The half-open zone ``(x0, y0, x1, y1)`` of a seat of a 2-player game (DESIGN §3:
+    """The half-open zone ``(x0, y0, x1, y1)`` of a seat of a 2-player game (:mod:`engine.life.zones`:
     left half ``x < width // 2`` for seat 1, the right half for seat 2)."""
     mid = width // 2
     return (0, 0, mid, height) if seat == 1 else (mid, 0, width, height)

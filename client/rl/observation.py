@@ -1,4 +1,4 @@
-"""The CellWar observation: a player's view (DESIGN §7 shape) as fog planes, and the
+"""The CellWar observation: a player's view (``engine.cellwar.fog.get_visible_state``) as fog planes, and the
 nine-vector action index. numpy only, no engine: the local and the remote environment,
 the bots and the trained policy all read observations through this module.
 

@@ -1,6 +1,6 @@
 """Pictures of a CellWar view for ``render_mode="ansi"`` and ``"rgb_array"``.
 
-Both read a view (DESIGN §7 shape): the local environment passes the spectator's view
+Both read a view (the shape of ``engine.cellwar.fog.get_visible_state``): the local environment passes the spectator's view
 (the whole board), the remote one the view of its first seat (fog drawn as such).
 """
 

@@ -73,8 +73,10 @@ def is_visible(mask: int, width: int, x: int, y: int) -> bool:
     return bool(mask >> (y * width + x) & 1)
 
 
+@lru_cache(maxsize=16384)
 def mask_to_rle(mask: int, width: int, height: int) -> str:
-    """The two-state RLE body of a mask (``o`` set, ``b`` unset; rows end ``$``, last ``!``)."""
+    """The two-state RLE body of a mask (``o`` set, ``b`` unset; rows end ``$``, last ``!``).
+    Cached: a turn's views repeat the same few masks."""
     row_mask = (1 << width) - 1
     rows = []
     for y in range(height):
