@@ -204,6 +204,8 @@ def render() -> str:
         "",
         "## Settings of the services",
         "",
+        '<div class="cw-config" markdown>',
+        "",
         "| variable | default | meaning |",
         "| --- | --- | --- |",
     ]
@@ -219,6 +221,8 @@ def render() -> str:
             f"| *{_cell(_type_text(field))}.* {_cell(meaning)}<br>{_cell(where)} |"
         )
     lines += [
+        "",
+        "</div>",
         "",
         "## Other variables",
         "",
