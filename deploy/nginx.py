@@ -8,6 +8,7 @@ rendered config; ``nginx -p PREFIX -c FILE`` runs it (the config sets ``daemon o
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 from collections.abc import Sequence
 from pathlib import Path
@@ -27,8 +28,16 @@ SEND_TIMEOUT = "30s"
 #: nginx's idle keep-alive to a gateway: shorter than the gateway's own
 #: (``CELLWAR_HTTP_KEEP_ALIVE_S``, 20 s by default).
 UPSTREAM_KEEPALIVE_TIMEOUT = "10s"
-#: Open WebSockets per client address through nginx, over all gateways.
+#: Open WebSockets per client address through nginx, over all gateways, when
+#: ``CELLWAR_WS_MAX_PER_ADDRESS`` (the gateways' own cap) is not set.
 WS_PER_ADDRESS = 64
+
+
+def ws_per_address_setting() -> int:
+    """``CELLWAR_WS_MAX_PER_ADDRESS`` from the environment (0 = no cap), else
+    :data:`WS_PER_ADDRESS`; a value that is not a whole number >= 0 counts as unset."""
+    value = os.environ.get("CELLWAR_WS_MAX_PER_ADDRESS", "").strip()
+    return int(value) if value.isdigit() else WS_PER_ADDRESS
 
 INSTALL_HINT = (
     "nginx not found: install Debian's nginx package "
@@ -60,7 +69,7 @@ def render_config(
     mime_types: str = DEBIAN_MIME_TYPES,
     access_log: str | None = None,
     user: str | None = None,
-    ws_per_address: int = WS_PER_ADDRESS,
+    ws_per_address: int | None = None,
 ) -> str:
     """The text of ``deploy/nginx.conf`` with its fields filled in.
 
@@ -78,7 +87,8 @@ def render_config(
         user: the ``user`` directive (``"www-data"``, ``"root root"``): whom the workers
             run as when the master runs as root; None leaves nginx's default (nobody).
         ws_per_address: WebSockets open at once per client address over all gateways
-            (``limit_conn``; one more is answered 429).
+            (``limit_conn``; one more is answered 429; 0 = no cap); None:
+            :func:`ws_per_address_setting`.
 
     Raises:
         ValueError: no gateway given.
@@ -90,6 +100,7 @@ def render_config(
         f"    server {addr} max_fails=1 fail_timeout=2s;" for addr in gateways
     )
     log_target = access_log or str(run / "access.log")
+    cap = ws_per_address_setting() if ws_per_address is None else ws_per_address
     # add_header lines are inherited only by a block that sets none itself: every block
     # that sets one repeats them.
     security = "\n".join(
@@ -114,7 +125,7 @@ def render_config(
         "@@UPSTREAM_KEEPALIVE_TIMEOUT@@": UPSTREAM_KEEPALIVE_TIMEOUT,
         "@@CSP@@": CONTENT_SECURITY_POLICY,
         "@@SECURITY_HEADERS@@": security,
-        "@@WS_PER_ADDRESS@@": str(ws_per_address),
+        "@@WS_LIMIT_CONN@@": f"      limit_conn cellwar_ws {cap};" if cap > 0 else "",
     }
     text = TEMPLATE.read_text()
     for key, value in fields.items():

@@ -215,3 +215,15 @@ def test_nginx_drops_idle_gateway_connections_before_the_gateway_does(tmp_path):
     assert seconds < Settings().http_keep_alive_s
     for directive in ("client_header_timeout", "client_body_timeout", "send_timeout"):
         assert re.search(rf"\n  {directive} \d+s;", conf), directive
+
+
+def test_the_nginx_socket_cap_follows_the_setting(tmp_path, monkeypatch):
+    def rendered() -> str:
+        return nginx.render_config(listen="127.0.0.1:1", gateways=["127.0.0.1:2"], static_dir=tmp_path, run_dir=tmp_path)
+
+    monkeypatch.delenv("CELLWAR_WS_MAX_PER_ADDRESS", raising=False)
+    assert "limit_conn cellwar_ws 64;" in rendered()
+    monkeypatch.setenv("CELLWAR_WS_MAX_PER_ADDRESS", "7")
+    assert "limit_conn cellwar_ws 7;" in rendered()
+    monkeypatch.setenv("CELLWAR_WS_MAX_PER_ADDRESS", "0")
+    assert "limit_conn cellwar_ws" not in rendered()
