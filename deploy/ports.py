@@ -16,11 +16,13 @@ nats-k monitoring (HTTP)      —           N + 20 + k − 1         4242, 4243,
 engine-k (gRPC)               E           E + 10 (k − 1)         50051, 50061
 session-k (gRPC)              S           S + 10 (k − 1)         50052, 50062
 matchmaker-k (gRPC)           M           M + 10 (k − 1)         50053, 50063
+bots-k (HTTP, internal)       B           B + 10 (k − 1)         50054, 50064
 ============================  ==========  =====================  =========================
 
 H = ``CELLWAR_HTTP_PORT`` (8000), N = ``CELLWAR_NATS_PORT`` (4222), E, S, M = the ports of
 ``CELLWAR_ENGINE_ADDR`` (50051), ``CELLWAR_SESSION_ADDR`` (50052),
-``CELLWAR_MATCHMAKER_ADDR`` (50053).
+``CELLWAR_MATCHMAKER_ADDR`` (50053); B = the port of ``CELLWAR_BOTS_ADDR``, the bot runner
+(docs/bot-seats.md; unset: M + 1, 50054).
 """
 
 from __future__ import annotations
@@ -38,7 +40,7 @@ NATS_MONITOR_OFFSET = 20
 GRPC_STRIDE = 10
 
 #: Instances of each role in ``make run-cluster`` (DESIGN §10).
-CLUSTER_SIZE: dict[str, int] = {"nats": 3, "engine": 2, "session": 2, "gateway": 2, "matchmaker": 2}
+CLUSTER_SIZE: dict[str, int] = {"nats": 3, "engine": 2, "session": 2, "gateway": 2, "matchmaker": 2, "bots": 2}
 
 #: Most instances of one role (``--scale``): the gRPC stride and the NATS offsets leave
 #: room for this many.
@@ -94,6 +96,7 @@ class Bases:
         http: H, the HTTP port people open.
         nats: N, the first NATS client port.
         engine / session / matchmaker: ``(host, port)`` of instance 1 of each gRPC service.
+        bots: ``(host, port)`` of bot runner 1 (HTTP, internal; docs/bot-seats.md).
     """
 
     http_host: str = "127.0.0.1"
@@ -102,6 +105,7 @@ class Bases:
     engine: tuple[str, int] = ("127.0.0.1", 50051)
     session: tuple[str, int] = ("127.0.0.1", 50052)
     matchmaker: tuple[str, int] = ("127.0.0.1", 50053)
+    bots: tuple[str, int] = ("127.0.0.1", 50054)
 
     @classmethod
     def from_env(cls, env: Mapping[str, str], settings=None) -> Bases:
@@ -125,6 +129,13 @@ class Bases:
         matchmaker = getattr(settings, "matchmaker_addr", None) or env.get(
             "CELLWAR_MATCHMAKER_ADDR", DEFAULT_MATCHMAKER_ADDR
         )
+        # The bot runner: CELLWAR_BOTS_ADDR when set, else next to the matchmaker (M + 1).
+        bots = env.get("CELLWAR_BOTS_ADDR") or (
+            settings.bots_addr if settings is not None and "bots_addr" in settings.model_fields_set else None
+        )
+        if not bots:
+            mm_host, mm_port = _named("CELLWAR_MATCHMAKER_ADDR", matchmaker.split(",")[0], split_addr)
+            bots = f"{mm_host}:{mm_port + 1}"
         return cls(
             http_host=http_host,
             http=_named("CELLWAR_HTTP_PORT", http, _port),
@@ -132,6 +143,7 @@ class Bases:
             engine=_named("CELLWAR_ENGINE_ADDR", engine.split(",")[0], split_addr),
             session=_named("CELLWAR_SESSION_ADDR", session.split(",")[0], split_addr),
             matchmaker=_named("CELLWAR_MATCHMAKER_ADDR", matchmaker.split(",")[0], split_addr),
+            bots=_named("CELLWAR_BOTS_ADDR", bots.split(",")[0], split_addr),
         )
 
     # -- instance k of each role (k from 1)
@@ -154,19 +166,21 @@ class Bases:
 
     def grpc_addr(self, role: str, k: int) -> str:
         """``host:port`` of instance ``k`` of ``role`` (``engine``, ``session``,
-        ``matchmaker``).
+        ``matchmaker``, ``bots``).
 
         Raises:
             KeyError: an unknown role.
         """
-        host, port = {"engine": self.engine, "session": self.session, "matchmaker": self.matchmaker}[role]
+        host, port = {
+            "engine": self.engine, "session": self.session, "matchmaker": self.matchmaker, "bots": self.bots
+        }[role]
         return f"{host}:{port + GRPC_STRIDE * (k - 1)}"
 
     def cluster_ports(
-        self, *, matchmaker: bool, sizes: Mapping[str, int] = CLUSTER_SIZE
+        self, *, matchmaker: bool, sizes: Mapping[str, int] = CLUSTER_SIZE, bots: bool = False
     ) -> list[tuple[str, str, int]]:
         """``(what, host, port)`` of every port ``make run-cluster`` listens on
-        (``sizes``: instances per role)."""
+        (``sizes``: instances per role; ``bots``: the bot runners too)."""
         out: list[tuple[str, str, int]] = [("nginx", self.http_host, self.http)]
         for k in range(1, sizes["gateway"] + 1):
             out.append((f"gateway-{k}", "127.0.0.1", self.gateway_port(k, cluster=True)))
@@ -174,20 +188,20 @@ class Bases:
             out.append((f"nats-{k}", "127.0.0.1", self.nats_port(k)))
             out.append((f"nats-{k} routes", "127.0.0.1", self.nats_route_port(k)))
             out.append((f"nats-{k} monitoring", "127.0.0.1", self.nats_monitor_port(k)))
-        roles = ["engine", "session"] + (["matchmaker"] if matchmaker else [])
+        roles = ["engine", "session"] + (["matchmaker"] if matchmaker else []) + (["bots"] if bots else [])
         for role in roles:
-            for k in range(1, sizes[role] + 1):
+            for k in range(1, sizes.get(role, 1) + 1):
                 host, port = split_addr(self.grpc_addr(role, k))
                 out.append((f"{role}-{k}", host, port))
         return out
 
-    def single_ports(self, *, nats: bool, matchmaker: bool) -> list[tuple[str, str, int]]:
+    def single_ports(self, *, nats: bool, matchmaker: bool, bots: bool = False) -> list[tuple[str, str, int]]:
         """``(what, host, port)`` of every port ``make run`` listens on (``nats``: it
-        starts its own NATS)."""
+        starts its own NATS; ``bots``: the bot runner)."""
         out: list[tuple[str, str, int]] = [("gateway", self.http_host, self.http)]
         if nats:
             out.append(("nats", "127.0.0.1", self.nats))
-        roles = ["engine", "session"] + (["matchmaker"] if matchmaker else [])
+        roles = ["engine", "session"] + (["matchmaker"] if matchmaker else []) + (["bots"] if bots else [])
         out.extend((role, *split_addr(self.grpc_addr(role, 1))) for role in roles)
         return out
 
@@ -203,7 +217,7 @@ def parse_scale(items: list[str]) -> dict[str, int]:
     for item in items:
         role, sep, count = item.partition("=")
         if not sep or role not in sizes or role == "nats":
-            raise ValueError(f"--scale {item!r}: expected ROLE=N with ROLE one of engine, session, gateway, matchmaker")
+            raise ValueError(f"--scale {item!r}: expected ROLE=N with ROLE one of engine, session, gateway, matchmaker, bots")
         n = int(count)
         if not 1 <= n <= MAX_INSTANCES:
             raise ValueError(f"--scale {item!r}: N must be 1..{MAX_INSTANCES}")

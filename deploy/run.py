@@ -2,7 +2,8 @@
 
 ``python -m deploy.run`` starts ``nats-server`` (JetStream on, data under
 ``<data_dir>/nats``), the engine, the session and the gateway (and the matchmaker once it
-exists), each as a child process, each once the ones it needs answer; prints the URL.
+exists), then the bot runner (``python -m client.seats``, docs/bot-seats.md), each as a
+child process, each once the ones it needs answer; prints the URL.
 
 ``python -m deploy.run --cluster`` starts, on this machine, 3 ``nats-server`` nodes in
 one JetStream cluster (streams and KV R3, ``sync_interval: always``), 2 engines,
@@ -201,7 +202,7 @@ def main(argv: list[str] | None = None) -> int:
         action="append",
         default=[],
         metavar="ROLE=N",
-        help="with --cluster: N instances of ROLE (engine, session, gateway, matchmaker) instead of 2; repeatable",
+        help="with --cluster: N instances of ROLE (engine, session, gateway, matchmaker, bots) instead of 2; repeatable",
     )
     parser.add_argument("--restart-delay", type=float, default=2.0, help="seconds before a dead process is started again")
     parser.add_argument(
@@ -239,14 +240,18 @@ def main(argv: list[str] | None = None) -> int:
         if args.cluster:
             nginx_bin = nginx.nginx_binary()  # FileNotFoundError with the install hint
             sizes = parse_scale(args.scale)
-            _check_ports(bases.cluster_ports(matchmaker=topology.has_matchmaker(), sizes=sizes))
+            _check_ports(
+                bases.cluster_ports(matchmaker=topology.has_matchmaker(), sizes=sizes, bots=topology.has_bots())
+            )
             specs = topology.cluster(bases, env, data_dir, nginx_bin=nginx_bin, sizes=sizes)
             url = topology.cluster_url(bases)
         else:
             external = args.external_nats or "CELLWAR_NATS_URL" in os.environ
             if external:
                 _say(f"using the NATS server at {settings.nats_url}")
-            _check_ports(bases.single_ports(nats=not external, matchmaker=topology.has_matchmaker()))
+            _check_ports(
+                bases.single_ports(nats=not external, matchmaker=topology.has_matchmaker(), bots=topology.has_bots())
+            )
             specs = topology.single_node(bases, env, data_dir, nats_url=settings.nats_url if external else None)
             url = topology.cluster_url(bases)
         state_path = data_dir / STATE_FILE

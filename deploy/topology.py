@@ -3,10 +3,12 @@
 Two shapes, both lists of :class:`deploy.supervisor.ProcessSpec`:
 
 - :func:`single_node` (``make run``): ``nats``, ``engine``, ``session``, ``gateway``
-  (+ ``matchmaker``), each reading the runner's own ``CELLWAR_*`` variables.
+  (+ ``matchmaker``) and ``bots`` (the bot runner, ``python -m client.seats``,
+  docs/bot-seats.md), each reading the runner's own ``CELLWAR_*`` variables.
 - :func:`cluster` (``make run-cluster``, DESIGN §10): ``nats-1..3`` (one JetStream
   cluster, streams and KV R3), ``engine-1..2``, ``session-1..2``, ``gateway-1..2``
-  (+ ``matchmaker-1..2``) and ``nginx`` in front; ports from :mod:`deploy.ports`.
+  (+ ``matchmaker-1..2``), ``bots-1..2`` and ``nginx`` in front; ports from
+  :mod:`deploy.ports`.
 
 The services are data (:data:`SERVICES`): adding one (the matchmaker) is one entry.
 An entry whose module is not in this checkout is left out.
@@ -31,8 +33,13 @@ from deploy.supervisor import ProcessSpec, grpc_health_probe, http_probe, tcp_pr
 
 ROOT = Path(__file__).resolve().parent.parent
 
-#: Start groups (stops go in reverse): NATS first, nginx last.
-G_NATS, G_ENGINE, G_SESSION, G_MATCHMAKER, G_GATEWAY, G_NGINX = range(6)
+#: Start groups (stops go in reverse): NATS first, nginx, then the bot runners (clients
+#: of the public API) last.
+G_NATS, G_ENGINE, G_SESSION, G_MATCHMAKER, G_GATEWAY, G_NGINX, G_BOTS = range(7)
+
+#: The bot runner's module (docs/bot-seats.md): a client of the public API, so it lives
+#: under client/ (services never import the engine; the bots' policies may).
+BOTS_MODULE = "client.seats"
 
 
 @dataclass(frozen=True)
@@ -80,6 +87,28 @@ def has_matchmaker() -> bool:
     return any(s.role == "matchmaker" for s in services())
 
 
+def has_bots() -> bool:
+    """The bot runner exists in this checkout."""
+    return (ROOT / Path(*BOTS_MODULE.split(".")) / "__main__.py").exists()
+
+
+def bots_spec(name: str, addr: str, api_url: str, env: Mapping[str, str], **spec: object) -> ProcessSpec:
+    """The :class:`ProcessSpec` of one bot runner listening on ``addr`` (``host:port``)
+    and playing through ``api_url``; ``spec``: more ProcessSpec fields (``log_path``)."""
+    host, _, port = addr.rpartition(":")
+    return ProcessSpec(
+        name=name,
+        role="bots",
+        argv=_python(BOTS_MODULE),
+        env={**env, "CELLWAR_BOTS_ADDR": addr, "CELLWAR_BOTS_API_URL": api_url},
+        addr=addr,
+        probe=http_probe(f"http://{_loopback(host)}:{port}/healthz"),
+        group=G_BOTS,
+        cwd=ROOT,
+        **spec,  # type: ignore[arg-type]
+    )
+
+
 def _python(module: str) -> list[str]:
     return [sys.executable, "-m", module]
 
@@ -120,6 +149,9 @@ def single_node(
             )
         )
         child_env["CELLWAR_NATS_URL"] = f"nats://127.0.0.1:{bases.nats}"
+    bots_addr = bases.grpc_addr("bots", 1)
+    if has_bots():
+        child_env.setdefault("CELLWAR_BOTS_URL", f"http://{bots_addr}")
     for service in services():
         if service.grpc:
             addr = bases.grpc_addr(service.role, 1)
@@ -141,6 +173,9 @@ def single_node(
                 cwd=ROOT,
             )
         )
+    if has_bots():
+        api_url = f"http://{_loopback(bases.http_host)}:{bases.http}"
+        specs.append(bots_spec("bots", bots_addr, api_url, child_env))
     return specs
 
 
@@ -255,6 +290,7 @@ def cluster(
 
     engine_list = ",".join(addrs("engine"))
     matchmaker = has_matchmaker()
+    bots = has_bots() and sizes.get("bots", 0) > 0
     for service in services():
         for k in range(1, sizes[service.role] + 1):
             name = f"{service.role}-{k}"
@@ -282,6 +318,9 @@ def cluster(
                 child["CELLWAR_SESSION_ADDR"] = grpc_target(addrs("session"), rotate=k - 1)
             if service.role == "gateway" and matchmaker:
                 child["CELLWAR_MATCHMAKER_ADDR"] = grpc_target(addrs("matchmaker"), rotate=k - 1)
+            if service.role == "gateway" and bots:
+                # gateway k asks bot runner k (of as many as there are)
+                child.setdefault("CELLWAR_BOTS_URL", f"http://{addrs('bots')[(k - 1) % len(addrs('bots'))]}")
             specs.append(
                 ProcessSpec(
                     name=name,
@@ -326,4 +365,14 @@ def cluster(
             start_timeout_s=30,
         )
     )
+    # The bot runners play through nginx, the URL people open: clients like any other.
+    if bots:
+        for k in range(1, sizes["bots"] + 1):
+            name = f"bots-{k}"
+            specs.append(
+                bots_spec(
+                    name, bases.grpc_addr("bots", k), cluster_url(bases),
+                    {**base_env, "CELLWAR_INSTANCE_ID": name}, log_path=logs / f"{name}.log",
+                )
+            )
     return specs

@@ -24,7 +24,7 @@ from gateway.headers import SecurityHeaders, inline_script_policy
 from gateway.limits import BodyReadTimeout, BodySizeLimit, RateLimit, WebSocketLimits
 from gateway.observability import AccessLogMiddleware, Metrics
 from gateway.redact import install_log_redaction
-from gateway.routes import campaign, games, health, matchmaking, patterns, replay, stream
+from gateway.routes import bots, campaign, games, health, matchmaking, patterns, replay, stream
 from gateway.shared_limits import SharedWindows
 from gateway.ticket_tokens import TicketSigner
 from gateway.tokens import ProfileSigner, TokenSigner
@@ -220,6 +220,7 @@ def create_app(
         patterns.router,
         campaign.router,
         matchmaking.router,
+        bots.router,
     )
     for router in routers:
         app.include_router(router)

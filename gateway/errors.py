@@ -63,6 +63,13 @@ class Code(StrEnum):
     SEQ_OUT_OF_RANGE = "SEQ_OUT_OF_RANGE"
     UNAVAILABLE = "UNAVAILABLE"
     INTERNAL = "INTERNAL"
+    # bot seats, answered by the bot runner through the gateway (docs/bot-seats.md)
+    #: The bot runner plays as many bot seats as it may (``CELLWAR_BOTS_MAX_SEATS``; 429).
+    BOT_SEATS_FULL = "BOT_SEATS_FULL"
+    #: A bot policy the runner cannot play now: ``llm`` without a model server (409).
+    BOT_POLICY_UNAVAILABLE = "BOT_POLICY_UNAVAILABLE"
+    #: A bot policy that does not play this kind of game: ``trained`` in Life (409).
+    POLICY_NOT_FOR_KIND = "POLICY_NOT_FOR_KIND"
 
 
 #: HTTP status of each gRPC status code (docs/api/errors.md).

@@ -86,6 +86,9 @@ GATEWAY_HTTP_EXTRA: dict[str, int] = {
     "BUSY": 503,
     "SEQ_OUT_OF_RANGE": 409,
     "INTERNAL": 500,
+    "BOT_SEATS_FULL": 429,
+    "BOT_POLICY_UNAVAILABLE": 409,
+    "POLICY_NOT_FOR_KIND": 409,
 }
 
 

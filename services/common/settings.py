@@ -118,6 +118,8 @@ class Settings(BaseSettings):
         presence_ttl_s: a session instance renews the presence of the players it streams
             to every third of this; a presence not renewed for this long is gone (seconds).
         waiting_game_ttl_s: a game whose seats stay open this long expires (seconds).
+        abandoned_after_s: the lobby leaves out a started, unfinished game whose last
+            event is older than this (seconds; such a game is abandoned: docs/abandoned-games.md).
         game_idle_s: a loaded game unused this long (no stream, no lease) leaves the
             session's cache (seconds).
         nats_connect_timeout_s: how long a starting session keeps retrying NATS (a cluster
@@ -160,6 +162,17 @@ class Settings(BaseSettings):
             long (seconds; nginx's upstream keep-alive is shorter, deploy/nginx.conf).
         body_read_timeout_s: a request whose body has not fully arrived this long after
             the request began is answered 408 ``REQUEST_TIMEOUT`` (seconds; 0 = none).
+        bots_addr: host:port where the bot runner (``python -m client.seats``) listens
+            (internal; docs/bot-seats.md).
+        bots_url: the bot runner the gateway forwards ``POST /game/{id}/bots`` to
+            (``http://host:port``); empty: no runner, answered 503 ``UNAVAILABLE``.
+        bots_api_url: the public API the bot runner plays through (empty: the gateway
+            at ``http_host:http_port``).
+        bots_max_seats: bot seats one runner plays at once (one more: 429
+            ``BOT_SEATS_FULL``).
+        bots_llm_url / bots_llm_model: the chat model server of the ``llm`` policy
+            (OpenAI-compatible ``…/v1`` or Ollama; empty URL: ``llm`` is refused with 409
+            ``BOT_POLICY_UNAVAILABLE``).
     """
 
     model_config = SettingsConfigDict(
@@ -197,6 +210,7 @@ class Settings(BaseSettings):
     matchmaker_concurrency: int = Field(32, ge=1)
     presence_ttl_s: float = Field(10.0, gt=0)
     waiting_game_ttl_s: float = Field(3600.0, gt=0)
+    abandoned_after_s: float = Field(900.0, gt=0)
     game_idle_s: float = Field(600.0, gt=0)
     nats_connect_timeout_s: float = Field(120.0, gt=0)
     nats_ping_interval_s: float = Field(2.0, gt=0, le=120)
@@ -219,6 +233,13 @@ class Settings(BaseSettings):
     ws_max_per_address: int = Field(64, ge=0)
     http_keep_alive_s: float = Field(20.0, gt=0)
     body_read_timeout_s: float = Field(30.0, ge=0)
+    # Bot seats (docs/bot-seats.md)
+    bots_addr: str = "127.0.0.1:50054"
+    bots_url: str = ""
+    bots_api_url: str = ""
+    bots_max_seats: int = Field(8, ge=1, le=1000)
+    bots_llm_url: str = ""
+    bots_llm_model: str = "smollm2"
 
     @field_validator("log_format", "log_level", mode="before")
     @classmethod

@@ -41,6 +41,9 @@ addStrings('en', {
   'error.NOT_YET_VISIBLE': 'Nothing to show yet: spectators see this game with a delay. Try again shortly.',
   'error.SPECTATORS_AFTER_END': 'Spectators may watch once the game has ended: its players play under fog of war.',
   'error.LIVE_SPECTATORS_RATED': 'A rated game cannot have live spectators: they may watch it once it has ended.',
+  'error.BOT_SEATS_FULL': 'The computer is playing as many games as it can right now. Try again in a minute.',
+  'error.BOT_POLICY_UNAVAILABLE': 'This computer player is not available on this server.',
+  'error.POLICY_NOT_FOR_KIND': 'This computer player does not play this kind of game.',
 });
 
 addStrings('ru', {
@@ -77,4 +80,7 @@ addStrings('ru', {
   'error.NOT_YET_VISIBLE': 'Пока нечего показать: зрители видят эту партию с задержкой. Попробуйте чуть позже.',
   'error.SPECTATORS_AFTER_END': 'Зрители смогут посмотреть партию, когда она закончится: игроки играют в тумане войны.',
   'error.LIVE_SPECTATORS_RATED': 'В рейтинговой партии зрители не смотрят игру вживую: они смогут посмотреть её после окончания.',
+  'error.BOT_SEATS_FULL': 'Компьютер сейчас играет столько партий, сколько может. Попробуйте через минуту.',
+  'error.BOT_POLICY_UNAVAILABLE': 'Этот компьютерный игрок недоступен на этом сервере.',
+  'error.POLICY_NOT_FOR_KIND': 'Этот компьютерный игрок не играет в такую игру.',
 });
