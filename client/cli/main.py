@@ -8,6 +8,7 @@ Subcommands::
     cellwar verify FILE... [--workers N] [--quiet]
     cellwar verify --nats URL (--all | --game GAME_ID...) [--workers N]
     cellwar show FILE [--seq N] [--player P] [--png OUT] [--scale PX] [--color WHEN]
+    cellwar games --nats URL [--abandoned [--idle-min N] [--clean]] [--json]
 
 Exit codes (:class:`ExitCode`): 0 success (verify: every log OK); 1 a log failed
 (verify: a hash mismatch, an event the rules refuse, a seq out of place; export: the
@@ -409,6 +410,43 @@ def _positive(text: str) -> int:
     return value
 
 
+def cmd_games(args: argparse.Namespace) -> int:
+    """List the unfinished games of the lobby directory; ``--clean`` removes the abandoned
+    ones from it (client/cli/games.py, docs/abandoned-games.md)."""
+    from client.cli.games import as_json, list_games, table
+    from client.cli.nats_source import NatsReadError
+
+    if args.clean and not args.abandoned:
+        _err("cellwar games: --clean needs --abandoned (it removes only abandoned games)")
+        return ExitCode.USAGE
+    try:
+        rows = asyncio.run(
+            list_games(args.nats, idle_min=args.idle_min, abandoned_only=args.abandoned, clean=args.clean)
+        )
+    except NatsReadError as exc:
+        _err(f"cellwar games: {exc}")
+        return ExitCode.FAILED
+    if args.json:
+        _out(as_json(rows))
+        return ExitCode.OK
+    for line in table(rows, clean=args.clean):
+        _out(line)
+    removed = sum(r.removed for r in rows)
+    what = "abandoned " if args.abandoned else "unfinished "
+    _out(f"{len(rows)} {what}game(s)" + (f", {removed} removed from the lobby directory" if args.clean else ""))
+    return ExitCode.OK
+
+
+def _minutes(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be > 0, got {text}")
+    return value
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The ``cellwar`` argument parser (argparse exits 2 on a usage error)."""
     parser = argparse.ArgumentParser(
@@ -481,6 +519,26 @@ def build_parser() -> argparse.ArgumentParser:
         help="ANSI colours (default: auto, on a terminal without NO_COLOR)",
     )
     p.set_defaults(func=cmd_show)
+
+    p = sub.add_parser(
+        "games", parents=[common], help="list unfinished games; remove abandoned ones from the lobby",
+        description="Read the lobby directory (KV GAME_DIRECTORY) and each game's last event from NATS. "
+        "--abandoned: only started games with no event for --idle-min minutes; --clean: remove those "
+        "from the lobby directory (the event log stays; the game's next event lists it again). "
+        "See docs/abandoned-games.md.",
+    )
+    p.add_argument(
+        "--nats", default=os.environ.get("CELLWAR_NATS_URL", "nats://127.0.0.1:4222"), metavar="URL",
+        help="NATS server (default: $CELLWAR_NATS_URL or nats://127.0.0.1:4222)",
+    )
+    p.add_argument("--abandoned", action="store_true", help="only abandoned games")
+    p.add_argument(
+        "--idle-min", type=_minutes, default=15.0, metavar="N",
+        help="minutes without an event that make a started game abandoned (default: 15)",
+    )
+    p.add_argument("--clean", action="store_true", help="with --abandoned: remove them from the lobby directory")
+    p.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    p.set_defaults(func=cmd_games)
     return parser
 
 

@@ -2,12 +2,21 @@
 by the instance that appended the events that changed it.
 
 ``<game_id>`` -> JSON ``{"kind", "config", "phase", "players_joined", "max_players",
-"created_at", "lease", "expirable", "profile_id"?, "origin"?}`` (``origin``: where a fork
+"created_at", "lease", "expirable", "last_event_at"?, "profile_id"?, "origin"?}`` (``origin``: where a fork
 or an imported log came from, ``{"game_id"?, "seq"?, "file"?}``) where ``config`` is already the
 lobby's (the keys the engine's policy hides are left out: a CellWar start position
 would show enemy units), ``created_at`` ISO 8601 UTC, ``lease`` true while the game is
 ticked (someone must hold its lease) and ``expirable`` true while its seats are open
-and nothing has started (it expires after ``CELLWAR_WAITING_GAME_TTL_S``).
+and nothing has started (it expires after ``CELLWAR_WAITING_GAME_TTL_S``),
+``last_event_at`` the ISO 8601 UTC time of its last event, rounded down to the minute
+(:data:`LAST_EVENT_STEP_S`), absent in entries written before it existed.
+
+An **abandoned** game (docs/abandoned-games.md): started (not ``expirable``), not
+finished, and no event for ``CELLWAR_ABANDONED_AFTER_S`` (default 15 minutes; an entry
+without ``last_event_at`` counts from ``created_at``). The lobby's pages leave it out;
+its log and its seats stay, and its next event lists it again (the entry changes). A
+hot-seat game whose browser was closed is one: no clock ends an untimed game whose
+players all left at once (services/session/presence.py), so only the lobby's rule hides it.
 
 Every instance mirrors the entries of unfinished games through one KV watch
 (:class:`services.session.mirror.KvMirror`), so the lobby is current on every instance
@@ -18,6 +27,7 @@ from __future__ import annotations
 
 import base64
 import json
+import time
 from datetime import UTC, datetime
 from typing import Any
 
@@ -37,6 +47,39 @@ DEFAULT_PAGE = 1000
 MAX_PAGE = 1000
 #: The ``phase`` of a finished game's entry (the directory writes it for any kind).
 FINISHED = "finished"
+#: ``last_event_at`` is the last event's time rounded down to this step (seconds), so a
+#: running game rewrites its entry at most once per step.
+LAST_EVENT_STEP_S = 60
+
+
+def last_event_at(unix_s: float) -> str:
+    """``last_event_at`` of an entry: ``unix_s`` rounded down to :data:`LAST_EVENT_STEP_S`,
+    ISO 8601 UTC."""
+    return datetime.fromtimestamp(unix_s - unix_s % LAST_EVENT_STEP_S, UTC).isoformat()
+
+
+def _unix(iso: str) -> float | None:
+    try:
+        when = datetime.fromisoformat(iso.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return (when if when.tzinfo else when.replace(tzinfo=UTC)).timestamp()
+
+
+def idle_s(entry: dict[str, Any], now: float) -> float | None:
+    """Seconds since the last event of an entry's game (``last_event_at``, else
+    ``created_at``); None when the entry names no readable time."""
+    when = _unix(str(entry.get("last_event_at") or entry.get("created_at") or ""))
+    return None if when is None else max(0.0, now - when)
+
+
+def is_abandoned(entry: dict[str, Any], after_s: float, now: float) -> bool:
+    """A started, unfinished game with no event for ``after_s`` seconds (a waiting game
+    has its own expiry, ``CELLWAR_WAITING_GAME_TTL_S``)."""
+    if entry.get("phase") == FINISHED or entry.get("expirable"):
+        return False
+    idle = idle_s(entry, now)
+    return idle is not None and idle >= after_s
 
 
 def now_iso() -> str:
@@ -65,12 +108,18 @@ def decode_cursor(cursor: str) -> tuple[str, str]:
 class Directory:
     """Game metadata for the lobby: written through to KV, mirrored from KV.
 
+    Args:
+        kv: the bucket ``GAME_DIRECTORY``.
+        idle_after_s: pages leave out the games abandoned this long
+            (``CELLWAR_ABANDONED_AFTER_S``, seconds; 0 = list every game).
+
     Attributes:
         entries: game id -> entry, for every game not finished (the mirror).
     """
 
-    def __init__(self, kv: KeyValue) -> None:
+    def __init__(self, kv: KeyValue, idle_after_s: float = 0.0) -> None:
         self.kv = kv
+        self.idle_after_s = idle_after_s
         self.entries: dict[str, dict[str, Any]] = {}
         self.mirror = KvMirror(kv, self._on_change)
 
@@ -124,10 +173,14 @@ class Directory:
         except (TimeoutError, nats.errors.Error) as exc:
             log.warning("directory_not_stored", game_id=game_id, error=str(exc))
 
-    def page(self, page_size: int = 0, cursor: str = "") -> tuple[list[tuple[str, dict]], str]:
-        """One lobby page: open and running games oldest first, after ``cursor``; returns
-        ``(items, next cursor)`` ("" after the last page). ``page_size`` 0 = the default
-        (:data:`DEFAULT_PAGE`), at most :data:`MAX_PAGE`.
+    def page(
+        self, page_size: int = 0, cursor: str = "", now: float | None = None
+    ) -> tuple[list[tuple[str, dict]], str]:
+        """One lobby page: open and running games oldest first, after ``cursor``, without
+        the abandoned ones (:func:`is_abandoned` with :attr:`idle_after_s`, at ``now``,
+        unix seconds, default the clock); returns ``(items, next cursor)`` ("" after the
+        last page). ``page_size`` 0 = the default (:data:`DEFAULT_PAGE`), at most
+        :data:`MAX_PAGE`.
 
         Raises:
             ServiceError: ``MALFORMED`` for a cursor no page gave.
@@ -135,6 +188,9 @@ class Directory:
         size = min(page_size or DEFAULT_PAGE, MAX_PAGE)
         after = decode_cursor(cursor) if cursor else None
         games = sorted(self.entries.items(), key=lambda item: _sort_key(*item))
+        if self.idle_after_s > 0:
+            at = time.time() if now is None else now
+            games = [g for g in games if not is_abandoned(g[1], self.idle_after_s, at)]
         if after is not None:
             games = [g for g in games if _sort_key(*g) > after]
         items = games[:size]

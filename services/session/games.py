@@ -174,6 +174,7 @@ class Game:
         broken: why the log cannot be folded ("" = fine); such a game refuses commands.
         due: generations the ticker owes this game (fractional).
         last_event_type: type of the last event (a crash may leave GameFinished unwritten).
+        last_event_time: recorded time of the last event (unix seconds; 0 = none known).
         views: raw engine views of ``state`` by player id (0 = spectator), when known.
         inbox: followed events waiting to be folded; ``inbox_stream_seq`` the store
             position of the newest.
@@ -203,6 +204,7 @@ class Game:
     last_snapshot_seq: int = 0
     due: float = 0.0
     last_event_type: str = ""
+    last_event_time: float = 0.0
     views: dict[int, bytes] = field(default_factory=dict)
     inbox: list[events_pb2.Event] = field(default_factory=list)
     inbox_stream_seq: int = 0
@@ -279,6 +281,7 @@ class Game:
         self.state = state
         self.seq = events[-1].seq if events else self.seq
         self.last_event_type = events[-1].type if events else self.last_event_type
+        self.last_event_time = event_time(events[-1]) if events else self.last_event_time
         self.stream_seq = stream_seq or self.stream_seq
         pairs = views.items() if isinstance(views, Mapping) else enumerate(views)
         self.views = {pid: v for pid, v in pairs if v}
@@ -499,6 +502,7 @@ class GameCache:
         game.stream_seq = self.store.stream_seq_of(game_id)
         game.last_snapshot_seq = snap.seq if snap else 0
         game.last_event_type = events[-1].type
+        game.last_event_time = event_time(events[-1])
         log.info(
             "game_loaded", game_id=game_id, seq=seq, phase=state.phase, snapshot=game.last_snapshot_seq
         )
@@ -532,6 +536,7 @@ class GameCache:
         game.last_snapshot_seq = max(game.last_snapshot_seq, fresh.last_snapshot_seq)
         game.state, game.seq, game.stream_seq = fresh.state, fresh.seq, fresh.stream_seq
         game.last_event_type = fresh.last_event_type
+        game.last_event_time = fresh.last_event_time
         game.turn_began = fresh.turn_began
         game.views, game._rendering = {}, {}
         game.stale = False

@@ -13,7 +13,7 @@ import structlog
 
 from cellwar.v1 import engine_pb2, events_pb2
 from cellwar.v1.codes import EventType
-from services.session.directory import FINISHED, Directory
+from services.session.directory import FINISHED, Directory, last_event_at
 from services.session.games import Game
 from services.session.ports import EventLog, Rules, SnapshotRepository
 from services.session.profiles import Profiles
@@ -61,7 +61,10 @@ class SnapshotProjection:
 def directory_entry(game: Game) -> dict[str, Any]:
     """The lobby entry of a game now (services/session/directory.py): the config without
     the keys the policy hides, ``lease`` while it is ticked or a timed turn runs (someone
-    must hold it: services/session/timers.py), ``expirable`` while its seats are open."""
+    must hold it: services/session/timers.py), ``expirable`` while its seats are open,
+    ``last_event_at`` when its last event was recorded, to the minute
+    (:func:`services.session.directory.last_event_at`: the entry changes at most once a
+    minute while a game runs)."""
     state = game.state
     hidden = set(state.policy.lobby_hidden_keys)
     config = {k: v for k, v in (game.meta.get("config") or {}).items() if k not in hidden}
@@ -75,6 +78,8 @@ def directory_entry(game: Game) -> dict[str, Any]:
         "lease": bool((state.policy.ticking or game.timed) and not state.finished),
         "expirable": bool(state.policy.expirable and not state.finished),
     }
+    if game.last_event_time:
+        entry["last_event_at"] = last_event_at(game.last_event_time)
     if game.meta.get("profile_id"):
         entry["profile_id"] = game.meta["profile_id"]
     if game.meta.get("origin"):

@@ -166,7 +166,7 @@ async def create_server(
         return await retrying(name, lambda: kv.ensure_bucket(js, name, replicas=reps, **kw), wait)
 
     snapshots = SnapshotStore(await bucket(kv.SNAPSHOTS))
-    directory = Directory(await bucket(kv.DIRECTORY))
+    directory = Directory(await bucket(kv.DIRECTORY), idle_after_s=settings.abandoned_after_s)
     leases_kv = await bucket(kv.LEASES, ttl_s=settings.lease_ttl_s, expiry_markers=True)
     presence_kv = await bucket(kv.PRESENCE, expiry_markers=True)
     profiles = Profiles(await bucket(kv.PROFILES))
