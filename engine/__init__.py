@@ -1,4 +1,5 @@
-"""CellWar rules as a pure library (DESIGN.md "Engine library API").
+"""CellWar rules as a pure library (face: :mod:`engine.api`; docs/architecture/index.md
+"The layers").
 
 numpy and the standard library only: no network, no clock, no global randomness.
 """

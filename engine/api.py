@@ -19,7 +19,7 @@ Each kind module (:data:`engine.kinds.KIND_MODULES`) implements this contract:
 ``tick(state, generations) -> State``          Life kinds: up to n generations, stops early
                                                when the game stops running (stable/finished)
 ``remove_player(state, player_id) -> State``   disconnect / leave: the player and its cells go
-``get_visible_state(state, player_id,          a JSON-ready dict (DESIGN §7 view, without
+``get_visible_state(state, player_id,          a JSON-ready dict (the view of docs/api, without
 reveal=False)``                                ``game_id``/``seq``, which the session adds);
                                                ``reveal``: the whole truth (replays of a
                                                finished game)
@@ -28,8 +28,8 @@ reveal=False)``                                ``game_id``/``seq``, which the se
 ``summary(state) -> Summary``                  phase, turn, generation, speed, players...
 ``encode_state(state) -> bytes``               canonical encoding (equal states, equal bytes)
 ``decode_state(data: bytes) -> State``
-``player_log(events, player_id) -> list``      what a player may read of a whole log (DESIGN §7
-                                               "a player gets it fog-filtered"): CellWar
+``player_log(events, player_id) -> list``      what a player may read of a whole log (only
+                                               what it saw while the game runs): CellWar
                                                :mod:`engine.cellwar.log`, Life
                                                :mod:`engine.life.log` (blind placement),
                                                campaign the whole log (one player)
@@ -195,8 +195,8 @@ def remove_player(state: Any, player_id: int) -> Any:
 def get_visible_state(state: Any, player_id: int | None, *, reveal: bool = False) -> dict:
     """The view of ``player_id`` (None or 0 = spectator) as a JSON-ready dict.
 
-    ``reveal=True`` shows what the rules hide while a game runs (DESIGN.md §5 "once a
-    game is finished, everything is public"; for replays of finished games): Life's
+    ``reveal=True`` shows what the rules hide while a game runs (once a game is
+    finished, everything is public; for replays of finished games): Life's
     blind placement shows the whole board, CellWar every unit with its id.
     """
     if reveal:
@@ -604,7 +604,7 @@ def fold(state: Any | None, events: Iterable[tuple]) -> Any:
     their summed count: ``tick(tick(s, a), b) == tick(s, a + b)`` whenever the first tick
     ran all ``a`` generations, which a recorded count guarantees (tested), and one kernel
     call over many generations is much cheaper than many calls over one (replay speed,
-    DESIGN §8). Consecutive ``ActionApplied`` events of one actor and version are folded
+    docs/benchmarks.md). Consecutive ``ActionApplied`` events of one actor and version are folded
     as one update where the kind allows it (:func:`apply_action_run`).
     """
     pending = 0
@@ -663,8 +663,9 @@ def observers(
     before: Any | None, etype: str, actor: int, payload: Mapping[str, Any], after: Any
 ) -> frozenset[int]:
     """Who sees event ``etype`` happen: the player ids (>= 1) whose view it may change,
-    and 0 when a spectator's view may change (DESIGN §5: a view's ``seq`` is the
-    player's own version and moves only when that player's view changes).
+    and 0 when a spectator's view may change (docs/architecture/contracts.md "Who observes an
+    event": a view's ``seq`` is the player's own version and moves only when that player's
+    view changes).
 
     Args:
         before: the state before the event (None before ``GameCreated``).
@@ -686,8 +687,8 @@ def observers(
 
 
 def player_log(events: Iterable[Mapping[str, Any]], player_id: int) -> list[dict[str, Any]]:
-    """What ``player_id`` may read of a whole event log (DESIGN.md §5 "nothing else leaks",
-    §7 "a player gets it fog-filtered"), by the kind in its ``GameCreated``.
+    """What ``player_id`` may read of a whole event log (only what it observed, numbered in
+    its own sequence; docs/architecture/contracts.md), by the kind in its ``GameCreated``.
 
     Args:
         events: the log from seq 1, each ``{"seq", "type", "actor", "payload",

@@ -1,6 +1,6 @@
 """What the engine keeps next to a state without hashing it: per-player view versions, the
-per-game seq, and the turn anchor (DESIGN §5 "a view's seq is the player's own version";
-§10 "rollback planning happens in the engine").
+per-game seq, and the turn anchor (docs/architecture/scale-out.md "Per-player view versions":
+a view's seq is the player's own version; rollback planning happens in the engine).
 
 An :class:`Envelope` travels with every state the engine service returns (proto
 ``GameState`` fields ``versions``, ``seq``, ``anchor``) and comes back with the next

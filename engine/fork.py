@@ -1,5 +1,5 @@
 """Forks: a new game that starts in the state another game had at one of its events
-(DESIGN.md §12, issue 13 "Fork").
+(docs/replays.md; internals: docs/architecture/replay-tools.md "Forks").
 
 A fork's log starts with ``GameForked`` (actor 0) instead of ``GameCreated``::
 

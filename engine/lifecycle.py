@@ -1,5 +1,6 @@
-"""The end of a game that never started: a waiting game expires (issue 10 "Unbounded
-creates": waiting games expire after a configurable time, as an event).
+"""The end of a game that never started: a waiting game expires after a
+configurable time, as an event (docs/architecture/scale-out.md "Waiting games expire; the
+lobby pages").
 
 ``GameExpired`` (actor 0, payload ``{}``) is decided by :func:`engine.api.decide` for the
 command ``expire`` and folded by :func:`engine.api.apply_event`; ``GameFinished``

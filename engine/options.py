@@ -1,5 +1,5 @@
 """Config options every multiplayer kind shares (Life, CellWar): the turn timer and the
-rated flag (DESIGN §11, issue 14).
+rated flag (docs/architecture/rules.md "Turn timers", docs/ratings.md).
 
 - ``turn_time_s``: seconds a player has for a turn (CellWar turns; Life placement turns
   and redraw rounds), an integer 1..:data:`MAX_TURN_TIME_S`; ``null`` or absent = no

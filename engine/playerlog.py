@@ -1,5 +1,6 @@
-"""A player's own numbering of the events it observes (DESIGN.md §5: "a view's ``seq`` is
-the player's own version ... a filtered log is numbered in the player's own sequence").
+"""A player's own numbering of the events it observes (docs/architecture/contracts.md "Who
+observes an event; a player's own numbering": a view's ``seq`` is the player's own
+version, and a filtered log is numbered in the player's own sequence).
 
 A player *observes* an event when the kind's ``observers`` rule names it
 (:func:`engine.api.observers`): the event is public (a turn passing, a join, a removal,

@@ -1,33 +1,33 @@
 """Per-kind policy as data: what the session needs to know of the rules for one state.
 
-The session service knows no rules (DESIGN §1, §10): it never names a game kind. Every
-decision it takes that depends on the kind — who may read the log and when, whether a
-spectator may watch live, what the lobby hides, how long a lost player is waited for,
-whether a removal rolls the turn back, whether the game is ticked, whether it may
-expire — is a field of :class:`Policy`, computed here from the state and shipped with
+The session service knows no rules (docs/architecture/index.md "The layers"): it never names
+a game kind. Every decision it takes that depends on the kind — who may read the log and
+when, whether a spectator may watch live, what the lobby hides, how long a lost player is
+waited for, whether a removal rolls the turn back, whether the game is ticked, whether it
+may expire — is a field of :class:`Policy`, computed here from the state and shipped with
 every ``GameState`` by the engine service (proto ``cellwar.v1.Policy``).
 
-The per-kind values, in one table (sources in brackets):
+The per-kind values, in one table (sources in brackets; pages of docs/architecture/):
 
 =============================  ==========================  ============================  ===========
 field                          ``life``                    ``campaign``                  ``cellwar``
 =============================  ==========================  ============================  ===========
 ``log_private``                not finished                never (one player)            not finished
-                               [§3 blind placement, §5]                                  [§5 fog]
+                               [blind placement]                                         [the seed's fog of war]
 ``spectators_live``            always (blind view: empty)  always                        finished only
 ``lobby_hidden_keys``          —                           —                             ``units``
-``disconnect_timeout_s``       0 (not tracked)             0                             config [§5]
-``rollback_on_leave``          no                          no                            yes [§5]
+``disconnect_timeout_s``       0 (not tracked)             0                             config [session.md]
+``rollback_on_leave``          no                          no                            yes [session.md]
 ``ticking``                    phase ``running``           phase ``running``             never
 ``expirable``                  phase ``waiting``           phase ``waiting``             phase ``waiting``
-``progress_level``             0                           the level [§4]                0
+``progress_level``             0                           the level                     0
 ``spectator_delay_min_s``      0                           0                             10 with config
                                                                                          ``"spectators": "live"``,
                                                                                          else inf (after the end
                                                                                          only; docs/spectators.md)
-``spectators_see_all``         no (blind placement)        yes                           yes [§5]
+``spectators_see_all``         no (blind placement)        yes                           yes [rules.md "CellWar"]
 ``turn_time_s``                config, placement/redraw    0 (no timer)                  config, playing
-                               [§11]                                                     [§11]
+                               [rules.md "Turn timers"]                                  [rules.md "Turn timers"]
 =============================  ==========================  ============================  ===========
 
 ``turn_time_s`` is the length of the timed turn running now (:func:`engine.timers.turn_timer`;
@@ -56,7 +56,7 @@ BLIND_REASON = (
     "each what it saw (everyone may once it is finished)"
 )
 
-#: The shortest delay of a CellWar spectator (seconds; DESIGN §12 "CellWar N >= 10"):
+#: The shortest delay of a CellWar spectator (seconds; docs/spectators.md: N >= 10):
 #: a spectator sees everything, so it must never see the present of a running game.
 SPECTATOR_DELAY_MIN_S = 10.0
 #: ``spectator_delay_min_s`` of a game no spectator may watch before its end (no delay is
@@ -80,7 +80,7 @@ class Policy:
         active_players: ids of players still in the game (joined, not out), ascending.
         progress_level: the campaign level a finish counts for (0 = none).
         spectator_delay_min_s: the shortest delay (seconds) a delayed spectator may ask
-            for while the game runs (DESIGN §12 "CellWar N >= 10"); ``inf``: none may
+            for while the game runs (CellWar: 10); ``inf``: none may
             watch it before it has ended (docs/spectators.md).
         spectators_see_all: the spectator's view shows every event's effect (so a
             delayed spectator's frames are numbered by the game's seq and sent at every
@@ -110,7 +110,8 @@ def _active(state: Any) -> tuple[int, ...]:
 def _life(state: Any) -> Policy:
     # Private until the end, not only during placement: the whole log would tell, once
     # the board is visible, how many drawing actions each opponent took blind and when
-    # (DESIGN §5 "not counts, not timing of hidden events"; issue 10 §1), and the game's
+    # (nothing leaks, not counts, not the timing of hidden events; docs/architecture/
+    # contracts.md, "Indistinguishability"), and the game's
     # seqs would not be the player's own numbering any more.
     private = state.phase != "finished"
     return Policy(
@@ -178,8 +179,8 @@ def keeps_turn_anchor(state: Any) -> bool:
 
 
 def revealed_view(state: Any, player_id: int | None) -> dict:
-    """The view of ``player_id`` with everything public (a finished game's replay, DESIGN
-    §5 "once a game is finished, everything is public").
+    """The view of ``player_id`` with everything public (a finished game's replay: once a
+    game is finished, everything is public).
 
     Uses ``get_visible_state(state, player_id, reveal=True)`` when the kind module takes
     ``reveal``; otherwise the spectator's view with ``you`` set to the reader for a kind

@@ -1,4 +1,4 @@
-"""Regenerate the campaign's levels 8-103 (DESIGN.md §4).
+"""Regenerate the campaign's levels 8-103 (:mod:`engine.campaign.generator`).
 
 Usage: python tools/gen_campaign_levels.py [--check]
 

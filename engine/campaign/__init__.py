@@ -1,4 +1,5 @@
-"""The ``campaign`` kind: one red player against static green figures (DESIGN.md §4).
+"""The ``campaign`` kind: one red player against static green figures (the Life seed's
+section "Кампания"; docs/playing.md "Campaign").
 
 This package holds the 103 levels as pure data (:mod:`engine.campaign.levels`); the
 deterministic generator of levels 8-103 lives in :mod:`engine.campaign.generator` and

@@ -1,7 +1,7 @@
 """The ``campaign`` kind: one red player against static green figures, behind :mod:`engine.api`.
 
-Rules: DESIGN.md §4 and the seed's section "Кампания". Implements the per-kind contract
-documented in :mod:`engine.api`. A :class:`CampaignState` is a
+Rules: the Life seed's section "Кампания" (docs/playing.md "Campaign"). Implements the
+per-kind contract documented in :mod:`engine.api`. A :class:`CampaignState` is a
 :class:`engine.life.state.LifeState` whose drawing zone is the level's zone, so the
 Life drawing and control actions (``place``, ``erase``, ``stamp``, ``reset_turn``,
 ``pause``, ``resume``, ``speed``) and the Life kernel and stability detector are reused
@@ -16,7 +16,7 @@ Phases: ``waiting`` (nobody joined) → ``placement`` (the player draws, ``turn`
 stable board with budget 0). ``resign`` and ``remove_player`` → ``finished`` ``"loss"``.
 ``restart`` → ``placement`` from any phase (after ``waiting``), ``finished`` included.
 
-Rules of DESIGN.md §4 and how they follow:
+The rules and how they follow:
 
 - Enemy cells (green, colour 2) cannot be painted, stamped or erased over and cost
   nothing: Life's ``place``/``stamp`` skip live cells for free, and ``erase`` only
@@ -24,17 +24,18 @@ Rules of DESIGN.md §4 and how they follow:
 - The player's own extinction is not a loss: no extinction check at all.
 - Win: after any generation with no enemy cell on the board (checked every generation,
   before stability).
-- Stable: the board equals one of the previous 15 boards (DESIGN.md §3 "Stable"), or
-  ``max_generations`` generations have run since the simulation last started
-  (``run_start``; placement's or a redraw's "Ready") — a board that never stabilises
-  counts as stable then. On a stable board: budget 0 → ``finished`` ``"loss"`` (the seed:
+- Stable: the board equals one of the previous 15 boards (as in Life,
+  :mod:`engine.life.stability`), or ``max_generations`` generations have run since the
+  simulation last started (``run_start``; placement's or a redraw's "Ready") — a board
+  that never stabilises counts as stable then. On a stable board: budget 0 →
+  ``finished`` ``"loss"`` (the seed:
   "бюджет исчерпан, а враг ещё жив (фиксируется, когда поле стабилизировалось)"),
   otherwise ``redraw`` opens by itself with ``stable`` True.
 - ``end_turn`` ("Ready"/"Готов") in ``placement`` or ``redraw`` starts the simulation at
   once; an empty redraw is not a game end here (unlike Life): the board simply runs
   again, is stable again and ``redraw`` reopens (or the level is lost at budget 0).
 
-Decisions where DESIGN.md §4 is silent:
+Decisions where the seed is silent (mirrored in docs/architecture/rules.md "Campaign"):
 
 - ``restart`` ("Заново") is allowed in every phase after the player joined, ``finished``
   included (the end screen's "Restart"): the state becomes exactly the one after the
@@ -93,7 +94,7 @@ __all__ = [
 
 @dataclass(frozen=True)
 class CampaignConfig:
-    """Settings of one campaign game (DESIGN.md §4, §7 ``{"level": 1}``).
+    """Settings of one campaign game (the create body's config ``{"level": 1}``).
 
     Attributes:
         level: level number, 1..103 (:func:`engine.campaign.levels.level`).
@@ -163,7 +164,7 @@ class CampaignState(LifeState):
     run_start: int = 0
 
     def drawing_zone(self, player_id: int) -> tuple[int, int, int, int]:
-        """The level's zone, for the one player (DESIGN.md §4)."""
+        """The level's zone, for the one player."""
         return self.config.zone
 
 
@@ -255,7 +256,8 @@ def _start_running(state: CampaignState) -> CampaignState:
 
 def _on_stable(state: CampaignState) -> CampaignState:
     """A stable board (or ``max_generations`` reached) with the enemy alive: budget 0 →
-    loss (DESIGN.md §4), otherwise ``redraw`` opens by itself (``stable`` True)."""
+    loss (docs/architecture/rules.md "Campaign"), otherwise ``redraw`` opens by itself
+    (``stable`` True)."""
     if state.player(PLAYER).budget_left == 0:
         return _finish(replace(state, stable=True), "loss")
     return life.begin_drawing_turn(
@@ -264,8 +266,8 @@ def _on_stable(state: CampaignState) -> CampaignState:
 
 
 def end_player_turn(state: CampaignState, player_id: int) -> CampaignState:
-    """Say "Ready" (DESIGN.md §4): in ``placement`` or ``redraw`` the simulation starts at
-    once (an empty redraw simply runs again).
+    """Say "Ready" (docs/architecture/rules.md "Campaign"): in ``placement`` or ``redraw``
+    the simulation starts at once (an empty redraw simply runs again).
 
     Raises:
         GameError: ``GAME_FINISHED``, ``UNKNOWN_PLAYER``, ``INVALID_ACTION`` (removed),
@@ -365,7 +367,7 @@ def action_resign(
 def action_restart(
     state: CampaignState, player: LifePlayer, action: dict[str, Any]
 ) -> CampaignState:
-    """``restart`` ("Заново", DESIGN.md §4 "restart resets the level"): the state after
+    """``restart`` ("Заново": the level starts again): the state after
     the player joined — level board, full budget, ``placement``, generation 0, speed 1.
     Allowed in every phase, ``finished`` included (engine version 2+: ``NO_CHANGE`` when
     the level is in that state already)."""
@@ -423,7 +425,7 @@ def apply_action(state: CampaignState, player_id: int, action: dict[str, Any]) -
 def get_visible_state(
     state: CampaignState, player_id: int | None, *, reveal: bool = False
 ) -> dict[str, Any]:
-    """The DESIGN.md §7 view (Life's shape, ``kind`` ``"campaign"``), JSON-ready.
+    """The view (docs/api/index.md "Views"; Life's shape, ``kind`` ``"campaign"``), JSON-ready.
 
     The whole board is visible in every phase (``reveal`` changes nothing). Extra fields: ``level`` (1..103),
     ``levels_total`` (103), ``level_name`` and ``hint`` (``{"en", "ru"}``), ``hopeless``,
@@ -523,7 +525,7 @@ def decode_state(data: bytes) -> CampaignState:
 
 
 def player_log(events: Iterable[Mapping[str, Any]], player_id: int) -> list[dict[str, Any]]:
-    """The log as its player may read it (DESIGN.md §7 ``GET /game/{id}/events``): a
+    """The log as its player may read it (``GET /game/{id}/events``): a
     campaign has one player and no hidden information (the view shows the whole board
     in every phase), so every event, with its ``state_hash``.
 

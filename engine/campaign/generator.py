@@ -1,4 +1,4 @@
-"""Deterministic generator of campaign levels 8-103 (DESIGN.md §4; the seed's "Кампания").
+"""Deterministic generator of campaign levels 8-103 (the Life seed's "Кампания").
 
 The output is checked in as ``engine/campaign/data/levels_generated.json`` and loaded by
 :func:`engine.campaign.levels`; this module is only run by
@@ -181,7 +181,7 @@ class Figure:
 
 def _library_board(name: str) -> np.ndarray:
     """The pattern library's board for ``name`` as a 0/1 uint8 array."""
-    from engine.life import patterns  # the stamp library (DESIGN.md §3)
+    from engine.life import patterns  # the stamp library
 
     board = np.asarray(patterns.get(name).board)
     return (board > 0).astype(np.uint8)

@@ -1,4 +1,4 @@
-"""The campaign's 103 levels as pure data (DESIGN.md §4; the seed's section "Кампания").
+"""The campaign's 103 levels as pure data (the Life seed's section "Кампания").
 
 Levels 1-7 are written by hand below; levels 8-103 come from the deterministic
 generator (:mod:`engine.campaign.generator`) and are checked in as
@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-#: Number of campaign levels (DESIGN.md §4).
+#: Number of campaign levels (the seed's 103).
 LEVEL_COUNT = 103
 #: Levels written by hand in this module (1..HAND_LEVEL_COUNT).
 HAND_LEVEL_COUNT = 7
@@ -196,7 +196,7 @@ SOLUTIONS: dict[int, dict[str, Any]] = {
 
 
 def _hand_levels() -> list[Level]:
-    """Levels 1-7 (DESIGN.md §4; the seed's "Кампания")."""
+    """Levels 1-7 (the seed's "Кампания")."""
     return [
         Level(
             number=1,
@@ -393,7 +393,7 @@ def levels() -> list[Level]:
     """All 103 campaign levels in order (a new list of the same immutable levels).
 
     Identical on every run and machine: hand levels are literals, the rest is the
-    checked-in data file (DESIGN.md §1 "Engine library API", §4).
+    checked-in data file (docs/playing.md "Campaign").
     """
     return list(_all_levels())
 

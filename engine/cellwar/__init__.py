@@ -1,5 +1,6 @@
 """CellWar (kind ``cellwar``): a turn-based fog-of-war grid game with infantry,
-fortifications and factories (DESIGN.md §5, source ``seeds/001_9d7c8657bdcb51a7.txt``).
+fortifications and factories (source: the CellWar seed ``seeds/001_9d7c8657bdcb51a7.txt``;
+docs/playing.md "CellWar").
 
 :mod:`engine.cellwar.game` is the kind module behind :mod:`engine.api`; the other
 modules each hold one part of the rules: :mod:`~engine.cellwar.units` (unit types and

@@ -1,4 +1,4 @@
-"""The CellWar JSON config and the default start (DESIGN.md §5, §7 "cellwar config").
+"""The CellWar JSON config and the default start (docs/architecture/rules.md "CellWar").
 
 ``{"width": 16, "height": 16, "players": 2, "units"?: [{"owner": 1, "type": "infantry",
 "x": 0, "y": 0, "standing"?: 1}], "disconnect_timeout_s"?: 30}``.

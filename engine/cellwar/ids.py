@@ -1,5 +1,5 @@
 """Unit ids: what a player sees of them must not depend on what it cannot see
-(DESIGN.md §5 "nothing else leaks (not counts, not ids ...)", issue 10 §1).
+(nothing else leaks, not counts, not ids: docs/architecture/rules.md "CellWar").
 
 Version 2 (:mod:`engine.versions`) draws ids per owner: the owner's n-th unit (0-based,
 start units first in config order, then each infantry its factories produce) gets

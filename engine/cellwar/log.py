@@ -1,7 +1,7 @@
 """Who observes a CellWar event, and a player's fog-filtered view of the event log
-(DESIGN.md §5 "nothing else leaks ... a view's ``seq`` is the player's own version",
-§7 ``GET /game/{id}/events``: "a player gets it fog-filtered; everyone gets it whole once
-the game is finished").
+(``GET /game/{id}/events``: a player gets it fog-filtered, everyone gets it whole once the
+game is finished; nothing else leaks, and a view's ``seq`` is the player's own version:
+docs/architecture/contracts.md "Who observes an event; a player's own numbering").
 
 One rule, :func:`observers`, decides who observes an event; :func:`player_log` is the
 log of the events a player observes, numbered in its own sequence
@@ -20,7 +20,7 @@ log of the events a player observes, numbered in its own sequence
 - **A rollback** (``RolledBack``, a player removed during its own turn) follows the same
   rule as an action: the acting player and each player whose view it changes. It is
   recorded only when something happened in that turn, so were it public, a player
-  would learn that the leaver had moved units it never saw (issue 10 §1); a rollback
+  would learn that the leaver had moved units it never saw; a rollback
   that undoes only fogged moves changes nothing a player sees and is not observed. Outside its own turn a player sees what its units see now
   (:func:`engine.cellwar.fog.vision_mask`), so this is exactly "its view JSON changed"
   (tested with Hypothesis). A factory seen producing into a fogged cell changes nothing

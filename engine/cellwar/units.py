@@ -1,7 +1,7 @@
 """CellWar units: types, their constants and the unit value.
 
 Source: ``seeds/001_9d7c8657bdcb51a7.txt`` "Юниты" (vision radii 1/2/1, the standing
-counter 1, 2, 3 with a forced factory at 3) and DESIGN.md §5.
+counter 1, 2, 3 with a forced factory at 3) and docs/architecture/rules.md "CellWar".
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ holds a whole plane (a 60 x 60 board is ~4,000 bits), and one ``&``, ``|``, ``^`
 over it is a single C loop: the same circuit costs ~3 µs per generation here, ~50 µs for
 a 300 x 300 board (numpy's one-board step: ~200 µs).
 
-Rule: DESIGN.md §3, as :func:`engine.life.reference.step_reference` defines it (B3/S23,
+Rule: the Life seed's, as :func:`engine.life.reference.step_reference` defines it (B3/S23,
 Moore neighbourhood, all colours count; a survivor keeps its colour; a newborn takes the
 colour at least 2 of its 3 parents have, and when all 3 differ the one colour of 1..4
 absent among them); hard edges or a torus. Tested against the reference.

@@ -1,4 +1,4 @@
-"""The ``life`` kind: territorial Game of Life rules (DESIGN.md §3), behind :mod:`engine.api`.
+"""The ``life`` kind: territorial Game of Life rules (the Life seed), behind :mod:`engine.api`.
 
 Implements the per-kind contract documented in :mod:`engine.api`. States are
 :class:`engine.life.state.LifeState` values: every function returns a new state and
@@ -8,7 +8,7 @@ Phases: ``waiting`` (seats open) → ``placement`` (players 1..n draw one at a t
 blind) → ``running`` ⇄ ``paused``; ``running`` → ``redraw`` (stable board; every player
 draws at once, then says ready) → ``running``; any → ``finished``.
 
-Decisions where DESIGN.md §3 is silent (mirrored in docs/architecture/rules.md):
+Decisions where the seed's rules are silent (mirrored in docs/architecture/rules.md "Life"):
 
 - Blind placement: during ``placement`` a player's view shows only the viewer's own
   cells, and other players' ``cells`` and ``budget_left`` are ``null`` (the budget
@@ -37,8 +37,8 @@ Decisions where DESIGN.md §3 is silent (mirrored in docs/architecture/rules.md)
 - A stamp that would place no cell is refused rather than recorded as a no-op:
   ``OUT_OF_ZONE`` when no pattern cell lands in the player's zone, ``NO_CHANGE`` (engine
   version 1: ``INVALID_ACTION``) when every in-zone cell is already alive (or the pattern
-  has no live cell). A stamp partly outside still places its in-zone cells (DESIGN.md §3:
-  skipped cells are free).
+  has no live cell). A stamp partly outside still places its in-zone cells (the seed's
+  rule: skipped cells are free).
 - No-op commands (engine version 2+, :mod:`engine.versions`): any action or ``end_turn``
   that would change nothing is refused with ``NO_CHANGE`` and nothing is recorded:
   ``place`` of cells that are all alive already (or of no cell), ``erase`` of cells none
@@ -206,8 +206,9 @@ def _finish(state: LifeState, winner: int | None) -> LifeState:
 
 
 def finish_by_score(state: LifeState) -> LifeState:
-    """End the game by score (DESIGN.md §3): the remaining player with the most live cells
-    of their own colour wins; a tie at the top (or nobody left) is a draw."""
+    """End the game by score (the seed's rule: most cells of one's own colour wins): the
+    remaining player with the most live cells of their own colour wins; a tie at the top
+    (or nobody left) is a draw."""
     counts = cell_counts(state.grid)
     alive = _alive(state)
     if not alive:
@@ -246,7 +247,7 @@ def add_player(state: LifeState, name: str) -> LifeState:
 
 
 def start_placement(state: LifeState) -> LifeState:
-    """All seats taken: the first remaining player starts drawing (DESIGN.md §3
+    """All seats taken: the first remaining player starts drawing (phase
     ``placement``); with at most one player left the game ends at once."""
     alive = _alive(state)
     if len(alive) <= 1:
@@ -275,7 +276,7 @@ def start_running(state: LifeState) -> LifeState:
 
 
 def open_redraw(state: LifeState) -> LifeState:
-    """The board is stable (DESIGN.md §3 "Stable"): phase ``redraw`` with ``stable`` True;
+    """The board is stable (:mod:`engine.life.stability`): phase ``redraw`` with ``stable`` True;
     every remaining player's drawing turn starts; budget deadlock is checked at once."""
     state = replace(
         state, phase="redraw", turn=0, stable=True, players=state.map_players(ready=False)
@@ -284,15 +285,15 @@ def open_redraw(state: LifeState) -> LifeState:
 
 
 def empty_redraw_round(state: LifeState) -> bool:
-    """True when no cell placed in this redraw round is on the board (DESIGN.md §3 end
-    condition 3)."""
+    """True when no cell placed in this redraw round is on the board (the end by an
+    empty redraw round, docs/architecture/rules.md "Life")."""
     return not state.placed_grid.any()
 
 
 def budget_deadlock(state: LifeState) -> bool:
-    """DESIGN.md §3 end condition 2 (``redraw`` only): every player behind the single
-    leader cannot move (budget 0 and no cell of this turn left to erase); with a tie at
-    the top, every remaining player cannot move."""
+    """Budget deadlock, an end of the game (``redraw`` only; docs/architecture/rules.md
+    "Life"): every player behind the single leader cannot move (budget 0 and no cell of
+    this turn left to erase); with a tie at the top, every remaining player cannot move."""
     if state.phase != "redraw":
         return False
     counts = cell_counts(state.grid)
@@ -310,7 +311,7 @@ def budget_deadlock(state: LifeState) -> bool:
 
 
 def settle(state: LifeState) -> LifeState:
-    """Apply the rules that follow any change of a started game, in DESIGN.md §3 order:
+    """Apply the rules that follow any change of a started game, in this order:
     at most one player left ends it; agreement (every remaining player proposed finish)
     ends it by score; in ``placement`` an out current player passes the turn; in
     ``redraw`` all ready ends the round (empty round: finished by score, otherwise the
@@ -349,7 +350,7 @@ def eliminate(state: LifeState, player_id: int) -> LifeState:
 
 
 def remove_player(state: LifeState, player_id: int) -> LifeState:
-    """Remove a player (disconnect past the timeout, leave; DESIGN.md §3 end condition 6):
+    """Remove a player (disconnect past the timeout, leave; docs/game-end.md):
     out, cells removed; with at most one player left a started game ends (the remaining
     player wins). A player already out: unchanged.
 
@@ -440,7 +441,7 @@ def time_out(state: LifeState) -> LifeState:
 def tick(state: LifeState, generations: int) -> LifeState:
     """Run up to ``generations`` generations of a ``running`` game (other phases:
     unchanged), one at a time; after each: extinction, ``max_generations``, stability
-    (DESIGN.md §3). Stops early when the phase leaves ``running``.
+    (docs/architecture/rules.md "Life"). Stops early when the phase leaves ``running``.
 
     The board advances as Python-int bit planes (:mod:`engine.life.bitboard`: one
     board, no numpy call per generation); stability compares a new board with the
@@ -511,7 +512,7 @@ def tick(state: LifeState, generations: int) -> LifeState:
 def _extinction_counts(
     players: tuple[LifePlayer, ...], counts: list[int]
 ) -> tuple[tuple[LifePlayer, ...], int]:
-    """DESIGN.md §3 end condition 1 from the live cells per colour (``counts[c]``): a
+    """Extinction (docs/playing.md "Life") from the live cells per colour (``counts[c]``): a
     remaining player with no cells is out. Returns the players and how many remain."""
     if any(not p.out and counts[p.id] == 0 for p in players):
         players = tuple(
@@ -569,7 +570,7 @@ def parse_cells(action: dict[str, Any]) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _require_drawing(state: LifeState, player: LifePlayer) -> Zone:
-    """Drawing rights (DESIGN.md §3): ``placement`` only the current player, ``redraw``
+    """Drawing rights (docs/playing.md "Life"): ``placement`` only the current player, ``redraw``
     every remaining player. Returns the player's zone.
 
     Raises:
@@ -613,7 +614,7 @@ def _check_budget(player: LifePlayer, cost: int) -> None:
 
 
 def action_place(state: LifeState, player: LifePlayer, action: dict[str, Any]) -> LifeState:
-    """``place`` (DESIGN.md §3, docs/architecture/contracts.md): all or nothing. Cells already
+    """``place`` (docs/architecture/contracts.md "Life actions"): all or nothing. Cells already
     alive are skipped and free; each new cell costs 1.
 
     Raises:
@@ -756,7 +757,7 @@ def load_stamp(source: str, value: str, rules: str = ENGINE_VERSION) -> np.ndarr
 
 
 def action_stamp(state: LifeState, player: LifePlayer, action: dict[str, Any]) -> LifeState:
-    """``stamp`` (DESIGN.md §3 "Pattern library"): the pattern (library id or own RLE),
+    """``stamp`` (docs/playing.md "Life", the pattern library): the pattern (library id or own RLE),
     turned ``rotation`` quarter turns clockwise, top-left at (``x``, ``y``); cells off the
     board, outside the zone or on live cells are skipped and free; the rest cost 1 each,
     all or nothing. A stamp that would place no cell is refused (nothing is recorded):
@@ -846,8 +847,9 @@ def action_speed(state: LifeState, player: LifePlayer, action: dict[str, Any]) -
 def action_propose_finish(
     state: LifeState, player: LifePlayer, action: dict[str, Any]
 ) -> LifeState:
-    """``propose_finish`` (DESIGN.md §3 end condition 4): when every remaining player has
-    proposed, the game ends by score. Raises ``WRONG_PHASE`` while waiting."""
+    """``propose_finish`` (the end by agreement, docs/playing.md "Life"): when every
+    remaining player has proposed, the game ends by score. Raises ``WRONG_PHASE`` while
+    waiting."""
     if state.phase == "waiting":
         raise GameError("WRONG_PHASE", "the game has not started")
     if player.proposed_finish and refuses_noops(state):
@@ -924,12 +926,13 @@ def board_rle(grid: np.ndarray) -> str:
 def get_visible_state(
     state: LifeState, player_id: int | None, *, reveal: bool = False
 ) -> dict[str, Any]:
-    """The DESIGN.md §7 view of ``player_id`` (None = spectator), JSON-ready.
+    """The view of ``player_id`` (None = spectator), JSON-ready (docs/api/index.md "Views").
 
     During ``placement`` (blind) the board shows only the viewer's colour (nothing for a
     spectator) and other players' ``cells``/``budget_left`` are null. ``reveal=True``
-    (replays of a finished game: DESIGN.md §5 "once a game is finished, everything is
-    public") lifts the blind: the whole board and every count, as placed.
+    (replays of a finished game: once a game is finished, everything is public,
+    docs/architecture/contracts.md) lifts the blind: the whole board and every count, as
+    placed.
     """
     viewer = None
     if _is_int(player_id) and 1 <= player_id <= len(state.players):
@@ -1022,8 +1025,8 @@ def decode_state(data: bytes) -> LifeState:
 
 def player_log(events: Iterable[Mapping[str, Any]], player_id: int) -> list[dict[str, Any]]:
     """The events of a whole log that ``player_id`` may read: other players' drawing during
-    blind placement left out, no ``state_hash`` (rule: :mod:`engine.life.log`, DESIGN.md
-    §3 "blind placement", §7)."""
+    blind placement left out, no ``state_hash`` (rule: :mod:`engine.life.log`, blind
+    placement)."""
     from engine.life.log import player_log as life_player_log  # it imports engine.api
 
     return life_player_log(events, player_id)

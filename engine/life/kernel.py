@@ -1,6 +1,6 @@
 """Bit-parallel coloured Life kernel: 64 cells per uint64 word, bit-sliced neighbour counts.
 
-Rule (DESIGN.md §3): B3/S23 on the Moore neighbourhood, all colours count as
+Rule (the Life seed's): B3/S23 on the Moore neighbourhood, all colours count as
 neighbours; a survivor keeps its colour; a newborn takes the colour held by at least 2
 of its 3 parents, and when all 3 differ (4 colours) the one colour of 1..4 absent among
 them (the QuadLife rule). Hard edges (cells beyond the edge are dead) or a torus (both
@@ -310,9 +310,9 @@ def step_many(
 def step(board: np.ndarray, *, torus: bool = False, generations: int = 1) -> np.ndarray:
     """Run ``generations`` generations of coloured B3/S23 on one board (bit-parallel).
 
-    Rule: DESIGN.md §3 (B3/S23, Moore neighbourhood, majority colour of the 3 parents,
-    QuadLife absent colour when all 3 differ). The board is packed once, 64 cells per
-    uint64 word, advanced ``generations`` times and unpacked once.
+    Rule: the Life seed's (B3/S23, Moore neighbourhood, majority colour of the 3 parents,
+    QuadLife's absent colour when all 3 differ, LifeWiki "QuadLife"). The board is packed
+    once, 64 cells per uint64 word, advanced ``generations`` times and unpacked once.
 
     Args:
         board: (H, W) uint8, 0 dead, k = colour k (1..4); any H, W >= 1.

@@ -1,6 +1,6 @@
 """Who observes a Life event, and a player's view of a Life event log while placement is
-blind (DESIGN.md §3 "blind placement", §5 "nothing else leaks ... a view's ``seq`` is the
-player's own version", §7 ``GET /game/{id}/events``).
+blind (``GET /game/{id}/events``; docs/architecture/contracts.md "Who observes an event; a
+player's own numbering": nothing else leaks, a view's ``seq`` is the player's own version).
 
 During ``placement`` each player draws in turn and nobody sees another player's cells
 (:func:`engine.life.game.get_visible_state` hides them). One rule, :func:`observers`,
@@ -44,7 +44,7 @@ from engine.errors import GameError
 from engine.fork import public_payload
 from engine.playerlog import OwnNumbering
 
-#: Life actions that draw on the board (DESIGN.md §3; docs/architecture/contracts.md "Life actions").
+#: Life actions that draw on the board (docs/architecture/contracts.md "Life actions").
 DRAWING_ACTIONS = frozenset({"place", "erase", "stamp", "reset_turn"})
 
 #: Phases in which another player's drawing is hidden from the reader (the board is blind

@@ -6,7 +6,7 @@ colours on the uint8 board, and hashes every board it leaves in the stability hi
 Here a running game keeps its board as the kernel's bit planes
 (:class:`engine.life.kernel.PackedBoards`, 64 cells per word) from one tick to the next;
 games of one size and colour set are copied into one buffer and advanced by one kernel
-call per generation; the rules after each generation (DESIGN.md §3 in the order of
+call per generation; the rules after each generation (in the order of
 :func:`engine.life.game.tick`: extinction, ``max_generations``, stability) read
 popcounts of the planes, never a uint8 board.
 

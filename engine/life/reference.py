@@ -1,7 +1,7 @@
 """The plain definition of one Life generation: numpy uint8 shifted sums.
 
 This is the reference the bit-parallel kernel (:mod:`engine.life.kernel`) is tested
-against and measured beside (``make bench``). Rule (DESIGN.md §3): B3/S23 on the Moore
+against and measured beside (``make bench``). Rule (the Life seed's): B3/S23 on the Moore
 neighbourhood, all colours count as neighbours; a survivor keeps its colour; a newborn
 takes the colour held by at least 2 of its 3 parents, and when all 3 differ (4 players
 only) the one player colour absent among them (QuadLife).

@@ -64,7 +64,7 @@ Every malformed input raises :class:`PatternError` (a ``ValueError``) with 1-bas
 ``line`` and ``column``.
 
 The view helpers :func:`board_to_rle_body` / :func:`rle_body_to_board` encode the
-multi-state board of a game view (DESIGN.md §7) with numpy only (no per-cell Python);
+multi-state board of a game view (docs/api/index.md "Views") with numpy only (no per-cell Python);
 the decoder is strict (version 1's tag set: views are written by the engine).
 """
 

@@ -1,4 +1,5 @@
-"""Stability detection of a running Life board (DESIGN.md §3 "Stable").
+"""Stability detection of a running Life board (docs/playing.md "Life": a still life, or an
+oscillator of period <= 15).
 
 The board is stable when, after a generation, it equals one of the previous 15 boards
 (a still life, or an oscillator of period <= 15).

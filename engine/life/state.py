@@ -2,7 +2,7 @@
 
 Every value here is a frozen dataclass; boards are stored as immutable ``bytes``
 (row-major, ``height * width`` cells, 0 dead, k = colour k = player k), so an old state
-stays valid after a new one is made from it (DESIGN.md §1 "A GameState is a value").
+stays valid after a new one is made from it (snapshots and rollback rely on it).
 The rules live in :mod:`engine.life.game`.
 """
 
@@ -22,15 +22,15 @@ from engine.options import OPTION_KEYS, options_dict, parse_rated, parse_turn_ti
 from engine.versions import ENGINE_VERSION
 from engine.versions import check as check_version
 
-#: Board side limits (DESIGN.md §3).
+#: Board side limits (cells; the create body's ``width``/``height``, docs/api/openapi.md).
 MIN_SIDE, MAX_SIDE = 8, 1024
 #: Upper bound of integer settings (budget, max_generations): an int32, as on the wire.
 MAX_INT = 2**31 - 1
-#: Colour names by player id (DESIGN.md §3).
+#: Colour names by player id (a view's ``players[].color``).
 COLOURS = {1: "red", 2: "green", 3: "blue", 4: "yellow"}
-#: Speed multipliers (DESIGN.md §3 "running").
+#: Speed multipliers of the action ``speed`` (x 8 generations/s).
 SPEEDS = (1, 2, 4, 8)
-#: Phases (DESIGN.md §3 "Phases", plus ``waiting`` for open seats).
+#: Phases (docs/architecture/contracts.md "Phases (Life)", ``waiting`` for open seats).
 PHASES = ("waiting", "placement", "running", "paused", "redraw", "finished")
 
 _CONFIG_DEFAULTS: dict[str, Any] = {
@@ -45,7 +45,7 @@ _CONFIG_DEFAULTS: dict[str, Any] = {
 
 @dataclass(frozen=True)
 class LifeConfig:
-    """Settings of one Life game (DESIGN.md §3).
+    """Settings of one Life game (the create body's ``config``, docs/api/index.md "Games").
 
     Attributes:
         width, height: board size in cells, 8..1024 each.
@@ -227,8 +227,8 @@ class LifeState:
         raise GameError("UNKNOWN_PLAYER", f"no player {player_id!r} in this game")
 
     def drawing_zone(self, player_id: int) -> tuple[int, int, int, int]:
-        """The half-open zone ``(x0, y0, x1, y1)`` where ``player_id`` may draw (DESIGN.md
-        §3 "Players": a half or a quadrant, :func:`engine.life.zones.zones_for`).
+        """The half-open zone ``(x0, y0, x1, y1)`` where ``player_id`` may draw (a
+        half or a quadrant, :func:`engine.life.zones.zones_for`).
         The campaign's state overrides it with its level's zone.
 
         Raises:

@@ -1,4 +1,5 @@
-"""Drawing zones of a Life game (DESIGN.md §3 "Players").
+"""Drawing zones of a Life game (docs/playing.md "Life": a half with 2 players, a quadrant
+with 4).
 
 A zone is a half-open rectangle ``(x0, y0, x1, y1)``: columns ``x0 <= x < x1``, rows
 ``y0 <= y < y1`` (``x`` is the column, ``y`` the row). With 2 players the board splits

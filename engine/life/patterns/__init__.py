@@ -1,4 +1,4 @@
-"""The stamp library (DESIGN.md §3): 29 classic Life patterns in five categories.
+"""The stamp library (docs/playing.md "Life"): 29 classic Life patterns in five categories.
 
 Each pattern is an RLE file ``data/<id>.rle`` (package ``engine.life.patterns.data``)
 with ``#N`` name, ``#O`` author when known, ``#C category: <category>``,
