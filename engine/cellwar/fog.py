@@ -1,4 +1,4 @@
-"""Fog of war: vision masks and the per-player view (DESIGN.md §5 "Vision", §7 "A view").
+"""Fog of war: vision masks and the per-player view (docs/api/index.md "Views").
 
 Source: seed "Туман войны": a player sees only the cells within the vision radius of its
 units (Chebyshev: infantry 1, fortification 2, factory 1 cells); when a unit moves, the
@@ -11,7 +11,7 @@ Decisions where the seed is silent (recorded here):
   own turn (and while waiting) only what its units see now. A player that is out has no
   units and sees nothing.
 - A spectator (``player_id`` None) sees everything; so does everyone once the game is
-  finished (the whole event log is public then too, DESIGN.md §7).
+  finished (the whole event log is public then too, docs/api/index.md "Games").
 - Only visible units appear, listed by cell (row, then column). Units of other players
   are shown with ``"id": null`` and ``"acted": null``: ids would reveal how many units
   exist or were produced, and ``acted`` the timing of their moves (and a list in id order
@@ -125,12 +125,12 @@ def get_visible_state(
 ) -> dict[str, Any]:
     """The view of ``player_id`` (None = spectator) as a JSON-ready dict.
 
-    Shape (DESIGN.md §7 without ``game_id``/``seq``): ``{"kind": "cellwar", "phase",
+    Shape (the REST view without ``game_id``/``seq``): ``{"kind": "cellwar", "phase",
     "turn", "you", "round", "width", "height", "players": [{"id", "name", "color",
     "cells", "units", "budget_left", "connected", "out"}], "units": [{"id", "owner",
     "type", "x", "y", "standing", "acted"}], "visible", "winner", "result"}``.
     A player id that has no seat sees like an out player: nothing. ``reveal=True`` (replays
-    of a finished game, DESIGN.md §5 "once a game is finished, everything is public")
+    of a finished game: once a game is finished, everything is public)
     shows every unit with its id, as a spectator sees them.
     """
     w, h = state.width, state.height
