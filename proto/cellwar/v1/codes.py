@@ -93,7 +93,7 @@ class ErrorCode(StrEnum):
     UNAVAILABLE = "UNAVAILABLE"
     GAME_BROKEN = "GAME_BROKEN"
     INTERNAL = "INTERNAL"
-    # replay tools (issue 13)
+    # replay tools (docs/architecture/replay-tools.md)
     #: An imported log whose re-decided events differ from the recorded ones (422; the
     #: error names the first bad ``seq``).
     LOG_MISMATCH = "LOG_MISMATCH"

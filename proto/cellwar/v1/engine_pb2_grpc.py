@@ -151,14 +151,14 @@ class EngineServicer:
         raise NotImplementedError('Method not implemented!')
 
     def Patterns(self, request, context):
-        """The Life stamp library (DESIGN §3), as JSON.
+        """The Life stamp library (GET /patterns), as JSON.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def Levels(self, request, context):
-        """Campaign levels (DESIGN §4) without their enemy cells, as JSON.
+        """Campaign levels (GET /campaign/levels) without their enemy cells, as JSON.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

@@ -26,9 +26,10 @@ if _version_not_supported:
 
 
 class MatchmakerStub:
-    """The matchmaker (DESIGN §1, §11): queues tickets in NATS (KV MATCH_TICKETS, stream
-    MATCH_EVENTS), forms matches, creates each game through the Session service and
-    joins every seat, and keeps the OpenSkill ratings (KV RATINGS) from GameFinished.
+    """The matchmaker (docs/architecture/matchmaking.md): queues tickets in NATS (KV
+    MATCH_TICKETS, stream MATCH_EVENTS), forms matches, creates each game through the
+    Session service and joins every seat, and keeps the OpenSkill ratings (KV RATINGS)
+    from GameFinished.
     Errors carry the machine code in the trailing metadata key `cellwar-error-code`
     (ALREADY_QUEUED, TICKET_NOT_FOUND, ALREADY_MATCHED, MALFORMED, UNAVAILABLE, ...).
     Player and ticket tokens are minted by the gateway, never here.
@@ -78,9 +79,10 @@ class MatchmakerStub:
 
 
 class MatchmakerServicer:
-    """The matchmaker (DESIGN §1, §11): queues tickets in NATS (KV MATCH_TICKETS, stream
-    MATCH_EVENTS), forms matches, creates each game through the Session service and
-    joins every seat, and keeps the OpenSkill ratings (KV RATINGS) from GameFinished.
+    """The matchmaker (docs/architecture/matchmaking.md): queues tickets in NATS (KV
+    MATCH_TICKETS, stream MATCH_EVENTS), forms matches, creates each game through the
+    Session service and joins every seat, and keeps the OpenSkill ratings (KV RATINGS)
+    from GameFinished.
     Errors carry the machine code in the trailing metadata key `cellwar-error-code`
     (ALREADY_QUEUED, TICKET_NOT_FOUND, ALREADY_MATCHED, MALFORMED, UNAVAILABLE, ...).
     Player and ticket tokens are minted by the gateway, never here.
@@ -180,9 +182,10 @@ def add_MatchmakerServicer_to_server(servicer, server):
 
  # This class is part of an EXPERIMENTAL API.
 class Matchmaker:
-    """The matchmaker (DESIGN §1, §11): queues tickets in NATS (KV MATCH_TICKETS, stream
-    MATCH_EVENTS), forms matches, creates each game through the Session service and
-    joins every seat, and keeps the OpenSkill ratings (KV RATINGS) from GameFinished.
+    """The matchmaker (docs/architecture/matchmaking.md): queues tickets in NATS (KV
+    MATCH_TICKETS, stream MATCH_EVENTS), forms matches, creates each game through the
+    Session service and joins every seat, and keeps the OpenSkill ratings (KV RATINGS)
+    from GameFinished.
     Errors carry the machine code in the trailing metadata key `cellwar-error-code`
     (ALREADY_QUEUED, TICKET_NOT_FOUND, ALREADY_MATCHED, MALFORMED, UNAVAILABLE, ...).
     Player and ticket tokens are minted by the gateway, never here.

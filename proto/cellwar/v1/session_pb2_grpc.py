@@ -241,7 +241,7 @@ class SessionServicer:
         raise NotImplementedError('Method not implemented!')
 
     def StreamEvents(self, request, context):
-        """Replay tools (DESIGN §12, issue 13).
+        """Replay tools (docs/architecture/replay-tools.md).
         The same events as ListEvents (same visibility rule), streamed in pages.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
