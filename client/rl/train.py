@@ -222,7 +222,7 @@ def main(argv: list[str] | None = None) -> int:
     """Command-line entry point."""
     parser = argparse.ArgumentParser(
         prog="python -m client.rl.train",
-        description=__doc__.splitlines()[0],
+        description="Train the CellWar linear policy by CMA-ES on the batched environment (docs/vector-envs.md).",
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
     parser.add_argument("--kind", default="cellwar", choices=("cellwar",), help="game kind (CellWar only)")

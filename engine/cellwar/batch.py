@@ -178,12 +178,10 @@ class CellWarBatch:
         """``(k, H, W)`` bool: what the units of ``players[j]`` see now in game ``envs[j]``
         (Chebyshev radius 1 for infantry and factories, 2 for fortifications)."""
         own = self.owner[envs] == players[:, None, None]
-        kind = self.kind[envs]
-        near = _dilate(own)
-        far = own & (kind == FORT)
-        if far.any():
-            near |= _dilate(_dilate(far))
-        return near
+        far = own & (self.kind[envs] == FORT)
+        # radius 1 around every unit, radius 2 around fortifications:
+        # dilate(own) | dilate(dilate(far)) == dilate(own | dilate(far)), as far ⊆ own
+        return _dilate(own | _dilate(far)) if far.any() else _dilate(own)
 
     def _find_acting(self, envs: np.ndarray) -> None:
         """The acting unit and its legal vectors for games ``envs`` (``has_acting``,
@@ -207,12 +205,15 @@ class CellWarBatch:
         found = has_combat.copy()
         if not has_combat.all():
             rest = np.flatnonzero(~has_combat)
-            free = _dilate(owner[rest] == 0)
-            fac = mine[rest] & (kind[rest] == FAC) & free
-            fkey = np.where(fac, uid[rest], big).reshape(len(rest), hw)
-            fcell = fkey.argmin(axis=1)
-            found[rest] = fkey[np.arange(len(rest)), fcell] != big
-            cell[rest] = fcell
+            fac = mine[rest] & (kind[rest] == FAC)
+            some = fac.reshape(len(rest), hw).any(axis=1)
+            rest, fac = rest[some], fac[some]  # only games whose player has a factory to act
+            if len(rest):
+                fac &= _dilate(owner[rest] == 0)  # with a free neighbouring cell
+                fkey = np.where(fac, uid[rest], big).reshape(len(rest), hw)
+                fcell = fkey.argmin(axis=1)
+                found[rest] = fkey[np.arange(len(rest)), fcell] != big
+                cell[rest] = fcell
         y, x = np.divmod(cell, self.width)
         self.has_acting[envs] = found
         self.ay[envs] = y
