@@ -7,8 +7,9 @@ existing bots and policies:
 - Life: ``heuristic`` and ``random`` are :class:`client.bots.LifeBot` (seeded figures in
   its zone), ``llm`` is :class:`client.bots.llm.LLMLifeBot` (a chat model places);
 - CellWar: every name of :data:`client.bots.ALL_POLICY_NAMES` through
-  :func:`client.bots.load_policy`, played by :func:`client.play.play_policy_seat` (the
-  remote environment: the policy sees the observations it was trained on) in a thread.
+  :func:`client.bots.load_policy`, played by the remote environment (the
+  remote environment: the policy sees the observations it was trained on) in a thread
+  (:func:`play_policy_seat`).
 
 Bounded: at most ``max_seats`` bots at once (one more is :class:`SeatError` 429
 ``BOT_SEATS_FULL``). Supervised: a bot whose game ends, or whose play fails, frees its
@@ -28,7 +29,7 @@ import structlog
 
 from client.bot_base import RETRY_UNAVAILABLE_S
 from client.bots import ALL_POLICY_NAMES
-from client.sdk import ApiError, AsyncCellWarClient, Seat
+from client.sdk import ApiError, AsyncCellWarClient, CellWarClient, Seat
 
 log = structlog.get_logger("bots")
 
@@ -43,6 +44,74 @@ KIND_POLICIES: dict[str, tuple[str, ...]] = {
 SEATS_FULL = "BOT_SEATS_FULL"
 POLICY_UNAVAILABLE = "BOT_POLICY_UNAVAILABLE"
 POLICY_NOT_FOR_KIND = "POLICY_NOT_FOR_KIND"
+
+
+class BotStopped(Exception):
+    """The runner stopped a bot (it is shutting down): raised by :class:`StoppableClient`."""
+
+
+class StoppableClient(CellWarClient):
+    """The blocking client of a CellWar policy thread: every request, and every retry of
+    a server that is restarting, first checks ``stop`` and raises :class:`BotStopped`
+    once it is set, so a thread waiting for the other players (polling) ends at once."""
+
+    def __init__(self, base_url: str, stop: threading.Event, **kwargs: Any) -> None:
+        super().__init__(base_url, on_retry=self._retrying, **kwargs)
+        self.stop = stop
+
+    def _retrying(self, reason: str, wait_s: float) -> None:
+        """Between two tries of a server that is restarting: stop here when told to."""
+        if self.stop.is_set():
+            raise BotStopped("the bot runner stopped this bot")
+        log.info("bot_waits_for_server", reason=reason, wait_s=round(wait_s, 2))
+
+    def _call(self, method: str, path: str, **kwargs: Any) -> Any:
+        if self.stop.is_set():
+            raise BotStopped("the bot runner stopped this bot")
+        return super()._call(method, path, **kwargs)
+
+
+def play_policy_seat(
+    url: str,
+    game_id: str,
+    seat: int,
+    token: str,
+    policy: Any,
+    *,
+    width: int,
+    height: int,
+    players: int,
+    stop: threading.Event,
+    wait_s: float = 600.0,
+) -> dict[str, Any]:
+    """Play one joined CellWar seat with ``policy`` through the remote environment
+    (:func:`client.rl.cellwar_env` ``backend="remote"``: the observations the policies
+    were trained on) until the game is over for it; blocking (a thread). ``wait_s``:
+    longest wait for the other players (seconds; then ``TimeoutError``). ``stop`` ends it
+    at the next request (:class:`BotStopped`). Returns ``{"reward", "actions"}``."""
+    from client.rl import cellwar_env
+
+    client = StoppableClient(url, stop, retry_unavailable_s=RETRY_UNAVAILABLE_S)
+    env = cellwar_env(
+        backend="remote", url=url, game_id=game_id, tokens={seat: token}, width=width, height=height,
+        players=players, max_rounds=10_000, client=client, timeout_s=wait_s, poll_s=0.2,
+    )
+    try:
+        env.reset()
+        policy.reset()
+        reward, actions = 0.0, 0
+        for _agent in env.agent_iter():
+            obs, r, terminated, truncated, _ = env.last()
+            reward += float(r)
+            if terminated or truncated:
+                env.step(None)
+                continue
+            env.step(policy.act(obs))
+            actions += 1
+        return {"reward": reward, "actions": actions}
+    finally:
+        env.close()
+        client.close()
 
 
 class SeatError(Exception):
@@ -94,6 +163,8 @@ class SeatRunner:
             refused with 409 ``BOT_POLICY_UNAVAILABLE``).
         api: a client to use instead of one made from ``api_url`` (tests).
         seed: first seed of the bots' own random generators (each bot gets the next).
+        wait_s: longest wait of a bot for the other players (seconds): a game that
+            stays open, or a player who never moves, frees the bot's slot after it.
     """
 
     def __init__(
@@ -105,6 +176,7 @@ class SeatRunner:
         llm_model: str = "smollm2",
         api: AsyncCellWarClient | None = None,
         seed: int = 1,
+        wait_s: float = 600.0,
     ) -> None:
         if max_seats < 1:
             raise ValueError("max_seats must be >= 1")
@@ -114,6 +186,7 @@ class SeatRunner:
         self.llm_model = llm_model
         self._api = api
         self._seeds = itertools.count(seed)
+        self.wait_s = wait_s
         self.seats: dict[tuple[str, int], BotSeat] = {}
         self._pending = 0
         self.finished = 0
@@ -250,7 +323,6 @@ class SeatRunner:
 
     async def _play_cellwar(self, bot: BotSeat, seat: Seat, config: dict[str, Any]) -> dict[str, Any]:
         from client.bots import load_policy
-        from client.play import play_policy_seat
 
         seed = next(self._seeds)
         if bot.policy == "llm":
@@ -263,7 +335,7 @@ class SeatRunner:
             result = await asyncio.to_thread(
                 play_policy_seat, self.api_url, bot.game_id, seat.player_id, seat.token, policy,
                 width=int(config.get("width", 16)), height=int(config.get("height", 16)),
-                players=int(config.get("players", 2)), stop=bot.stop,
+                players=int(config.get("players", 2)), stop=bot.stop, wait_s=self.wait_s,
             )
         finally:
             close = getattr(policy, "close", None)

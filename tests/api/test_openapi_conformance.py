@@ -66,6 +66,9 @@ def live_gateway(nats_url: str) -> Iterator[str]:
             "log_level": "warning",
         },
         name="openapi-live-gateway",
+        # POST /game/{id}/bots reaches a real bot runner (docs/bot-seats.md); its bots
+        # give up a game that stays open after 30 s.
+        bots={"max_seats": 4, "wait_s": 30.0},
     )
     server.start()
     try:

@@ -92,6 +92,8 @@ def live_url(
         generations_per_second=GENERATIONS_PER_SECOND,
         gateway={"create_limit_per_min": 0, "join_limit_per_min": 0},
         name="cellwar-live-server",
+        # The bot runner of "Add a bot" (docs/bot-seats.md), as make run starts it.
+        bots={"max_seats": 8},
     )
     server.start()
     try:

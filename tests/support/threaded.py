@@ -6,6 +6,7 @@ event loop of their own."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import threading
 from typing import Any
 
@@ -18,6 +19,9 @@ class ThreadedStack:
         generations_per_second: the session's Life tick rate.
         gateway: settings the gateway gets on top of the stack's (e.g. limits off).
         name: the thread's name.
+        bots: when given, a bot runner (client/seats) is served too, with these
+            :class:`client.seats.SeatRunner` options (``max_seats``), and the gateway
+            forwards ``POST /game/{id}/bots`` to it (docs/bot-seats.md).
     """
 
     def __init__(
@@ -27,10 +31,13 @@ class ThreadedStack:
         generations_per_second: float,
         gateway: dict[str, Any] | None = None,
         name: str = "cellwar-live-stack",
+        bots: dict[str, Any] | None = None,
     ) -> None:
         self.nats_url = nats_url
         self.generations_per_second = generations_per_second
         self.gateway = dict(gateway or {})
+        self.bots = bots
+        self.runner: Any = None
         self.url = ""
         self._ready = threading.Event()
         self._error: BaseException | None = None
@@ -79,14 +86,25 @@ class ThreadedStack:
                 session_target=stack.session_target,
                 settings=mm_settings,
             )
-            settings = stack.settings.model_copy(
-                update={
-                    "session_addr": stack.session_target,
-                    "matchmaker_addr": f"127.0.0.1:{matchmaker.port}",
-                    **self.gateway,
-                }
-            )
-            async with serve(create_app(settings)) as url:
+            async with contextlib.AsyncExitStack() as running:
+                bots_url = ""
+                if self.bots is not None:
+                    from client.seats.app import create_runner_app
+                    from client.seats.runner import SeatRunner
+
+                    self.runner = SeatRunner("http://unset.invalid", **self.bots)
+                    bots_url = await running.enter_async_context(serve(create_runner_app(self.runner)))
+                settings = stack.settings.model_copy(
+                    update={
+                        "session_addr": stack.session_target,
+                        "matchmaker_addr": f"127.0.0.1:{matchmaker.port}",
+                        "bots_url": bots_url,
+                        **self.gateway,
+                    }
+                )
+                url = await running.enter_async_context(serve(create_app(settings)))
+                if self.runner is not None:
+                    self.runner.api_url = url  # the bots play through this gateway
                 self.url = url
                 self._ready.set()
                 await self._stop.wait()
