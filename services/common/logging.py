@@ -1,4 +1,4 @@
-"""structlog set-up, done once at each entry point (DESIGN §9).
+"""structlog set-up, done once at each entry point.
 
 JSON lines by default (``CELLWAR_LOG_FORMAT=json``), a readable console format for
 people (``console``). Stdlib loggers (grpc, uvicorn, nats) go through the same

@@ -84,7 +84,7 @@ class Settings(BaseSettings):
             (services/common/signing_key.py).
         log_format: ``json`` (services) or ``console`` (people).
         log_level: ``debug``, ``info``, ``warning``, ``error``.
-        generations_per_second: base Life tick rate (DESIGN §3: 8), times the speed multiplier.
+        generations_per_second: base Life tick rate (8), times the speed multiplier.
         instance_id: name of this session instance in the lease bucket.
         lease_ttl_s: seconds a ticking lease lives without renewal (seconds).
         data_dir: where the local runner keeps NATS data.
@@ -92,10 +92,10 @@ class Settings(BaseSettings):
         tick_interval_s: longest pause between two ticks of the session's ticker (seconds);
             shorter when the rate is high, so one batch stays around 8..64 generations.
         snapshot_every: the session snapshots a game at least every this many events
-            (issue 11: 100), and at every phase change.
+            (100), and at every phase change.
         checkpoint_s: a running game's generations are recorded at least every this
-            much running time (seconds; DESIGN §6 as raised by issue 11: 2): a session
-            that dies loses at most that much of a running game.
+            much running time (seconds; 2): a session that dies loses at most that much
+            of a running game.
         stream_replicas: replicas of the GAME_EVENTS stream and the KV buckets (1 locally,
             3 in a cluster).
         engine_timeout_s: deadline of one call to the engine service (seconds).
@@ -110,8 +110,8 @@ class Settings(BaseSettings):
             0 in either disables the limit.
         matchmaker_addr: host:port of the matchmaker gRPC service.
         matchmaker_interval_s: pause between two matching steps (seconds).
-        ticket_ttl_s: a matchmaking ticket expires after searching this long (seconds;
-            DESIGN §11: 5 minutes).
+        ticket_ttl_s: a matchmaking ticket expires after searching this long (seconds; 5
+            minutes).
         match_claim_timeout_s: a match claimed this long ago (seconds) by an instance
             that has not finished forming it is rolled forward or back by any instance.
         matchmaker_concurrency: matches one matchmaker instance forms at once.
@@ -202,7 +202,7 @@ class Settings(BaseSettings):
     max_body_bytes: int = Field(4 * 1024 * 1024, ge=0)
     rate_limit_per_s: float = Field(50.0, ge=0)
     rate_limit_burst: int = Field(100, ge=0)
-    # Matchmaker (issue 14)
+    # Matchmaker
     matchmaker_addr: str = "127.0.0.1:50053"
     matchmaker_interval_s: float = Field(0.1, gt=0)
     ticket_ttl_s: float = Field(300.0, gt=0)

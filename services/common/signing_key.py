@@ -10,7 +10,7 @@ tokens with the same key, and a restart keeps every token valid.
 A secret that is publicly known is refused wherever it comes from: the old default
 ``dev-secret-change-me``, ``change-me`` (the compose file's placeholder), an empty or
 blank value and the others in :data:`KNOWN_DEFAULT_SECRETS`. Anyone can sign a token for
-any seat with such a key (issue 10 §3).
+any seat with such a key (docs/hosting.md "Security and limits").
 """
 
 from __future__ import annotations

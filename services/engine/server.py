@@ -377,7 +377,7 @@ def reenact_log(request: engine_pb2.ReenactRequest) -> engine_pb2.ReenactReply:
 
 @functools.lru_cache(maxsize=1)
 def patterns_json() -> bytes:
-    """The stamp library (DESIGN §3) as JSON bytes: ``{"categories": {category: [ids]},
+    """The stamp library (``GET /patterns``) as JSON bytes: ``{"categories": {category: [ids]},
     "patterns": [{"id", "name", "category", "width", "height", "cells": [[x, y], ...],
     "source"}]}``, categories in the order still_lifes, oscillators, spaceships,
     methuselahs, guns (not key-sorted: the order is the library's); sizes in cells, ``x``
@@ -388,10 +388,10 @@ def patterns_json() -> bytes:
 
 @functools.lru_cache(maxsize=1)
 def levels_json() -> bytes:
-    """The campaign levels (DESIGN §4) without their enemy cells, as JSON bytes: a list of
-    ``{"number", "name": {"en", "ru"}, "hint": {"en", "ru"}, "width", "height",
-    "zone": [x0, y0, x1, y1], "budget", "hopeless"}`` (sizes and budgets in cells), in
-    level order. Computed once."""
+    """The campaign levels (``GET /campaign/levels``) without their enemy cells, as JSON
+    bytes: a list of ``{"number", "name": {"en", "ru"}, "hint": {"en", "ru"}, "width",
+    "height", "zone": [x0, y0, x1, y1], "budget", "hopeless"}`` (sizes and budgets in
+    cells), in level order. Computed once."""
     return dumps(
         [
             {

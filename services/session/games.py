@@ -1,15 +1,15 @@
 """Games as aggregates: the cache of each loaded game's state, kept current from the log.
 
-Any session instance serves any game (DESIGN §10). An instance loads a game on first use
-(:meth:`GameCache.get`: the latest snapshot + ``Engine.Fold`` of the events after it,
-checked against the last recorded hash) — **loading writes nothing**. From then on the
-cache follows the log: this instance's own appends (the command loop,
-services/session/commands.py) and every event another instance appends, delivered by
-the follower (services/session/follower.py) and folded onto the cached state
+Any session instance serves any game (docs/architecture/scale-out.md). An instance loads a
+game on first use (:meth:`GameCache.get`: the latest snapshot + ``Engine.Fold`` of the
+events after it, checked against the last recorded hash) — **loading writes nothing**. From
+then on the cache follows the log: this instance's own appends (the command loop,
+services/session/commands.py) and every event another instance appends, delivered by the
+follower (services/session/follower.py) and folded onto the cached state
 (:meth:`GameCache.apply`). A gap or a hash that does not match reloads the game from the
-log. States are opaque ``GameState`` messages; the session reads only their summary,
-the envelope (``versions``: each player's view version) and the policy (what to do, as
-data). Idle games are evicted (:meth:`GameCache.evict_idle`) and loaded again on use.
+log. States are opaque ``GameState`` messages; the session reads only their summary, the
+envelope (``versions``: each player's view version) and the policy (what to do, as data).
+Idle games are evicted (:meth:`GameCache.evict_idle`) and loaded again on use.
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""The KV buckets of the session (DESIGN §6): created at start, shared by every instance.
+"""The KV buckets of the session (docs/architecture/index.md): created at start, shared by
+every instance.
 
 - ``GAME_SNAPSHOTS`` states (services/session/snapshots.py)
 - ``GAME_DIRECTORY`` the lobby projection (services/session/directory.py)

@@ -1,6 +1,7 @@
 """Presence of players and their disconnect clocks, in KV ``GAME_PRESENCE`` so they outlive
-the instance that saw them (DESIGN §5 "Lost connection: wait ``disconnect_timeout_s``,
-then the same" as a disconnect; §10 "presence and timers survive an instance's death").
+the instance that saw them (a lost connection waits ``disconnect_timeout_s``, then counts
+as a disconnect; presence and timers survive an instance's death: docs/architecture/
+scale-out.md "Presence and disconnect clocks").
 
 Keys (``<game>.<player>.…``):
 
@@ -24,7 +25,7 @@ instance (each mirrors the bucket through one KV watch).
 keeper takes a lease for every game with tracked players): a tracked, active player's
 clock runs while it is away **and some other active player is present** (connected, or
 not tracked). When every player drops at once — a gateway tier restart, a network cut —
-every clock waits (issue 10 §3 "A server fault decides a game"): only a player who drops
+every clock waits (a server fault must not decide a game): only a player who drops
 alone is removed. A clock that stops is reset; one that has run ``disconnect_timeout_s``
 removes the player through the command loop with the deterministic command id
 ``disconnect:p<id>`` (actor 0, reason ``disconnected``): two instances that both decide

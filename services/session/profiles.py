@@ -1,4 +1,4 @@
-"""Campaign profiles in KV ``PROFILES`` (DESIGN §4, §6): a player's progress, kept
+"""Campaign profiles in KV ``PROFILES`` (docs/architecture/session.md): a player's progress, kept
 server-side so it survives restarts of the session and of NATS.
 
 Key: the profile id (32 hex characters). Value: JSON

@@ -2,7 +2,7 @@
 
 The packed tick path records a running game's generations only every few seconds
 (services/session/ticker.py), yet every watcher's view must advance every tick
-(DESIGN §7: a frame "after every change and every generation"), also on instances that
+(docs/api/websocket.md: a frame after every change and every generation), also on instances that
 do not tick the game. Decision (docs/architecture/ticking.md): **the lease holder
 pushes progress on core NATS, on demand**:
 

@@ -24,7 +24,8 @@ log = structlog.get_logger("cellwar.session.projections")
 
 class SnapshotProjection:
     """A snapshot after each player's turn, at every change of phase or turn (the state
-    where a turn began) and at least every ``every`` events (DESIGN §5, §6)."""
+    where a turn began) and at least every ``every`` events (docs/architecture/index.md "The
+    event model")."""
 
     def __init__(self, snapshots: SnapshotRepository, store: EventLog, every: int) -> None:
         self.snapshots = snapshots

@@ -1,5 +1,5 @@
-"""Recently replayed states, so scrubbing through a replay is cheap (issue 11 "Replay
-from snapshots"; docs/architecture/ticking.md "Replay from snapshots").
+"""Recently replayed states, so scrubbing through a replay is cheap
+(docs/architecture/ticking.md "Replay from snapshots").
 
 ``GET /replay?seq=n`` needs the state after event ``n``: the nearest snapshot at or
 before ``n`` plus a fold of the events after it (:meth:`GameCache.state_at`). A viewer

@@ -330,8 +330,9 @@ class SessionServicer(session_pb2_grpc.SessionServicer):
         changed (a player's ``connected``, a running game's progress between recorded
         events) — never at an event this player does not
         observe, and never the same view again (a presence change that shows nothing new
-        to this player, e.g. a clock dropped for a player who is out, sends nothing:
-        issue 10 §1, a frame's timing must tell nothing either)."""
+        to this player, e.g. a clock dropped for a player who is out, sends nothing: a
+        frame's timing must tell nothing either, docs/architecture/contracts.md
+        "Indistinguishability over REST and WebSocket")."""
         sent: tuple[int, bytes] | None = None
         while not self.closing.is_set():
             changed = game.changed

@@ -5,7 +5,7 @@ Keys: ``<game_id>`` holds the latest snapshot, ``<game_id>.<seq>`` every snapsho
 with ``seq // INDEX_SPAN == k``. A replay finds the nearest snapshot at or before a seq
 with key gets only (the bucket's index, then the previous buckets'), never a KV watch:
 a watch is a consumer, and hundreds of concurrent replays hit the server's consumer
-limit (issue 10 "NATS consumer limit"). Value: one JSON line
+limit (docs/architecture/scale-out.md "NATS consumers"). Value: one JSON line
 ``{"seq", "stream_seq", "state_hash"}``, a newline, then the zlib-compressed
 ``cellwar.v1.GameState`` protobuf (with its envelope: view versions, turn anchor).
 """

@@ -1,5 +1,5 @@
-"""Delayed spectators (DESIGN §12 "Spectators: ``?spectate=1&delay_s=N`` (CellWar N >= 10)",
-issue 13): a spectator sees a game as it was ``delay_s`` seconds ago, never its present.
+"""Delayed spectators (``?spectate=1&delay_s=N``, CellWar N >= 10; docs/spectators.md): a
+spectator sees a game as it was ``delay_s`` seconds ago, never its present.
 
 The delayed state is read from the log, not from the live game: the state right after the
 latest event whose ``time`` is at least ``delay_s`` old (nearest snapshot + ``Engine.Fold``,

@@ -24,10 +24,10 @@ through :class:`services.session.progress.ProgressRelay`.
 
 Which games run is the engine's policy (``ticking``), read as data. Exactly one instance
 ticks a game: the holder of its lease (services/session/leases.py). A loaded game that
-starts running and has no holder yet is leased here at once, so the instance that ran
-the command that started it usually ticks it. DESIGN §3: 8 generations/s x speed 1, 2,
-4, 8. The class is replaceable: anything with ``start()``, ``stop()``, ``flush()`` and
-``tick_once(elapsed)`` over the same ports will do.
+starts running and has no holder yet is leased here at once, so the instance that ran the
+command that started it usually ticks it. Rate: 8 generations/s x speed 1, 2, 4, 8
+(``CELLWAR_GENERATIONS_PER_SECOND``). The class is replaceable: anything with ``start()``,
+``stop()``, ``flush()`` and ``tick_once(elapsed)`` over the same ports will do.
 """
 
 from __future__ import annotations

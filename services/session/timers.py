@@ -1,4 +1,4 @@
-"""Turn timers, enforced by the holder of a game's lease (DESIGN §11, issue 14).
+"""Turn timers, enforced by the holder of a game's lease (docs/architecture/rules.md "Turn timers").
 
 The engine says whether a turn is timed and where it began (the policy's
 ``turn_time_s`` and the envelope's ``turn_seq``: the per-game seq of the event that

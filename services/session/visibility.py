@@ -1,5 +1,6 @@
-"""Who may read what of a game's past: the event log and replays (DESIGN §7 "a player gets
-it fog-filtered; everyone gets it whole once the game is finished").
+"""Who may read what of a game's past: the event log and replays (a player gets
+it fog-filtered, everyone gets it whole once the game is finished: docs/architecture/session.md
+"Who may read a game's log").
 
 The rule is the engine's, as data (``GameState.policy``, engine/policy.py): while
 ``log_private`` (CellWar until it is finished: fog of war; Life in ``waiting`` or
@@ -64,8 +65,8 @@ def check_live_view(game: Game, player_id: int) -> None:
 
 
 def check_fork(game: Game, player_id: int) -> None:
-    """Who may fork a game (issue 13 "of a finished game, or of any game for its own
-    players"): anyone once it is finished; before, only its players, and only while its
+    """Who may fork a game (docs/replays.md: a finished game, or any game for its own
+    players): anyone once it is finished; before, only its players, and only while its
     log is public (a fork carries the whole state: a fork of a CellWar game under fog or
     of a Life game in blind placement would show its player what it may not see).
 
