@@ -31,7 +31,7 @@ def nats_server_binary() -> str:
 def write_config(path: Path, *, port: int, store_dir: Path, http_port: int | None = None) -> Path:
     """Write a JetStream server config with ``sync_interval: always``.
 
-    Acknowledged must mean on disk (DESIGN §6: Jepsen's 2025 analysis of NATS 2.12 lost
+    Acknowledged must mean on disk (Jepsen's 2025 analysis of NATS 2.12 lost
     acknowledged writes under the default 2-minute flush), so every write is fsynced.
 
     Args:

@@ -39,7 +39,7 @@ NATS_MONITOR_OFFSET = 20
 #: and matchmaker bases one apart (50051, 50052, 50053) interleave without colliding.
 GRPC_STRIDE = 10
 
-#: Instances of each role in ``make run-cluster`` (DESIGN §10).
+#: Instances of each role in ``make run-cluster`` (docs/hosting.md "A cluster on one machine").
 CLUSTER_SIZE: dict[str, int] = {"nats": 3, "engine": 2, "session": 2, "gateway": 2, "matchmaker": 2, "bots": 2}
 
 #: Most instances of one role (``--scale``): the gRPC stride and the NATS offsets leave

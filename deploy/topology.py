@@ -5,7 +5,7 @@ Two shapes, both lists of :class:`deploy.supervisor.ProcessSpec`:
 - :func:`single_node` (``make run``): ``nats``, ``engine``, ``session``, ``gateway``
   (+ ``matchmaker``) and ``bots`` (the bot runner, ``python -m client.seats``,
   docs/bot-seats.md), each reading the runner's own ``CELLWAR_*`` variables.
-- :func:`cluster` (``make run-cluster``, DESIGN §10): ``nats-1..3`` (one JetStream
+- :func:`cluster` (``make run-cluster``, docs/hosting.md): ``nats-1..3`` (one JetStream
   cluster, streams and KV R3), ``engine-1..2``, ``session-1..2``, ``gateway-1..2``
   (+ ``matchmaker-1..2``), ``bots-1..2`` and ``nginx`` in front; ports from
   :mod:`deploy.ports`.
@@ -67,7 +67,7 @@ class Service:
         return (ROOT / Path(*self.module.split(".")) / "__main__.py").exists()
 
 
-#: The platform's services in start order. The matchmaker (issue 14) joins the runners by
+#: The platform's services in start order. The matchmaker joins the runners by
 #: itself once ``services/matchmaker/__main__.py`` exists.
 SERVICES: tuple[Service, ...] = (
     Service("engine", "services.engine", G_ENGINE, True, "CELLWAR_ENGINE_ADDR"),
