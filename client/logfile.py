@@ -1,4 +1,4 @@
-"""Event-log files (DESIGN.md §12): read and write a game's log as JSON Lines.
+"""Event-log files (docs/replays.md "Log files"): read and write a game's log as JSON Lines.
 
 A log file holds one event per line, exactly the objects ``GET /game/{id}/events``
 returns, keys in that order::

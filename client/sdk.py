@@ -1,4 +1,4 @@
-"""Python SDK of the CellWar REST + WebSocket API (DESIGN §7), on httpx and websockets.
+"""Python SDK of the CellWar REST + WebSocket API (docs/api/), on httpx and websockets.
 
 Two clients with the same methods: :class:`AsyncCellWarClient` (asyncio; bots, RL
 environments) and :class:`CellWarClient` (plain blocking calls; notebooks, scripts).
@@ -297,7 +297,7 @@ class _Requests:
         return "POST", "/matchmaking/tickets", {"json": body, "headers": headers}
 
 
-#: Ticket statuses after which a ticket never changes (DESIGN §11).
+#: Ticket statuses after which a ticket never changes (docs/api/index.md "Matchmaking").
 FINAL_TICKET_STATUSES = frozenset({"matched", "cancelled", "expired"})
 
 
@@ -384,7 +384,7 @@ class AsyncCellWarClient:
         idempotency_key: str | None = None,
         profile_token: str | None = None,
     ) -> str:
-        """Create a game; returns its id. ``config`` per kind (DESIGN §7), defaults filled
+        """Create a game; returns its id. ``config`` per kind (docs/api/index.md), defaults filled
         by the server (Life: 60×60, 2 players, budget 100). ``profile_token`` (campaign):
         the level counts for that profile; ApiError 409 ``LEVEL_LOCKED`` if not unlocked."""
         method, path, kw = _Requests.create(kind, config, idempotency_key, profile_token)
@@ -450,7 +450,7 @@ class AsyncCellWarClient:
     # -- reading
 
     async def state(self, game_id: str, token: str) -> dict[str, Any]:
-        """The player's view (DESIGN §7 view shape)."""
+        """The player's view (docs/api/index.md "Views and `seq`")."""
         return await self._call("GET", f"/game/{game_id}/state", headers=_auth(token))
 
     async def events(self, game_id: str, token: str | None = None, from_seq: int = 0) -> list[dict[str, Any]]:
@@ -534,7 +534,7 @@ class AsyncCellWarClient:
         """CellWar: unit ``unit_id`` acts toward (dx, dy), each in -1..1."""
         return await self.act(game_id, token, {"unit_id": unit_id, "dx": dx, "dy": dy}, **kw)
 
-    # -- matchmaking (DESIGN §11)
+    # -- matchmaking (docs/matchmaking.md)
 
     async def create_ticket(
         self,
@@ -652,7 +652,7 @@ class AsyncCellWarClient:
         data = await self._call("GET", "/leaderboard", params={"kind": kind, "players": players})
         return data["entries"]
 
-    # -- replay tools (DESIGN §12)
+    # -- replay tools (docs/replays.md)
 
     async def fork(
         self, game_id: str, seq: int, token: str | None = None, *, idempotency_key: str | None = None
@@ -936,7 +936,7 @@ class CellWarClient:
         """CellWar: unit ``unit_id`` acts toward (dx, dy)."""
         return self.act(game_id, token, {"unit_id": unit_id, "dx": dx, "dy": dy}, **kw)
 
-    # -- matchmaking (DESIGN §11)
+    # -- matchmaking (docs/matchmaking.md)
 
     def create_ticket(
         self,

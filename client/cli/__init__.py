@@ -1,4 +1,4 @@
-"""``cellwar``, the event-log command-line tool (DESIGN.md §12): ``export``, ``verify``,
+"""``cellwar``, the event-log command-line tool (docs/replays.md): ``export``, ``verify``,
 ``show``. Entry point :func:`client.cli.main.main`; run as ``cellwar`` (console script)
 or ``python -m client.cli``.
 

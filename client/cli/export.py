@@ -1,12 +1,13 @@
 """``cellwar export``: a game's event log through the REST API into a JSON Lines file.
 
-Reads ``GET /game/{id}/events`` (DESIGN.md §7): without a token the spectator's log
-(everyone's once the game is finished; 403 ``FORBIDDEN`` while a CellWar game runs or a
+Reads ``GET /game/{id}/events`` (docs/api/index.md "Games"): without a token the spectator's
+log (everyone's once the game is finished; 403 ``FORBIDDEN`` while a CellWar game runs or a
 Life game is in placement), with a player's token that player's filtered log (no
 ``state_hash``; ``cellwar verify`` refuses such a file). The request also asks for
-``format=jsonl`` (DESIGN §12): a server that streams JSON Lines is read line by line, one
-that answers the ``{"events": [...]}`` document (today's gateway) is read whole; both
-give the same file, in the exact REST shape, one event per line.
+``format=jsonl`` (docs/architecture/replay-tools.md "Log files over REST"): a server that
+streams JSON Lines is read line by line, one that answers the ``{"events": [...]}`` document
+(today's gateway) is read whole; both give the same file, in the exact REST shape, one event
+per line.
 """
 
 from __future__ import annotations

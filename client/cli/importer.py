@@ -1,5 +1,5 @@
-"""``cellwar import``: a log file into a new game through the REST API (DESIGN.md §12,
-issue 13).
+"""``cellwar import``: a log file into a new game through the REST API (docs/replays.md;
+internals: docs/architecture/replay-tools.md "`cellwar import`").
 
 The file is read with :mod:`client.logfile` (JSON Lines or the ``{"events": [...]}``
 document) and posted to ``POST /games/import`` as ``{"events": [...]}`` with its origin

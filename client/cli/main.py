@@ -1,4 +1,4 @@
-"""``cellwar``: the event-log tool (DESIGN.md §12). Console script ``cellwar``, or
+"""``cellwar``: the event-log tool (docs/replays.md). Console script ``cellwar``, or
 ``python -m client.cli``.
 
 Subcommands::

@@ -1,6 +1,6 @@
 """Read every game's log straight from the NATS JetStream stream ``GAME_EVENTS``
-(DESIGN.md §6: subjects ``games.<game_id>.events``, one ``cellwar.v1.Event`` protobuf
-per message), for ``cellwar verify --nats URL --all``.
+(docs/architecture/index.md "The event model": subjects ``games.<game_id>.events``, one
+``cellwar.v1.Event`` protobuf per message), for ``cellwar verify --nats URL --all``.
 
 One ordered consumer reads the whole stream once, in stream order (which is each game's
 seq order), up to the last message the stream held when the read began; messages are

@@ -1,4 +1,4 @@
-"""Pictures of a game view (DESIGN.md §7 "A view") for ``cellwar show``: text for a
+"""Pictures of a game view (docs/api/index.md "Views") for ``cellwar show``: text for a
 terminal and PNG images.
 
 Everything here reads a view dict only (the JSON of ``GET /game/{id}/state`` or

@@ -1,6 +1,5 @@
 """Offline verification of event logs: fold every event through the engine library and
-check every recorded ``state_hash`` (DESIGN.md §6 "checked against the recorded hashes",
-§12 ``cellwar verify``).
+check every recorded ``state_hash`` (``cellwar verify``, docs/replays.md "Log files").
 
 Each event is folded on its own, under its own ``engine_version``
 (:func:`engine.apply_event`), and the hash of the state after it is compared with the
