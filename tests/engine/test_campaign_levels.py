@@ -1,4 +1,4 @@
-"""Campaign levels as data (DESIGN.md §1 "Engine library API", §4)."""
+"""Campaign levels as data (``engine.campaign.levels()``; the Life seed's "Кампания")."""
 
 from __future__ import annotations
 

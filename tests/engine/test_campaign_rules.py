@@ -1,6 +1,6 @@
-"""Campaign rules at game level (DESIGN.md §4; the seed's section "Кампания"): config,
+"""Campaign rules at game level (the Life seed's section "Кампания"): config,
 untouchable enemy cells, win, loss, redraw, restart, max_generations, views, and
-commands folding back into the same states (DESIGN.md §6)."""
+commands folding back into the same states (docs/architecture/index.md "The event model")."""
 
 from __future__ import annotations
 

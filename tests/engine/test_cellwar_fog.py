@@ -1,4 +1,4 @@
-"""CellWar fog of war (seed "Туман войны", DESIGN.md §5 "Vision", §7 "A view")."""
+"""CellWar fog of war (the seed's "Туман войны"; docs/api/index.md "Views")."""
 
 from __future__ import annotations
 

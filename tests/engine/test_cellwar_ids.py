@@ -1,5 +1,5 @@
-"""CellWar unit ids drawn per owner (engine/cellwar/ids.py; issue 10 §1 "Unit ids count
-hidden units"), and the numbering engine version 1 keeps for its logs."""
+"""CellWar unit ids drawn per owner (engine/cellwar/ids.py: ids must not count
+hidden units), and the numbering engine version 1 keeps for its logs."""
 
 from __future__ import annotations
 

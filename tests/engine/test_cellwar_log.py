@@ -1,4 +1,4 @@
-"""A player's fog-filtered CellWar log (engine/cellwar/log.py; DESIGN.md §5, §7): the
+"""A player's fog-filtered CellWar log (engine/cellwar/log.py; docs/architecture/contracts.md): the
 events it observes, numbered in its own sequence (``seq`` 1..k, ``log_seq`` the real seq)."""
 
 from __future__ import annotations
@@ -180,7 +180,7 @@ def test_rolled_back_loses_its_state_and_removals_are_public(game):
 def test_a_rollback_of_moves_a_player_never_saw_is_hidden_from_it():
     """p2 moves its far unit in the fog, then leaves in its own turn: the RolledBack that
     undoes the move is not in p1's or p3's log, which read exactly as when p2 leaves
-    before moving (issue 10 §1: a public rollback would tell that p2 had acted)."""
+    before moving (a public rollback would tell that p2 had acted)."""
     start = [
         ("create", 0, {"kind": "cellwar", "config": CONFIG}),
         ("join", 0, {"name": "a"}),

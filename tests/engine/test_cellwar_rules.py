@@ -1,5 +1,6 @@
 """CellWar rules, table-driven from the seed's action and attack tables
-(``seeds/001_9d7c8657bdcb51a7.txt`` "API действий", "Правила атаки") and DESIGN.md §5."""
+(``seeds/001_9d7c8657bdcb51a7.txt`` "API действий", "Правила атаки") and
+docs/architecture/rules.md "CellWar"."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Commands become events and events fold back into the same states, bit for bit
-(docs/architecture/contracts.md "Commands and events"; DESIGN.md §6)."""
+(docs/architecture/contracts.md "Commands and events")."""
 
 from __future__ import annotations
 

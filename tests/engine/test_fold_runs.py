@@ -1,8 +1,8 @@
-"""Folding runs at once changes nothing (issue 11 "Replay from snapshots": runs of
-placements applied together, runs of ticks as one tick): a Life log whose players draw
-cell by cell folds to the same state, hash and envelope (every seat's version) at once
-as event by event, and a run that breaks a rule is refused as the first bad action
-would be."""
+"""Folding runs at once changes nothing (docs/architecture/ticking.md "Replay from
+snapshots": runs of placements applied together, runs of ticks as one tick): a Life log
+whose players draw cell by cell folds to the same state, hash and envelope (every seat's
+version) at once as event by event, and a run that breaks a rule is refused as the first bad
+action would be."""
 
 from __future__ import annotations
 

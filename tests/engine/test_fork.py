@@ -1,4 +1,4 @@
-"""Forks (engine/fork.py, DESIGN.md §12, issue 13 "Fork"): a fork at seq n starts in a
+"""Forks (engine/fork.py; docs/architecture/replay-tools.md "Forks"): a fork at seq n starts in a
 state whose hash is the one recorded at n, its seats are free until players take them
 over, and it plays on to the end as the original did."""
 

@@ -1,4 +1,4 @@
-"""Golden event logs (DESIGN.md §12, issue 13 "Golden logs"): every log in
+"""Golden event logs (docs/architecture/engine-versions.md): every log in
 ``tests/fixtures/logs/v<version>/`` folds to EVERY recorded ``state_hash``, under the engine
 version that wrote it, forever. A rules change that changes a hash without bumping
 ``engine.ENGINE_VERSION`` fails here; so does any change of what the current engine

@@ -1,4 +1,4 @@
-"""Indistinguishability (DESIGN.md §5, issue 10 §1 and must-show 1, engine level): two
+"""Indistinguishability (docs/architecture/contracts.md, engine level): two
 games that differ only in what player 1 cannot see give player 1 identical sequences of
 (version, view JSON) and identical filtered logs (``player_log`` of the whole log, without
 ``log_seq``, which the session strips).
@@ -13,7 +13,7 @@ games that differ only in what player 1 cannot see give player 1 identical seque
   games are the same from the end of placement on, but the number and timing of the
   hidden drawing events differ.
 
-A game that ends makes everything public (DESIGN.md §5), so a CellWar pair is compared up
+A game that ends makes everything public, so a CellWar pair is compared up
 to the event that finishes it. The same check on the rules of engine version 1 and the
 numbering of the old filtered logs (global seqs) tells the games apart
 (:func:`test_the_check_tells_the_games_apart_under_the_old_rules`).
@@ -95,7 +95,7 @@ def seen_by(game: Game, pid: int, *, old_numbering: bool = False) -> tuple[list,
     """What player ``pid`` receives: ``[(version, view JSON)]`` at each event it observes,
     and its filtered log without ``log_seq``, both up to the event that ends the game
     (then everything is public). ``old_numbering``: the version is the game's seq and the
-    log is numbered by it (engine version 1 and the session before issue 10)."""
+    log is numbered by it (engine version 1 and the session before per-player versions)."""
     frames = []
     version = 0
     before = None
@@ -334,7 +334,7 @@ def test_life_blind_placements_are_invisible_to_player_one():
 
 def test_the_check_tells_the_games_apart_under_the_old_rules():
     """Engine version 1's global unit ids, and views and filtered logs numbered by the
-    game's seq (the session before issue 10), give player 1 different messages."""
+    game's seq (the session before per-player versions), give player 1 different messages."""
     ids_differ = numbering_differs = 0
     for _, (a, b) in _cellwar_pairs(rules="1", count=40):
         ids_differ += seen_by(a, 1)[0] != seen_by(b, 1)[0]

@@ -1,6 +1,6 @@
-"""How a Life game ends (DESIGN.md §3 "The game ends"), each condition with its winner
-and result: extinction, budget deadlock, empty redraw round, agreement and resignation,
-max_generations, removal."""
+"""How a Life game ends (the Life seed's end rules, docs/game-end.md "Life"), each condition
+with its winner and result: extinction, budget deadlock, empty redraw round, agreement and
+resignation, max_generations, removal."""
 
 from __future__ import annotations
 

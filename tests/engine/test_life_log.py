@@ -1,5 +1,5 @@
-"""A player's log of a Life game during blind placement (engine/life/log.py; DESIGN.md §3
-"blind placement", §5 "nothing else leaks", §7 ``GET /game/{id}/events``), and the
+"""A player's log of a Life game during blind placement (engine/life/log.py; blind
+placement: nothing else leaks through ``GET /game/{id}/events``), and the
 per-kind dispatch of ``engine.player_log``."""
 
 from __future__ import annotations

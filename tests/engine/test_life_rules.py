@@ -1,5 +1,5 @@
-"""Life rules at game level (DESIGN.md §3): zones, drawing, stamps, phases, errors,
-control actions, colour inheritance, edges, stability."""
+"""Life rules at game level (the Life seed; docs/architecture/rules.md "Life"): zones,
+drawing, stamps, phases, errors, control actions, colour inheritance, edges, stability."""
 
 from __future__ import annotations
 

@@ -1,6 +1,7 @@
-"""Commands that change nothing are refused with one code, ``NO_CHANGE`` (issue 10 §3 "No-op
-commands become events"; engine version 2), and nothing is recorded; engine version 1
-accepted them as events that changed nothing, and those still fold."""
+"""Commands that change nothing are refused with one code, ``NO_CHANGE``
+(docs/architecture/contracts.md "No-op commands"; engine version 2), and nothing is
+recorded; engine version 1 accepted them as events that changed nothing, and those still
+fold."""
 
 from __future__ import annotations
 

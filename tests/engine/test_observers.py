@@ -1,5 +1,5 @@
 """Who observes an event (``engine.api.observers``) and the player's own numbering of its
-filtered log (DESIGN.md §5 "a view's ``seq`` is the player's own version"; issue 10 §1).
+filtered log (a view's ``seq`` is the player's own version: docs/architecture/contracts.md).
 
 Invariant, over random games of both kinds (Hypothesis): a seat observes an event ⇔ the
 event is in that seat's filtered log ⇔ the seat's view (``get_visible_state`` JSON)
@@ -210,8 +210,8 @@ def test_a_rollback_names_the_readers_own_version():
     rec.afters.append(start)
     rec.state = start
     rec.cmd("remove_player", 0, player_id=2, reason="disconnected")
-    # The rollback undid only moves in p1's and p3's fog: they do not observe it (issue 10
-    # §1: it would tell them p2 had acted). p2 does; its to_seq is p2's own version at
+    # The rollback undid only moves in p1's and p3's fog: they do not observe it (it
+    # would tell them p2 had acted). p2 does; its to_seq is p2's own version at
     # seq 6, 5 (p1's move at seq 5 was in its fog).
     for pid in (1, 3):
         assert "RolledBack" not in [e["type"] for e in engine.player_log(rec.events, pid)]

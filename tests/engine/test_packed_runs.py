@@ -1,9 +1,9 @@
-"""The packed tick path changes nothing (issue 11 must-show 6): running Life games kept
-bit-packed and advanced many at once (engine/life/packed_runs.py) reach, generation for
-generation, the state the plain path reaches (``engine.life.game.tick``): the same
-board, players, history and hash, and they stop (stable board, extinction,
-``max_generations``) exactly where it stops. Seeded random games of many shapes: hard
-edges and tori, widths below, at and across word boundaries, 2 and 4 players."""
+"""The packed tick path changes nothing (docs/architecture/ticking.md "Ticking"): running
+Life games kept bit-packed and advanced many at once (engine/life/packed_runs.py) reach,
+generation for generation, the state the plain path reaches (``engine.life.game.tick``): the
+same board, players, history and hash, and they stop (stable board, extinction,
+``max_generations``) exactly where it stops. Seeded random games of many shapes: hard edges
+and tori, widths below, at and across word boundaries, 2 and 4 players."""
 
 from __future__ import annotations
 

@@ -1,6 +1,7 @@
 """Re-deciding a recorded log (engine/reenact.py), the engine's half of `cellwar import`
-(DESIGN.md §12, issue 13): every golden log is reproduced by the rules under the version
-that wrote it; any tampering is refused at the first event that differs."""
+(docs/architecture/replay-tools.md "Imports"): every golden log is reproduced by the rules
+under the version that wrote it; any tampering is refused at the first event that
+differs."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """``engine.get_visible_state(state, player_id, reveal=True)``: once a game is finished
-everything is public (DESIGN.md §5; issue 10 §1 and must-show 3, issue 16 defect 3): the
+everything is public (docs/architecture/contracts.md "Who observes an event"): the
 replay of a finished Life game shows each placement as it was made."""
 
 from __future__ import annotations

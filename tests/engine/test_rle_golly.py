@@ -1,7 +1,8 @@
-"""Pattern files read as Golly reads them (issue 10 §2; engine/life/rle.py "Golly
-compatibility"; source: Golly ``gollybase/readpattern.cpp`` ``readrle``, ``isplainrle``,
-``loadpattern``, ``readpclife``): the RLE tag set, format detection, and cell states read
-by the pattern's own rule. Engine version 1's reader stays for its logs (``reader="v1"``).
+"""Pattern files read as Golly reads them (docs/architecture/rules.md "Pattern files";
+engine/life/rle.py "Golly compatibility"; source: Golly ``gollybase/readpattern.cpp``
+``readrle``, ``isplainrle``, ``loadpattern``, ``readpclife``): the RLE tag set, format
+detection, and cell states read by the pattern's own rule. Engine version 1's reader stays
+for its logs (``reader="v1"``).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
-"""Engine versions (engine/versions.py; DESIGN.md §12): each event folds under the version
-that recorded it, a game's state carries its rules version, decide always uses the
-current one, version-1 states keep their bytes."""
+"""Engine versions (engine/versions.py; docs/architecture/engine-versions.md): each event
+folds under the version that recorded it, a game's state carries its rules version, decide
+always uses the current one, version-1 states keep their bytes."""
 
 from __future__ import annotations
 
