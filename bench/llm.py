@@ -32,8 +32,8 @@ from client.rl.arena import MatchResult, match
 SEED = 20261201
 #: Board side of the games (cells).
 SIZE = 6
-#: Games between two progress lines (even: the seats alternate as in one match).
-CHUNK = 10
+#: Games per opponent between two progress lines (even: the seats alternate as in one match).
+CHUNK = 2
 
 
 def wilson(wins: int, games: int, z: float = 1.959964) -> tuple[float, float]:
@@ -73,25 +73,25 @@ def play_matches(url: str, games: int, opponents: tuple[str, ...] = ("heuristic"
     """
     policy = LLMPolicy(url, SMOLLM2_ALIAS, seed=SEED)
     policy.check()
-    results = {}
+    results = {opponent: MatchResult() for opponent in opponents}
     t0 = time.perf_counter()
     try:
-        for opponent in opponents:
-            started = time.perf_counter()
-            total = MatchResult()
-            for first in range(0, games, CHUNK):  # = one match of `games` (game i: seed SEED + i)
-                n = min(CHUNK, games - first)
+        # chunks of CHUNK games against each opponent in turn: the same games as one match
+        # per opponent (game i: seed SEED + i), with both tallies growing side by side
+        for first in range(0, games, CHUNK):
+            n = min(CHUNK, games - first)
+            for opponent in opponents:
                 part = match(
                     lambda s: policy, lambda s, o=opponent: load_policy(o, seed=s), n,
                     seed=SEED + first, width=SIZE, height=SIZE,
                 )
+                total = results[opponent]
                 for field in ("games", "wins", "losses", "unfinished", "steps"):
                     setattr(total, field, getattr(total, field) + getattr(part, field))
-                sys.stderr.write(
-                    f"llm: smollm2 vs {opponent}: {total.wins}/{total.games} won ({total.unfinished} unfinished) "
-                    f"in {time.perf_counter() - started:.0f} s; {policy.stats.summary()}\n"
-                )
-            results[opponent] = total
+            tallies = "; ".join(
+                f"vs {o} {r.wins}/{r.games} won ({r.unfinished} unfinished)" for o, r in results.items()
+            )
+            sys.stderr.write(f"llm: smollm2 {tallies}; {time.perf_counter() - t0:.0f} s; {policy.stats.summary()}\n")
     finally:
         policy.close()
     return {"results": results, "stats": policy.stats, "seconds": time.perf_counter() - t0}
