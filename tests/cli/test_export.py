@@ -1,8 +1,8 @@
 """``cellwar export`` against a real stack (gateway on uvicorn, session, engine, NATS;
-tests/api/conftest.py), then ``cellwar verify`` of the file (issue 13 must-show 1, the
-offline half): a finished game's log is OK with every hash checked, and one flipped cell
-is named by its seq. The tool runs as a child process (``python -m client.cli``), as a
-user runs it, so the test's event loop keeps serving the gateway meanwhile."""
+tests/api/conftest.py), then ``cellwar verify`` of the file (the offline half): a finished
+game's log is OK with every hash checked, and one flipped cell is named by its seq. The tool
+runs as a child process (``python -m client.cli``), as a user runs it, so the test's event
+loop keeps serving the gateway meanwhile."""
 
 from __future__ import annotations
 

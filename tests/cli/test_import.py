@@ -1,8 +1,7 @@
-"""``cellwar import`` against a real stack (issue 13 must-show 1, second half, and
-must-show 2): an exported log imports into a new game whose log folds to the same final
-hash (and exports and verifies again); the same file with one flipped cell is refused
-with that seq, exit 1, and no game is made. The tool runs as a child process, as a user
-runs it."""
+"""``cellwar import`` against a real stack (docs/replays.md): an exported log imports into a
+new game whose log folds to the same final hash (and exports and verifies again); the same
+file with one flipped cell is refused with that seq, exit 1, and no game is made. The tool
+runs as a child process, as a user runs it."""
 
 from __future__ import annotations
 

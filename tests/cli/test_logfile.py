@@ -1,6 +1,6 @@
-"""Log files (client/logfile.py, DESIGN.md §12): JSON Lines of the REST event objects,
-the ``{"events": [...]}`` document accepted wherever a log is read, clear errors with
-line numbers, atomic writes."""
+"""Log files (client/logfile.py; docs/replays.md "Log files"): JSON Lines of the REST event
+objects, the ``{"events": [...]}`` document accepted wherever a log is read, clear errors
+with line numbers, atomic writes."""
 
 from __future__ import annotations
 

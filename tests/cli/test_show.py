@@ -1,5 +1,6 @@
-"""``cellwar show FILE --seq N`` (DESIGN.md §12): the board of a golden log at a known seq
-as text (header, cells, units) and as a PNG (size, colours of the web client's palette)."""
+"""``cellwar show FILE --seq N`` (docs/replays.md "Log files"): the board of a golden log at
+a known seq as text (header, cells, units) and as a PNG (size, colours of the web client's
+palette)."""
 
 from __future__ import annotations
 
@@ -85,7 +86,7 @@ def test_cellwar_player_view_fogs_what_its_units_do_not_see(cellwar):
     start = read(CELLWAR)[0]["payload"]["config"]["units"]
     run = cellwar("show", CELLWAR, "--seq", 3, "--player", 1, "--color", "never")
     rows = board(run.out, 8)
-    vision = {"infantry": 1, "fortification": 2, "factory": 1}  # Chebyshev radius (DESIGN §5)
+    vision = {"infantry": 1, "fortification": 2, "factory": 1}  # Chebyshev radius (seed "Юниты")
     seen = {
         (x, y)
         for u in start

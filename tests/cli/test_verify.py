@@ -1,6 +1,6 @@
-"""``cellwar verify`` (DESIGN.md §12, issue 13 must-show 1 and 5): every golden log folds
-to every recorded hash; a tampered copy is named by its first bad seq and exits 1; a log
-that cannot be read exits 2."""
+"""``cellwar verify`` (docs/replays.md "Log files"): every golden log folds to every
+recorded hash; a tampered copy is named by its first bad seq and exits 1; a log that cannot
+be read exits 2."""
 
 from __future__ import annotations
 

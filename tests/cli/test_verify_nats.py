@@ -1,7 +1,7 @@
-"""``cellwar verify --nats URL --all`` (DESIGN.md §12): every game of the stream
-``GAME_EVENTS`` verified from the stored ``cellwar.v1.Event`` protobufs, after playing
-games through the real stack. The stack runs on a NATS server of its own (a fresh
-``nats-server`` in a temporary folder), so the stream holds exactly this test's games."""
+"""``cellwar verify --nats URL --all`` (docs/replays.md): every game of the stream
+``GAME_EVENTS`` verified from the stored ``cellwar.v1.Event`` protobufs, after playing games
+through the real stack. The stack runs on a NATS server of its own (a fresh ``nats-server``
+in a temporary folder), so the stream holds exactly this test's games."""
 
 from __future__ import annotations
 

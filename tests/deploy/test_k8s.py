@@ -1,6 +1,6 @@
-"""The Kubernetes base (deploy/k8s, DESIGN §10): every manifest validates against the
-Kubernetes 1.30 schemas (kubernetes-validate, strict), the kustomization lists every file,
-and the pieces issue 9 asks for are there with the right wiring."""
+"""The Kubernetes base (deploy/k8s; docs/hosting.md "Kubernetes"): every manifest validates
+against the Kubernetes 1.30 schemas (kubernetes-validate, strict), the kustomization lists
+every file, and the pieces the hosting docs name are there with the right wiring."""
 
 from __future__ import annotations
 

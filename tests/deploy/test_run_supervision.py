@@ -1,6 +1,7 @@
-"""``make run`` supervises (issue 9): the runner started as a subprocess on free ports;
-the session is killed with SIGKILL and comes back under its name with a new PID while
-the rest stays up; a game is played afterwards; Ctrl-C leaves no process behind."""
+"""``make run`` supervises (docs/hosting.md "Supervision"): the runner started as a
+subprocess on free ports; the session is killed with SIGKILL and comes back under its name
+with a new PID while the rest stays up; a game is played afterwards; Ctrl-C leaves no
+process behind."""
 
 from __future__ import annotations
 

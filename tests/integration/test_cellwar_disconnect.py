@@ -1,6 +1,7 @@
-"""CellWar disconnects through the session against a real NATS (DESIGN §5, seed
-"Отключение игрока"): presence from Watch streams, the timeout, the rollback to the
-snapshot after the previous player's turn, and leave (gRPC and REST)."""
+"""CellWar disconnects through the session against a real NATS (the CellWar seed's
+"Отключение игрока"; docs/architecture/session.md): presence from Watch streams, the
+timeout, the rollback to the snapshot after the previous player's turn, and leave (gRPC and
+REST)."""
 
 from __future__ import annotations
 

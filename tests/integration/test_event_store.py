@@ -1,6 +1,7 @@
-"""Contract of the event store (DESIGN §6): order, optimistic concurrency, de-duplication
-by command id. One suite, run against the JetStream store and the in-memory fake the
-command loop's unit tests use (tests/support/fakes.py), so the fake keeps the contract."""
+"""Contract of the event store (docs/architecture/index.md "The command loop"): order,
+optimistic concurrency, de-duplication by command id. One suite, run against the JetStream
+store and the in-memory fake the command loop's unit tests use (tests/support/fakes.py), so
+the fake keeps the contract."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Every gRPC server answers health checks and reflection (DESIGN §9)."""
+"""Every gRPC server answers health checks and reflection."""
 
 from __future__ import annotations
 

@@ -1,8 +1,8 @@
-"""Several session instances on one NATS (issue 9 "Any session instance serves any game"):
-every instance follows the log, exactly one ticks a running game and another takes over
-when it goes, presence and disconnect clocks outlive the instance that saw them, the
-engine client spreads over replicas, the lobby pages, waiting games expire, replays
-create no NATS consumer. Real NATS, real gRPC servers on loopback."""
+"""Several session instances on one NATS (docs/architecture/scale-out.md: any session
+instance serves any game): every instance follows the log, exactly one ticks a running game
+and another takes over when it goes, presence and disconnect clocks outlive the instance
+that saw them, the engine client spreads over replicas, the lobby pages, waiting games
+expire, replays create no NATS consumer. Real NATS, real gRPC servers on loopback."""
 
 from __future__ import annotations
 

@@ -1,8 +1,8 @@
-"""A session instance killed with SIGKILL in the middle of a running game: a new one
-(same instance id) rebuilds the game from NATS and finishes it, with a log that has
-no gap, no duplicate and folds to the recorded final hash (DESIGN §6). Running games
-record their generations at checkpoints (issue 11): the game resumes from its last
-recorded generation, losing at most one checkpoint interval of running time."""
+"""A session instance killed with SIGKILL in the middle of a running game: a new one (same
+instance id) rebuilds the game from NATS and finishes it, with a log that has no gap, no
+duplicate and folds to the recorded final hash. Running games record their generations at
+checkpoints (docs/architecture/ticking.md): the game resumes from its last recorded
+generation, losing at most one checkpoint interval of running time."""
 
 from __future__ import annotations
 

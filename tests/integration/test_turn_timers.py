@@ -1,7 +1,8 @@
-"""Turn timers through the session (issue 14 must-show 4): a timed turn nobody plays ends
-by itself with ``TurnTimedOut`` — CellWar, Life placement, Life redraw — also across a
-session restart, exactly once; views show ``turn_deadline`` = the recorded time of the
-event that began the turn + ``turn_time_s``. Real NATS, real gRPC servers on loopback."""
+"""Turn timers through the session (docs/architecture/rules.md "Turn timers"): a timed turn
+nobody plays ends by itself with ``TurnTimedOut`` — CellWar, Life placement, Life redraw —
+also across a session restart, exactly once; views show ``turn_deadline`` = the recorded
+time of the event that began the turn + ``turn_time_s``. Real NATS, real gRPC servers on
+loopback."""
 
 from __future__ import annotations
 

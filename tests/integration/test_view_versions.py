@@ -1,8 +1,9 @@
-"""Per-player view versions through the session (issue 10 §1, the transport): a view's
-``seq`` is the player's own version from the engine's envelope; it moves only at events
-the player observes (``engine.api.observers``), and a Watch sends a frame only then.
-The filtered log is numbered in the player's own sequence when the engine numbers it so
-(``log_seq``), and a replay counts in that numbering.
+"""Per-player view versions through the session (the transport;
+docs/architecture/scale-out.md "Per-player view versions"): a view's ``seq`` is the player's
+own version from the engine's envelope; it moves only at events the player observes
+(``engine.api.observers``), and a Watch sends a frame only then. The filtered log is
+numbered in the player's own sequence when the engine numbers it so (``log_seq``), and a
+replay counts in that numbering.
 
 The engine's real per-kind observation rule is the engine's business; here a rule where
 another player's CellWar action is hidden is patched into the in-process engine service,

@@ -1,6 +1,7 @@
-"""Scripted pairs of games that differ only in what player 1 cannot see (issue 10 §1,
-DESIGN §3 blind placement, §5 fog of war), for the indistinguishability test over REST
-and WebSocket (tests/api/test_indistinguishable.py).
+"""Scripted pairs of games that differ only in what player 1 cannot see (Life's blind
+placement, CellWar's fog of war), for the indistinguishability test over REST and WebSocket
+(tests/api/test_indistinguishable.py; docs/architecture/contracts.md "Indistinguishability
+over REST and WebSocket").
 
 A pair is played first through the engine library in this process (``engine.decide``),
 which checks every step and records the truth (events and states) that the public log
@@ -12,7 +13,7 @@ commands to the real stack. Each :class:`Step` says whether player 1 can see it:
   sequence, in both games, so player 1's own commands are identical too.
 
 The first step marked ``reveals`` is where the games may legitimately start to differ
-for player 1: the step that finishes the game (then everything is public, DESIGN §5), or
+for player 1: the step that finishes the game (then everything is public), or
 for a Life pair whose opponents drew different cells, the end of placement (the board is
 then visible to all). The test compares everything player 1 receives before it.
 

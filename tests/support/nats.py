@@ -1,4 +1,4 @@
-"""A real NATS server with JetStream for tests (DESIGN §2: never a mock of NATS).
+"""A real NATS server with JetStream for tests (never a mock of NATS).
 
 Order of preference, see :func:`nats_server`: ``CELLWAR_TEST_NATS_URL`` if set; else a
 testcontainers container of the ``cellwar/nats:<version>`` image (``make images``; never
@@ -67,7 +67,7 @@ class NatsProcess:
     Args:
         store_dir: JetStream store directory (kept between restarts).
         port: client port (0 = pick a free one, kept across restarts).
-        sync_always: run JetStream with ``sync_interval: always`` (DESIGN §6), slower.
+        sync_always: run JetStream with ``sync_interval: always`` (as the runners do), slower.
 
     ``url`` is ``nats://127.0.0.1:<port>``. ``start()`` waits until the port answers;
     ``stop()`` terminates (``kill=True``: SIGKILL) and waits.

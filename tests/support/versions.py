@@ -1,6 +1,7 @@
 """Each player's view version as the engine's envelope computes it for a whole log
-(engine/envelope.py): the number of events that player observed. A view's ``seq``, a
-Watch frame's ``seq`` and a command reply's ``seq`` are that version (DESIGN §5)."""
+(engine/envelope.py): the number of events that player observed. A view's ``seq``, a Watch
+frame's ``seq`` and a command reply's ``seq`` are that version (docs/api/index.md "Views and
+`seq`")."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
-"""The session knows no rules (DESIGN §1, §10): it never imports ``engine`` and never names
-a game kind; per-kind policy comes from the engine as data (engine/policy.py)."""
+"""The session knows no rules (docs/architecture/index.md "The layers"): it never imports
+``engine`` and never names a game kind; per-kind policy comes from the engine as data
+(engine/policy.py)."""
 
 from __future__ import annotations
 

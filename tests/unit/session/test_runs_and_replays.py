@@ -1,6 +1,6 @@
-"""The packed tick path and replays in the session's service layer (issue 11), on the
-in-memory fakes (tests/support/fakes.py: the real rules and the engine service's run
-cache in process, no NATS, no gRPC).
+"""The packed tick path and replays in the session's service layer
+(docs/architecture/ticking.md), on the in-memory fakes (tests/support/fakes.py: the real
+rules and the engine service's run cache in process, no NATS, no gRPC).
 
 * A running game's generations are not recorded per tick: one ``GenerationsTicked{n}``
   at a checkpoint, when the board stabilises, or before a command (in the command's
