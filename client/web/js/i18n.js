@@ -275,8 +275,11 @@ export function setLang(lang, root = document) {
 }
 
 /** Translate a key; `{name}` placeholders are filled from params. */
+/** A touch screen (a finger, no mouse): `t` prefers a key's `.touch` variant ("Tap ..."). */
+const TOUCH = typeof matchMedia === 'function' && matchMedia('(pointer: coarse)').matches;
+
 export function t(key, params = {}) {
-  const s = STRINGS[current][key] ?? STRINGS.en[key] ?? key;
+  const s = (TOUCH && STRINGS[current][`${key}.touch`]) || (STRINGS[current][key] ?? STRINGS.en[key] ?? key);
   return s.replace(/\{(\w+)\}/g, (m, k) => (k in params ? String(params[k]) : m));
 }
 

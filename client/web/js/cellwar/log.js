@@ -7,7 +7,7 @@
 
 import { gamePath, request } from '../http.js';
 import { t, tNodes } from '../i18n.js';
-import { arrow } from '../replay/events.js';
+import { arrow, cwAction } from '../replay/events.js';
 
 const SHOWN = 80;
 const cell = (xy) => (xy ? `(${xy[0]}, ${xy[1]})` : '');
@@ -20,7 +20,7 @@ export class CombatLog {
   constructor(list, { nameOf }) {
     this.list = list;
     this.nameOf = nameOf;
-    this.snapsBy = new Map(); // seat → [{seq, units: Map("x,y" → unit)}] its own units per view
+    this.snapsBy = new Map(); // seat → [{seq, units: Map("x,y" → own unit), all: units seen}] per view
     this.reset(null, null);
   }
 
@@ -53,7 +53,7 @@ export class CombatLog {
     if (last && last.seq >= seq) return;
     const units = new Map();
     for (const u of view.units) if (u.owner === pid) units.set(`${u.x},${u.y}`, u);
-    snaps.push({ seq, units });
+    snaps.push({ seq, units, all: view.units });
     if (snaps.length > 400) snaps.splice(0, snaps.length - 400);
   }
 
@@ -86,13 +86,19 @@ export class CombatLog {
     return this.loading;
   }
 
-  /** The seat's unit at `xy` just before event `seq`, if it had one there. */
-  _mineBefore(seq, xy) {
+  /** The seat's view (a snapshot of its units) just before event `seq`, if observed. */
+  _snapBefore(seq) {
     const snaps = this.snapsBy.get(this.pid) || [];
     for (let i = snaps.length - 1; i >= 0; i--) {
-      if (snaps[i].seq < seq) return snaps[i].units.get(`${xy[0]},${xy[1]}`) || null;
+      if (snaps[i].seq < seq) return snaps[i];
     }
     return null;
+  }
+
+  /** The seat's unit at `xy` just before event `seq`, if it had one there. */
+  _mineBefore(seq, xy) {
+    const snap = this._snapBefore(seq);
+    return snap ? snap.units.get(`${xy[0]},${xy[1]}`) || null : null;
   }
 
   /** One event as {nodes, cls} (null: not shown). */
@@ -125,6 +131,18 @@ export class CombatLog {
                 type: type(own.type), from: cell(own.from), to: cell(own.to), target: own.target ? type(own.target) : t('cw.log.enemy'),
               }))],
               cls: own.kind === 'attack' ? 'hit mine' : 'mine',
+            };
+          }
+          // Not sent from here (another tab, a reload): what it did, from the seat's view
+          // before it (js/replay/events.js cwAction), else its arrow.
+          const snap = this._snapBefore(e.seq);
+          const act = snap ? cwAction(snap.all, a) : null;
+          if (act) {
+            return {
+              nodes: [document.createTextNode(t(`cw.log.own.${act.kind}`, {
+                type: type(act.unit.type), from: cell(act.from), to: cell(act.to), target: act.target ? type(act.target.type) : t('cw.log.enemy'),
+              }))],
+              cls: act.kind === 'attack' ? 'hit mine' : 'mine',
             };
           }
           return { nodes: [document.createTextNode(t('cw.log.ownUnit', { id: a.unit_id, dir: arrow(a.dx, a.dy) }))], cls: 'mine' };

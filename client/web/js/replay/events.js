@@ -31,13 +31,55 @@ export function arrow(dx, dy) {
 const cell = (xy) => `(${xy[0]}, ${xy[1]})`;
 
 /**
+ * What a CellWar unit's vector action did, as the engine decides it (engine/cellwar/actions.py,
+ * from the seed's "Правила атаки"): "fortify", "stand", "become_factory", "produce", "move"
+ * or "attack" (the target cell held a unit of another player). Decided from the units of
+ * a view before the action (a finished game's replay view holds every unit; a player's
+ * view holds what it saw); null when that view does not show the unit.
+ * @param {Array<{id: number, owner: number, type: string, x: number, y: number, standing?: number}>} units
+ * @param {{unit_id: number, dx: number, dy: number}} a
+ * @returns {{kind: string, unit: object, from: number[], to: number[], target: object|null}|null}
+ */
+export function cwAction(units, a) {
+  if (!Array.isArray(units) || !a || !Number.isFinite(a.unit_id)) return null;
+  const unit = units.find((u) => u.id === a.unit_id);
+  if (!unit) return null;
+  const dx = a.dx || 0;
+  const dy = a.dy || 0;
+  const from = [unit.x, unit.y];
+  const to = [unit.x + dx, unit.y + dy];
+  const target = dx || dy ? units.find((u) => u.x === to[0] && u.y === to[1]) || null : null;
+  let kind;
+  if (!dx && !dy) {
+    if (unit.type === 'infantry') kind = 'fortify';
+    else kind = (unit.standing || 1) + 1 >= 3 ? 'become_factory' : 'stand';
+  } else if (unit.type === 'factory') kind = 'produce';
+  else kind = target && target.owner !== unit.owner ? 'attack' : 'move';
+  return { kind, unit, from, to, target: kind === 'attack' ? target : null };
+}
+
+/** A CellWar action's words from {@link cwAction}: "infantry #1 attacked the factory at (3, 4)". */
+export function cwActionText(act) {
+  const type = (u) => t(`cw.type.${u}`);
+  return t(`ev.cw.${act.kind}`, {
+    unit: t('ev.cw.unit', { type: type(act.unit.type), id: act.unit.id }),
+    from: cell(act.from),
+    to: cell(act.to),
+    target: act.target ? type(act.target.type) : '',
+  });
+}
+
+/**
  * What an event did, in words, as DOM nodes (may be empty): a Life action (`place` ×3 →
- * "3 cells placed"), a CellWar unit's step, generations run, a join, a removal, the end.
+ * "3 cells placed"), a CellWar unit's step (a move, an attack, a fortify... when `before`,
+ * the view just before the event, shows the unit; else its arrow), generations run, a
+ * join, a removal, the end.
  * @param {{type: string, actor?: number, payload?: object}} e
  * @param {(pid: number) => string} nameOf a player's display name
+ * @param {{units?: object[]}|null} [before] the game's view before the event (CellWar)
  * @returns {Node[]}
  */
-export function eventDetail(e, nameOf) {
+export function eventDetail(e, nameOf, before = null) {
   const p = e.payload || {};
   const text = (s) => [document.createTextNode(s)];
   switch (e.type) {
@@ -67,6 +109,8 @@ export function eventDetail(e, nameOf) {
         return text(s === key ? t('ev.action') : s);
       }
       if ('dx' in a) {
+        const act = before ? cwAction(before.units, a) : null;
+        if (act) return text(cwActionText(act));
         const who = 'unit_id' in a ? t('ev.unit', { id: a.unit_id }) : t('ev.someUnit');
         const where = `${p.from ? ` ${cell(p.from)}` : ''}${p.to ? ` → ${cell(p.to)}` : ''}`;
         return text(`${who} ${arrow(a.dx, a.dy)}${where}`);

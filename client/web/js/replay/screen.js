@@ -18,7 +18,7 @@ import { errorText, flash } from '../modes-ui.js';
 import { backfill } from '../stats/backfill.js';
 import { CellChart } from '../stats/chart.js';
 import { CellSeries } from '../stats/series.js';
-import { eventDetail, eventTypeName, namesFromLog } from './events.js';
+import { cwAction, eventDetail, eventTypeName, namesFromLog } from './events.js';
 
 const $ = (id) => document.getElementById(id);
 const PREFETCH = 6;
@@ -158,14 +158,24 @@ export class ReplayScreen {
         who.textContent = this.nameOf(e.actor);
         li.append(' · ', who);
       }
-      const detail = eventDetail(e, (pid) => this.nameOf(pid));
-      if (detail.length) {
-        const sm = document.createElement('small');
-        sm.append(' ', ...detail);
-        li.append(sm);
-      }
+      const sm = document.createElement('small');
+      sm.className = 'ev-detail';
+      li.append(sm);
       return li;
     }));
+    this.events.forEach((_, i) => this._label(i));
+  }
+
+  /** Fill in what event i did: a CellWar action says move, attack, fortify... once the
+   * view just before it is cached (js/replay/events.js cwAction), else its arrow. */
+  _label(i) {
+    const li = $('replay-events').children[i];
+    const sm = li && li.querySelector('.ev-detail');
+    if (!sm) return;
+    const before = this.kind === 'cellwar' && i > 0 ? this.cache.get(this.events[i - 1].seq) || null : null;
+    const detail = eventDetail(this.events[i], (pid) => this.nameOf(pid), before);
+    sm.replaceChildren(...(detail.length ? [' ', ...detail] : []));
+    li.dataset.action = before ? (cwAction(before.units, (this.events[i].payload || {}).action) || {}).kind || '' : '';
   }
 
   _index(seq) {
@@ -178,7 +188,11 @@ export class ReplayScreen {
     if (this.pending.has(seq)) return this.pending.get(seq);
     const id = this.gameId;
     const p = request('GET', `${gamePath(id)}/replay?seq=${seq}`).then((res) => {
-      if (id === this.gameId) this.cache.set(seq, res.view);
+      if (id === this.gameId) {
+        this.cache.set(seq, res.view);
+        const i = this._index(seq);
+        if (this.kind === 'cellwar' && i >= 0 && i + 1 < this.events.length) this._label(i + 1);
+      }
       return res.view;
     }).finally(() => this.pending.delete(seq));
     this.pending.set(seq, p);
@@ -209,6 +223,8 @@ export class ReplayScreen {
       return;
     }
     if (this.seq !== seq) return; // moved on meanwhile
+    const at = this._index(seq);
+    if (this.kind === 'cellwar' && at > 0) this.fetchView(this.events[at - 1].seq).catch(() => {}); // its words
     this.series.add(view, seq);
     this.shown = { seq, view };
     this._draw(view);

@@ -13,6 +13,20 @@ const DASHES = [null, null, [8, 4], [2, 4], [10, 4, 2, 4]];
 /** Tick steps of both axes (whole numbers). */
 const INCRS = [1, 2, 5, 10, 20, 25, 50, 100, 200, 250, 500, 1000, 2000, 2500, 5000, 10000, 20000, 50000, 100000];
 
+/** The generation axis: the series' span, at least one generation (a chart of one point
+ * would have no width: uPlot draws it flat around a lone tick). */
+export function xRange(min, max) {
+  if (!Number.isFinite(min) || !Number.isFinite(max)) return [0, 1];
+  return max > min ? [min, max] : [min, min + 1];
+}
+
+/** The cell axis: from 0 (counts are never negative) to a little above the largest
+ * count, at least 1 (all zeros: an axis 0..1, not a lone "0"). */
+export function yRange(max) {
+  const top = Number.isFinite(max) && max > 0 ? max : 0;
+  return [0, top > 0 ? top + Math.max(1, Math.ceil(top * 0.05)) : 1];
+}
+
 export class CellChart {
   /**
    * @param {HTMLElement} el container (its CSS size is the chart's, legend included)
@@ -112,7 +126,11 @@ export class CellChart {
     this.plot = new U({
       width,
       height,
-      scales: { x: { time: false } },
+      scales: {
+        // from the data: uPlot widens a lone point's span to 100 before asking
+        x: { time: false, range: (u) => xRange(u.data[0][0], u.data[0][u.data[0].length - 1]) },
+        y: { range: (u, min, max) => yRange(max) },
+      },
       cursor: { drag: { x: false, y: false }, points: { size: 6 } },
       legend: { show: true, live: true },
       axes: [{ ...axis }, { ...axis, size: 44 }],
@@ -123,7 +141,7 @@ export class CellChart {
           stroke: v(`--cell-${pid}`, FALLBACK[pid] || FALLBACK[0]),
           width: 2,
           dash: cb ? DASHES[pid] || undefined : undefined,
-          points: { show: false },
+          points: { show: (u) => u.data[0].length < 2 }, // a lone point as a dot
         })),
       ],
     }, s.data(), this.el);
