@@ -15,6 +15,8 @@ export const api = {
   action: (gameId, token, action) => request('POST', `${gamePath(gameId)}/action`, { token, body: action }),
   /** POST /game/{id}/end_turn → {seq, view} */
   endTurn: (gameId, token) => request('POST', `${gamePath(gameId)}/end_turn`, { token, body: {} }),
+  /** POST /game/{id}/bots → {game_id, player_id, policy, name}: a computer player joins */
+  addBot: (gameId, token, policy) => request('POST', `${gamePath(gameId)}/bots`, { token, body: { policy } }),
 };
 
 /**

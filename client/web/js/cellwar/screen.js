@@ -10,6 +10,7 @@
 // (select a unit, act on a target), Escape drops the selection, + / − zoom.
 
 import { announce } from '../a11y.js';
+import { renderAddBot } from '../bots.js';
 import { gamePath, request } from '../http.js';
 import { t, tn, tNodes } from '../i18n.js';
 import { errorText, flash } from '../modes-ui.js';
@@ -317,6 +318,12 @@ export class CellWarScreen {
     const share = g.mode === 'online' && g.phase === 'waiting';
     $('cw-share').hidden = !share;
     if (share) $('cw-share-link').value = `${location.origin}${location.pathname}#cellwar=${encodeURIComponent(g.gameId)}`;
+    // "Add a bot" per free seat (a waiting game has one at least; docs/bot-seats.md).
+    const taken = (latest.players || []).length;
+    renderAddBot($('cw-bots'), {
+      kind: 'cellwar', gameId: g.gameId, token: g.tokens.get(g.pids[0]), taken,
+      seats: share ? Math.max(Number(g.config.players) || 0, taken + 1) : 0,
+    });
 
     // Hand-over.
     $('cw-handover').hidden = !handover;

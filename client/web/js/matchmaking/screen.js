@@ -16,6 +16,7 @@
 // a few names per field), since the matchmaker is written alongside this screen.
 
 import { t } from '../i18n.js';
+import { BOT_POLICIES, addBot } from '../bots.js';
 import { ApiError, request } from '../http.js';
 import { errorText, flash } from '../modes-ui.js';
 import { formatLeft } from '../timer.js';
@@ -187,6 +188,34 @@ export class MatchmakingScreen {
     }
   }
 
+  /**
+   * "Play the computer": an online game of the chosen kind and player count, this
+   * browser in seat 1 and computer players in the others (POST /game/{id}/bots, the
+   * strongest policy of the kind; docs/bot-seats.md), opened at once. Unrated.
+   */
+  async _playComputer() {
+    const kind = $('qm-kind').value === 'cellwar' ? 'cellwar' : 'life';
+    const players = Number($('qm-players').value) || 2;
+    const name = $('qm-name').value.trim() || t('player.1');
+    const config = kind === 'cellwar' ? { width: 8, height: 8, players } : { players };
+    $('qm-computer').disabled = true;
+    try {
+      const { game_id: gameId } = await request('POST', '/game/create', { body: { kind, config } });
+      const seat = await request('POST', `/game/${encodeURIComponent(gameId)}/join`, { body: { name } });
+      for (let i = 1; i < players; i += 1) await addBot(gameId, seat.player_token, BOT_POLICIES[kind][0]);
+      const tokens = { [seat.player_id]: seat.player_token };
+      if (kind === 'cellwar') {
+        this.modes.playCellWar({ gameId, tokens, config, mode: 'online', accepted: null });
+      } else {
+        this.modes.playLife({ mode: 'online', gameId, me: seat.player_id, tokens, config });
+      }
+    } catch (err) {
+      flash(t('qm.failed', { message: errorText(err) }), 'error', 6000);
+    } finally {
+      $('qm-computer').disabled = false;
+    }
+  }
+
   _waiting(ticket) {
     this._stop();
     this.ticket = ticket;
@@ -346,6 +375,7 @@ export class MatchmakingScreen {
       e.preventDefault();
       this._start();
     });
+    $('qm-computer').addEventListener('click', () => this._playComputer());
     $('qm-back').addEventListener('click', () => this.modes.toStart());
     $('qm-cancel').addEventListener('click', () => this._cancel());
     $('lb-back').addEventListener('click', () => this.modes.toStart());

@@ -8,6 +8,7 @@
 
 import { announce } from '../a11y.js';
 import { BoardView } from '../board.js';
+import { renderAddBot } from '../bots.js';
 import { DrawingTools } from '../drawing-tools.js';
 import { gamePath, request } from '../http.js';
 import { t, tn } from '../i18n.js';
@@ -262,10 +263,16 @@ export class GameScreen {
     if (!g.online) {
       share.hidden = true;
       status.hidden = true;
+      $('online-bots').hidden = true;
       return;
     }
     const phase = g.phase;
     share.hidden = phase !== 'waiting';
+    // "Add a bot" per free seat while the game waits for players (docs/bot-seats.md).
+    const taken = (v.players || []).length;
+    renderAddBot($('online-bots'), {
+      kind: 'life', gameId: g.gameId, token: g.tokens.get(g.me), taken, seats: phase === 'waiting' ? seats : 0,
+    });
     const link = shareLink(g.gameId);
     if ($('online-link').value !== link) $('online-link').value = link;
     const me = g.player(g.me) || {};
