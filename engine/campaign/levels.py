@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from functools import lru_cache
-from importlib import resources
+from pkgutil import get_data
 from typing import Any
 
 import numpy as np
@@ -375,7 +375,10 @@ def _load_generated() -> list[Level]:
         FileNotFoundError: the data file is missing from the installed package.
         ValueError: the file does not hold levels 8..103 in order.
     """
-    text = resources.files("engine.campaign.data").joinpath(DATA_FILE).read_text("utf-8")
+    raw = get_data("engine.campaign.data", DATA_FILE)  # through the package loader (zip-safe)
+    if raw is None:
+        raise ValueError(f"engine.campaign.data has no {DATA_FILE}")
+    text = raw.decode("utf-8")
     payload = json.loads(text)
     out = [Level.from_dict(item) for item in payload["levels"]]
     expected = list(range(HAND_LEVEL_COUNT + 1, LEVEL_COUNT + 1))

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from importlib import resources
+from pkgutil import get_data
 
 from engine.life.rle import Pattern, parse
 
@@ -80,7 +80,10 @@ def get(name: str) -> Pattern:
     """
     if not isinstance(name, str) or name not in _CATEGORY_OF:
         raise UnknownPattern(name)
-    text = resources.files("engine.life.patterns.data").joinpath(f"{name}.rle").read_text("utf-8")
+    raw = get_data("engine.life.patterns.data", f"{name}.rle")  # through the package loader
+    if raw is None:
+        raise UnknownPattern(name)
+    text = raw.decode("utf-8")
     pattern = parse(text)
     meta = _meta(pattern.comments)
     return dataclasses.replace(pattern, category=_CATEGORY_OF[name], source=meta.get("source"))

@@ -1,1 +1,1 @@
-"""RLE files of the stamp library, one per pattern id (read via importlib.resources)."""
+"""RLE files of the stamp library, one per pattern id (read via pkgutil.get_data)."""
