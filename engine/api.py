@@ -5,10 +5,11 @@ network, no clock, no global randomness. A game state is an immutable value (a f
 dataclass with a ``kind`` attribute); functions return new states and never change
 their arguments, so snapshots and rollback can keep old states.
 
-Each kind module (:data:`engine.kinds.KIND_MODULES`) implements this contract:
+Each kind module (:func:`engine.kinds.registry`, typed :class:`engine.kinds.KindRules`)
+implements this contract:
 
 =============================================  ===================================================
-``config_from_dict(data) -> Config``           validate a JSON config; ``GameError("INVALID_CONFIG")``
+``config_from_dict(data) -> Config``           validate a JSON config; ``GameError`` ``INVALID_CONFIG``
 ``config_to_dict(config) -> dict``             the normalised JSON config (defaults filled in)
 ``new_game(config, rules) -> State``           a game waiting for its players, under the rules
                                                of engine version ``rules``
@@ -58,7 +59,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from cellwar.v1.codes import CommandType, EventType
+from cellwar.v1.codes import CommandType, ErrorCode, EventType
 from engine import versions
 from engine.errors import NO_CHANGE, GameError
 from engine.kinds import rules_for
@@ -122,7 +123,7 @@ def _rules(state: Any):
 def config_from_dict(kind: str, data: Mapping[str, Any]) -> Any:
     """Validate a JSON config of ``kind``. Raises GameError INVALID_CONFIG."""
     if not isinstance(data, Mapping):
-        raise GameError("INVALID_CONFIG", "config must be a JSON object")
+        raise GameError(ErrorCode.INVALID_CONFIG, "config must be a JSON object")
     return rules_for(kind).config_from_dict(dict(data))
 
 
@@ -157,7 +158,7 @@ def upgrade(state: Any, engine_version: str) -> Any:
         return state
     if not versions.at_least(version, current):
         raise GameError(
-            "MALFORMED",
+            ErrorCode.MALFORMED,
             f"an event of engine version {version} follows version {current}: versions in a log never go down",
         )
     own = getattr(_rules(state), "upgrade", None)
@@ -172,7 +173,7 @@ def add_player(state: Any, name: str) -> Any:
 def apply_action(state: Any, player_id: int, action: Mapping[str, Any]) -> Any:
     """Apply a player's action (a JSON dict). Raises GameError; the input state is unchanged."""
     if not isinstance(action, Mapping):
-        raise GameError("MALFORMED", "action must be a JSON object")
+        raise GameError(ErrorCode.MALFORMED, "action must be a JSON object")
     return _rules(state).apply_action(state, player_id, dict(action))
 
 
@@ -249,7 +250,7 @@ def encode_state(state: Any) -> bytes:
 def decode_state(data: bytes) -> Any:
     """Inverse of :func:`encode_state`. Raises GameError MALFORMED on foreign bytes."""
     if not data.startswith(_MAGIC) or len(data) < 6:
-        raise GameError("MALFORMED", "not an encoded CellWar state")
+        raise GameError(ErrorCode.MALFORMED, "not an encoded CellWar state")
     n = data[4]
     kind = data[5 : 5 + n].decode()
     return rules_for(kind).decode_state(data[5 + n :])
@@ -280,9 +281,9 @@ def fork_payload(state: Any, command: Mapping[str, Any]) -> dict[str, Any]:
     """
     from_game, from_seq = command.get("from_game", ""), command.get("from_seq", 0)
     if not isinstance(from_game, str) or len(from_game) > 64:
-        raise GameError("MALFORMED", "from_game must be a game id (a string of at most 64 characters)")
+        raise GameError(ErrorCode.MALFORMED, "from_game must be a game id (a string of at most 64 characters)")
     if not isinstance(from_seq, int) or isinstance(from_seq, bool) or from_seq < 0:
-        raise GameError("MALFORMED", f"from_seq must be an integer >= 0, got {from_seq!r}")
+        raise GameError(ErrorCode.MALFORMED, f"from_seq must be an integer >= 0, got {from_seq!r}")
     out: dict[str, Any] = {
         "from_game": from_game,
         "from_seq": from_seq,
@@ -294,7 +295,7 @@ def fork_payload(state: Any, command: Mapping[str, Any]) -> dict[str, Any]:
     origin = command.get("origin")
     if origin is not None:
         if not isinstance(origin, Mapping):
-            raise GameError("MALFORMED", "origin must be a JSON object")
+            raise GameError(ErrorCode.MALFORMED, "origin must be a JSON object")
         out["origin"] = dict(origin)
     return out
 
@@ -309,10 +310,10 @@ def forked_state(payload: Mapping[str, Any]) -> Any:
     try:
         data = base64.b64decode(str(payload["state"]), validate=True)
     except (KeyError, ValueError) as exc:
-        raise GameError("MALFORMED", "GameForked carries no base64 state") from exc
+        raise GameError(ErrorCode.MALFORMED, "GameForked carries no base64 state") from exc
     state = decode_state(data)
     if state_hash(state) != payload.get("state_hash"):
-        raise GameError("MALFORMED", "GameForked's state does not have its recorded state_hash")
+        raise GameError(ErrorCode.MALFORMED, "GameForked's state does not have its recorded state_hash")
     return state
 
 
@@ -329,12 +330,12 @@ def claim_seat(state: Any, seat: int, name: str) -> Any:
     if own is not None:
         return own(state, seat, name)
     if summary(state).finished:
-        raise GameError("GAME_FINISHED", "the game is over")
+        raise GameError(ErrorCode.GAME_FINISHED, "the game is over")
     players = tuple(state.players)
     if not isinstance(seat, int) or isinstance(seat, bool) or not 1 <= seat <= len(players):
-        raise GameError("UNKNOWN_PLAYER", f"no seat {seat!r} in this game")
+        raise GameError(ErrorCode.UNKNOWN_PLAYER, f"no seat {seat!r} in this game")
     if players[seat - 1].out:
-        raise GameError("WRONG_PHASE", f"seat {seat} is out of the game")
+        raise GameError(ErrorCode.WRONG_PHASE, f"seat {seat} is out of the game")
     taken = tuple(dataclasses.replace(p, name=name) if p.id == seat else p for p in players)
     return dataclasses.replace(state, players=taken)
 
@@ -403,7 +404,7 @@ def decide(
         cfg = rules_for(config.kind).config_to_dict(config)
         return [EventDraft("GameCreated", 0, {"kind": config.kind, "config": cfg}, state_hash(new))], new
     if state is None:
-        raise GameError("MALFORMED", f"command {command_type!r} needs a game")
+        raise GameError(ErrorCode.MALFORMED, f"command {command_type!r} needs a game")
     if command_type == CommandType.FORK:
         draft = EventDraft(EventType.GAME_FORKED, 0, fork_payload(state, payload), state_hash(state))
         return _with_finish(None, state, [draft]), state
@@ -411,7 +412,7 @@ def decide(
     if command_type == "join":
         name = payload.get("name")
         if not isinstance(name, str) or not name.strip() or len(name) > 40:
-            raise GameError("MALFORMED", "name must be a non-empty string of at most 40 characters")
+            raise GameError(ErrorCode.MALFORMED, "name must be a non-empty string of at most 40 characters")
         profile_id = seat_profile(state, payload.get("profile_id"))
         seat = payload.get("seat")
         if seat is not None:
@@ -450,7 +451,7 @@ def decide(
             )
         ]
     else:
-        raise GameError("MALFORMED", f"unknown command {command_type!r}")
+        raise GameError(ErrorCode.MALFORMED, f"unknown command {command_type!r}")
     return _with_finish(state, new, drafts), new
 
 
@@ -509,16 +510,16 @@ def apply_event(
     if etype == "GameCreated":
         missing = [k for k in ("kind", "config") if k not in payload]
         if missing:
-            raise GameError("MALFORMED", f"GameCreated without {' and '.join(missing)}")
+            raise GameError(ErrorCode.MALFORMED, f"GameCreated without {' and '.join(missing)}")
         return new_game(
             config_from_dict(payload["kind"], payload["config"]), engine_version=engine_version
         )
     if etype == EventType.GAME_FORKED:
         if state is not None:
-            raise GameError("MALFORMED", "GameForked can only be the first event of a log")
+            raise GameError(ErrorCode.MALFORMED, "GameForked can only be the first event of a log")
         return forked_state(payload)
     if state is None:
-        raise GameError("MALFORMED", f"event {etype} before GameCreated")
+        raise GameError(ErrorCode.MALFORMED, f"event {etype} before GameCreated")
     if engine_version is not None and etype != "RolledBack":
         state = upgrade(state, engine_version)
     if etype == "PlayerJoined":
@@ -539,7 +540,7 @@ def apply_event(
         try:
             recorded = base64.b64decode(event_field(etype, payload, "state", str), validate=True)
         except binascii.Error as exc:
-            raise GameError("MALFORMED", f"RolledBack's state is not base64: {exc}") from None
+            raise GameError(ErrorCode.MALFORMED, f"RolledBack's state is not base64: {exc}") from None
         return decode_state(recorded)
     if etype == "GameFinished":
         return state
@@ -547,7 +548,7 @@ def apply_event(
         return expire(state)
     if etype == EventType.TURN_TIMED_OUT:
         return time_out(state)
-    raise GameError("MALFORMED", f"unknown event type {etype!r}")
+    raise GameError(ErrorCode.MALFORMED, f"unknown event type {etype!r}")
 
 
 def removal_request(payload: Mapping[str, Any], actor: int) -> tuple[int, str]:
@@ -560,7 +561,7 @@ def removal_request(payload: Mapping[str, Any], actor: int) -> tuple[int, str]:
     player, reason = payload.get("player_id", actor), payload.get("reason", "left")
     if not isinstance(player, int) or isinstance(player, bool) or not isinstance(reason, str):
         raise GameError(
-            "MALFORMED",
+            ErrorCode.MALFORMED,
             f"remove_player needs an integer player_id and a string reason, got {player!r:.40}"
             f" and {reason!r:.40}",
         )
@@ -572,7 +573,7 @@ def event_field(etype: str, payload: Mapping[str, Any], key: str, kind: type) ->
     bool). Raises GameError ``MALFORMED`` naming the event type and field."""
     value = payload.get(key)
     if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
-        raise GameError("MALFORMED", f"{etype} needs {key} as {kind.__name__}, got {value!r:.40}")
+        raise GameError(ErrorCode.MALFORMED, f"{etype} needs {key} as {kind.__name__}, got {value!r:.40}")
     return value
 
 
@@ -712,12 +713,12 @@ def player_log(events: Iterable[Mapping[str, Any]], player_id: int) -> list[dict
         return []
     first = events[0]
     if first.get("type") not in (EventType.GAME_CREATED, EventType.GAME_FORKED):
-        raise GameError("MALFORMED", "a player log needs the whole log from GameCreated")
+        raise GameError(ErrorCode.MALFORMED, "a player log needs the whole log from GameCreated")
     kind = (first.get("payload") or {}).get("kind")
     try:
         rules = rules_for(str(kind))
     except GameError as exc:
-        raise GameError("MALFORMED", f"GameCreated of an unknown kind {kind!r}") from exc
+        raise GameError(ErrorCode.MALFORMED, f"GameCreated of an unknown kind {kind!r}") from exc
     return rules.player_log(events, player_id)
 
 

@@ -34,7 +34,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from cellwar.v1.codes import CommandType, EventType
+from cellwar.v1.codes import CommandType, ErrorCode, EventType
 from engine.api import (
     ENGINE_VERSION,
     EventDraft,
@@ -282,7 +282,7 @@ def decide(
         return _track(None, Envelope(), [(d, after) for d in drafts])
     if env.open_seats and command_type in _WAIT_FOR_SEATS:
         raise GameError(
-            "WRONG_PHASE",
+            ErrorCode.WRONG_PHASE,
             f"this fork waits for players to take seats {list(env.open_seats)} (POST /join)",
         )
     if command_type == CommandType.JOIN and env.open_seats:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from cellwar.v1.codes import ErrorCode
+
 
 class GameError(Exception):
     """A rule refused a command; nothing was changed.
@@ -20,13 +22,17 @@ class GameError(Exception):
     #: every other code is a rule refusing the command (FAILED_PRECONDITION, HTTP 409).
     SCHEMA_CODES = frozenset({"INVALID_CONFIG", "MALFORMED"})
 
-    def __init__(self, code: str, message: str) -> None:
-        super().__init__(f"{code}: {message}")
-        self.code = code
+    def __init__(self, code: ErrorCode, message: str) -> None:
+        """``code``: a member of :class:`cellwar.v1.codes.ErrorCode` (docs/api/errors.md);
+        it is kept as its plain string value, so ``exc.code == "MALFORMED"`` and
+        ``exc.code == ErrorCode.MALFORMED`` both hold and it serialises unchanged."""
+        text = str(code)
+        super().__init__(f"{text}: {message}")
+        self.code: str = text
         self.message = message
 
 
 #: Machine code of a command that would change nothing (engine version 2+: placing on an
 #: own live cell, erasing an empty cell, a speed already set, ...); HTTP 409 like every
 #: rule code (docs/api/errors.md).
-NO_CHANGE = "NO_CHANGE"
+NO_CHANGE = ErrorCode.NO_CHANGE

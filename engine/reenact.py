@@ -63,7 +63,7 @@ class LogMismatch(GameError):
             inside a command).
     """
 
-    def __init__(self, code: str, seq: int, message: str) -> None:
+    def __init__(self, code: ErrorCode, seq: int, message: str) -> None:
         super().__init__(code, f"seq {seq}: {message}")
         self.seq = seq
 

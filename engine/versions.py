@@ -46,6 +46,7 @@ version    what changed
 
 from __future__ import annotations
 
+from cellwar.v1.codes import ErrorCode
 from engine.errors import GameError
 
 #: The version of the rules this code decides with; recorded in every new event.
@@ -65,7 +66,7 @@ def check(version: object) -> str:
     text = str(version)
     if text not in VERSIONS:
         raise GameError(
-            "MALFORMED", f"engine version {text!r} is unknown to this engine (knows {list(VERSIONS)})"
+            ErrorCode.MALFORMED, f"engine version {text!r} is unknown to this engine (knows {list(VERSIONS)})"
         )
     return text
 

@@ -56,6 +56,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from cellwar.v1.codes import ErrorCode
 from engine.campaign.levels import LEVEL_COUNT, Level, UnknownLevelError, level
 from engine.errors import GameError
 from engine.life import game as life
@@ -183,28 +184,28 @@ def config_from_dict(data: dict[str, Any]) -> CampaignConfig:
             integer in 1..103, ``max_generations`` not an integer in 1..2**31-1.
     """
     if not isinstance(data, Mapping):
-        raise GameError("INVALID_CONFIG", "config must be a JSON object")
+        raise GameError(ErrorCode.INVALID_CONFIG, "config must be a JSON object")
     unknown = sorted(set(data) - {"level", "max_generations"})
     if unknown:
         raise GameError(
-            "INVALID_CONFIG",
+            ErrorCode.INVALID_CONFIG,
             f"unknown config key(s) {unknown}; known: ['level', 'max_generations']",
         )
     number = data.get("level")
     if not _int(number) or not 1 <= number <= LEVEL_COUNT:
         raise GameError(
-            "INVALID_CONFIG", f"level must be an integer in 1..{LEVEL_COUNT}, got {number!r}"
+            ErrorCode.INVALID_CONFIG, f"level must be an integer in 1..{LEVEL_COUNT}, got {number!r}"
         )
     max_generations = data.get("max_generations", DEFAULT_MAX_GENERATIONS)
     if not _int(max_generations) or not 1 <= max_generations <= MAX_INT:
         raise GameError(
-            "INVALID_CONFIG",
+            ErrorCode.INVALID_CONFIG,
             f"max_generations must be an integer in 1..{MAX_INT}, got {max_generations!r}",
         )
     try:
         level(number)
     except UnknownLevelError as exc:  # pragma: no cover - the range check above covers it
-        raise GameError("INVALID_CONFIG", str(exc)) from exc
+        raise GameError(ErrorCode.INVALID_CONFIG, str(exc)) from exc
     return CampaignConfig(int(number), int(max_generations))
 
 
@@ -230,9 +231,9 @@ def add_player(state: CampaignState, name: str) -> CampaignState:
         GameError: ``GAME_FINISHED``; ``GAME_FULL`` when the seat is taken.
     """
     if state.phase == "finished":
-        raise GameError("GAME_FINISHED", "the level is over")
+        raise GameError(ErrorCode.GAME_FINISHED, "the level is over")
     if state.phase != "waiting" or state.players:
-        raise GameError("GAME_FULL", "a campaign level has one player")
+        raise GameError(ErrorCode.GAME_FULL, "a campaign level has one player")
     budget = state.config.budget
     state = replace(state, players=(LifePlayer(PLAYER, str(name), budget, budget),))
     return life.begin_drawing_turn(replace(state, phase="placement", turn=PLAYER))
@@ -274,10 +275,10 @@ def end_player_turn(state: CampaignState, player_id: int) -> CampaignState:
             ``WRONG_PHASE`` (not placement or redraw).
     """
     if state.phase == "finished":
-        raise GameError("GAME_FINISHED", "the level is over")
+        raise GameError(ErrorCode.GAME_FINISHED, "the level is over")
     life.acting_player(state, player_id)
     if state.phase not in life.DRAWING_PHASES:
-        raise GameError("WRONG_PHASE", f"end_turn is for placement and redraw, not {state.phase}")
+        raise GameError(ErrorCode.WRONG_PHASE, f"end_turn is for placement and redraw, not {state.phase}")
     return _start_running(state)
 
 
@@ -289,7 +290,7 @@ def remove_player(state: CampaignState, player_id: int) -> CampaignState:
         GameError: ``GAME_FINISHED``, ``UNKNOWN_PLAYER``.
     """
     if state.phase == "finished":
-        raise GameError("GAME_FINISHED", "the level is over")
+        raise GameError(ErrorCode.GAME_FINISHED, "the level is over")
     player = state.player(player_id)
     if player.out:
         return state
@@ -354,7 +355,7 @@ def action_propose_finish(
     Raises:
         GameError: ``INVALID_ACTION`` (use ``resign`` or ``restart``).
     """
-    raise GameError("INVALID_ACTION", "a campaign level has one player: use resign or restart")
+    raise GameError(ErrorCode.INVALID_ACTION, "a campaign level has one player: use resign or restart")
 
 
 def action_resign(
@@ -408,10 +409,10 @@ def apply_action(state: CampaignState, player_id: int, action: dict[str, Any]) -
     handler = ACTIONS.get(atype) if isinstance(atype, str) else None
     if handler is None:
         raise GameError(
-            "MALFORMED", f"unknown action type {action.get('type')!r}; known: {sorted(ACTIONS)}"
+            ErrorCode.MALFORMED, f"unknown action type {action.get('type')!r}; known: {sorted(ACTIONS)}"
         )
     if state.phase == "finished" and atype != "restart":
-        raise GameError("GAME_FINISHED", "the level is over (restart plays it again)")
+        raise GameError(ErrorCode.GAME_FINISHED, "the level is over (restart plays it again)")
     player = life.acting_player(state, player_id)
     new = handler(state, player, action)
     if new == state and life.refuses_noops(state):
@@ -518,7 +519,7 @@ def decode_state(data: bytes) -> CampaignState:
     try:
         return CampaignState(**fields, run_start=int(header["run_start"]))
     except (KeyError, TypeError, ValueError) as exc:
-        raise GameError("MALFORMED", f"not an encoded campaign state: {exc}") from exc
+        raise GameError(ErrorCode.MALFORMED, f"not an encoded campaign state: {exc}") from exc
 
 
 # =========================================================================== log

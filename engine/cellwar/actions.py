@@ -25,6 +25,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
+from cellwar.v1.codes import ErrorCode
 from engine.cellwar.ids import next_id
 from engine.cellwar.state import CellWarState
 from engine.cellwar.turns import check_turn, mark_acted, settle
@@ -43,16 +44,18 @@ def parse_action(action: Mapping[str, Any]) -> tuple[int, int, int]:
             in {-1, 0, 1}.
     """
     if not isinstance(action, Mapping):
-        raise GameError("MALFORMED", "a CellWar action is {unit_id, dx, dy}")
+        raise GameError(ErrorCode.MALFORMED, "a CellWar action is {unit_id, dx, dy}")
     values = []
     for key in ("unit_id", "dx", "dy"):
         value = action.get(key)
         if isinstance(value, bool) or not isinstance(value, int):
-            raise GameError("MALFORMED", f"{key} must be an integer (action {{unit_id, dx, dy}})")
+            raise GameError(
+                ErrorCode.MALFORMED, f"{key} must be an integer (action {{unit_id, dx, dy}})"
+            )
         values.append(value)
     unit_id, dx, dy = values
     if dx not in (-1, 0, 1) or dy not in (-1, 0, 1):
-        raise GameError("MALFORMED", f"dx and dy must be -1, 0 or 1, got ({dx}, {dy})")
+        raise GameError(ErrorCode.MALFORMED, f"dx and dy must be -1, 0 or 1, got ({dx}, {dy})")
     return unit_id, dx, dy
 
 
@@ -76,23 +79,26 @@ def interpret(
             return "fortify"
         if unit.type == FORTIFICATION:
             return "become_factory" if unit.standing + 1 >= FACTORY_AT else "stand"
-        raise GameError("INVALID_ACTION", "a factory cannot stay: (0, 0) is not a factory move")
+        raise GameError(
+            ErrorCode.INVALID_ACTION, "a factory cannot stay: (0, 0) is not a factory move"
+        )
     x, y = unit.x + dx, unit.y + dy
     if not state.in_board(x, y):
-        raise GameError("INVALID_ACTION", f"({x}, {y}) is off the board")
+        raise GameError(ErrorCode.INVALID_ACTION, f"({x}, {y}) is off the board")
     if occupancy is None:
         occupancy = state.occupancy()
     target = occupancy.get((x, y))
     if unit.type == FACTORY:
         if target is not None:
             raise GameError(
-                "INVALID_ACTION", f"a factory produces only on an empty cell; ({x}, {y}) is taken"
+                ErrorCode.INVALID_ACTION,
+                f"a factory produces only on an empty cell; ({x}, {y}) is taken",
             )
         return "produce"
     if target is None:
         return "move"
     if target.owner == unit.owner:
-        raise GameError("INVALID_ACTION", f"({x}, {y}) holds your own unit")
+        raise GameError(ErrorCode.INVALID_ACTION, f"({x}, {y}) holds your own unit")
     return "attack"
 
 
@@ -148,13 +154,15 @@ def apply_action(state: CellWarState, player_id: int, action: Mapping[str, Any])
     check_turn(state, player_id)
     unit = state.unit(unit_id)
     if unit is None or unit.owner != player_id:
-        raise GameError("INVALID_ACTION", f"unit {unit_id} is not one of your units")
+        raise GameError(ErrorCode.INVALID_ACTION, f"unit {unit_id} is not one of your units")
     if unit.acted:
-        raise GameError("UNIT_ALREADY_ACTED", f"unit {unit_id} has already acted this turn")
+        raise GameError(ErrorCode.UNIT_ALREADY_ACTED, f"unit {unit_id} has already acted this turn")
     if unit.type == FACTORY:
         pending = _pending_combat(state, player_id)
         if pending:
-            raise GameError("UNITS_NOT_DONE", f"combat units {pending} must act before factories")
+            raise GameError(
+                ErrorCode.UNITS_NOT_DONE, f"combat units {pending} must act before factories"
+            )
     kind = interpret(state, unit, dx, dy)
     return settle(mark_acted(_execute(state, unit, dx, dy, kind), player_id))
 

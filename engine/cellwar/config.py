@@ -122,7 +122,7 @@ class CellWarConfig:
 
 
 def _bad(message: str) -> GameError:
-    return GameError("INVALID_CONFIG", message)
+    return GameError(ErrorCode.INVALID_CONFIG, message)
 
 
 def _int(value: Any, name: str, lo: int, hi: int) -> int:

@@ -55,6 +55,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from cellwar.v1.codes import ErrorCode
 from engine.api import apply_event
 from engine.api import player_log as any_kind_player_log
 from engine.cellwar.fog import is_visible, vision_mask
@@ -195,7 +196,7 @@ def player_log(events: Iterable[Mapping[str, Any]], player_id: int) -> list[dict
     if not events:
         return []
     if events[0].get("type") not in ("GameCreated", "GameForked"):
-        raise GameError("MALFORMED", "a player log needs the whole log from GameCreated")
+        raise GameError(ErrorCode.MALFORMED, "a player log needs the whole log from GameCreated")
     if (events[0].get("payload") or {}).get("kind") != "cellwar":
         return any_kind_player_log(events, player_id)
     state: Any = None

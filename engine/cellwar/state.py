@@ -16,6 +16,7 @@ import json
 from dataclasses import dataclass, replace
 from typing import ClassVar
 
+from cellwar.v1.codes import ErrorCode
 from engine.cellwar.config import CellWarConfig, config_from_dict, config_to_dict
 from engine.cellwar.units import Unit
 from engine.errors import GameError
@@ -204,6 +205,8 @@ def decode_state(data: bytes) -> CellWarState:
             turn_acted=bool(doc.get("turn_acted", False)),
         )
     except GameError as exc:
-        raise GameError("MALFORMED", f"not an encoded CellWar state: {exc.message}") from exc
+        raise GameError(
+            ErrorCode.MALFORMED, f"not an encoded CellWar state: {exc.message}"
+        ) from exc
     except (ValueError, KeyError, TypeError, AttributeError) as exc:
-        raise GameError("MALFORMED", f"not an encoded CellWar state: {exc}") from exc
+        raise GameError(ErrorCode.MALFORMED, f"not an encoded CellWar state: {exc}") from exc

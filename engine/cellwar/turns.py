@@ -42,6 +42,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from cellwar.v1.codes import ErrorCode
 from engine.cellwar.fog import vision_mask
 from engine.cellwar.state import FINISHED, PLAYING, WAITING, CellWarState, Player
 from engine.cellwar.units import FACTORY, VECTORS
@@ -61,13 +62,13 @@ def check_turn(state: CellWarState, player_id: int) -> None:
             ``UNKNOWN_PLAYER`` (no such seat), ``NOT_YOUR_TURN``.
     """
     if state.phase == WAITING:
-        raise GameError("WRONG_PHASE", "the game has not started: seats are still open")
+        raise GameError(ErrorCode.WRONG_PHASE, "the game has not started: seats are still open")
     if state.phase == FINISHED:
-        raise GameError("GAME_FINISHED", "the game is finished")
+        raise GameError(ErrorCode.GAME_FINISHED, "the game is finished")
     if state.player(player_id) is None:
-        raise GameError("UNKNOWN_PLAYER", f"there is no player {player_id} in this game")
+        raise GameError(ErrorCode.UNKNOWN_PLAYER, f"there is no player {player_id} in this game")
     if player_id != state.turn:
-        raise GameError("NOT_YOUR_TURN", f"it is player {state.turn}'s turn")
+        raise GameError(ErrorCode.NOT_YOUR_TURN, f"it is player {state.turn}'s turn")
 
 
 def begin_turn(state: CellWarState, player_id: int, round_no: int) -> CellWarState:
@@ -176,11 +177,11 @@ def add_player(state: CellWarState, name: str) -> CellWarState:
             ``GAME_FINISHED``.
     """
     if not isinstance(name, str) or not name.strip():
-        raise GameError("MALFORMED", "name must be a non-empty string")
+        raise GameError(ErrorCode.MALFORMED, "name must be a non-empty string")
     if state.phase == FINISHED:
-        raise GameError("GAME_FINISHED", "the game is finished")
+        raise GameError(ErrorCode.GAME_FINISHED, "the game is finished")
     if state.phase != WAITING or len(state.players) >= state.config.players:
-        raise GameError("GAME_FULL", f"all {state.config.players} seats are taken")
+        raise GameError(ErrorCode.GAME_FULL, f"all {state.config.players} seats are taken")
     players = state.players + (Player(len(state.players) + 1, name),)
     state = replace(state, players=players)
     if len(players) < state.config.players:
@@ -205,11 +206,13 @@ def end_player_turn(state: CellWarState, player_id: int) -> CellWarState:
     own = [u for u in state.units if u.owner == player_id and not u.acted]
     waiting_combat = [u.id for u in own if u.combat]
     if waiting_combat:
-        raise GameError("UNITS_NOT_DONE", f"units {waiting_combat} have not acted yet")
+        raise GameError(ErrorCode.UNITS_NOT_DONE, f"units {waiting_combat} have not acted yet")
     blocked = {u.id for u in own if u.type == FACTORY and not has_free_neighbour(state, u.x, u.y)}
     waiting_factories = [u.id for u in own if u.type == FACTORY and u.id not in blocked]
     if waiting_factories:
-        raise GameError("UNITS_NOT_DONE", f"factories {waiting_factories} have not produced yet")
+        raise GameError(
+            ErrorCode.UNITS_NOT_DONE, f"factories {waiting_factories} have not produced yet"
+        )
     if blocked:
         state = replace(state, units=tuple(u for u in state.units if u.id not in blocked))
     state = mark_acted(state, player_id)
@@ -244,9 +247,9 @@ def time_out(state: CellWarState) -> CellWarState:
         GameError: ``WRONG_PHASE`` (seats open), ``GAME_FINISHED``.
     """
     if state.phase == WAITING:
-        raise GameError("WRONG_PHASE", "the game has not started: seats are still open")
+        raise GameError(ErrorCode.WRONG_PHASE, "the game has not started: seats are still open")
     if state.phase == FINISHED:
-        raise GameError("GAME_FINISHED", "the game is finished")
+        raise GameError(ErrorCode.GAME_FINISHED, "the game is finished")
     player_id = state.turn
     if counts_idle(state):
         player = state.player(player_id)
@@ -277,10 +280,10 @@ def remove_player(state: CellWarState, player_id: int) -> CellWarState:
         GameError: ``UNKNOWN_PLAYER`` (no such seat), ``GAME_FINISHED``.
     """
     if state.phase == FINISHED:
-        raise GameError("GAME_FINISHED", "the game is finished")
+        raise GameError(ErrorCode.GAME_FINISHED, "the game is finished")
     player = state.player(player_id)
     if player is None:
-        raise GameError("UNKNOWN_PLAYER", f"there is no player {player_id} in this game")
+        raise GameError(ErrorCode.UNKNOWN_PLAYER, f"there is no player {player_id} in this game")
     if player.removed:
         return state
     state = state.with_player(replace(player, out=True, removed=True))

@@ -58,6 +58,7 @@ from typing import Any
 
 import numpy as np
 
+from cellwar.v1.codes import ErrorCode
 from engine.errors import NO_CHANGE, GameError
 from engine.life import stability
 from engine.life.bitboard import bitboard, colours_of
@@ -235,9 +236,9 @@ def add_player(state: LifeState, name: str) -> LifeState:
         GameError: ``GAME_FINISHED``; ``GAME_FULL`` when every seat is taken.
     """
     if state.phase == "finished":
-        raise GameError("GAME_FINISHED", "the game is over")
+        raise GameError(ErrorCode.GAME_FINISHED, "the game is over")
     if state.phase != "waiting" or len(state.players) >= state.config.players:
-        raise GameError("GAME_FULL", f"all {state.config.players} seats are taken")
+        raise GameError(ErrorCode.GAME_FULL, f"all {state.config.players} seats are taken")
     budget = state.config.budget
     player = LifePlayer(len(state.players) + 1, str(name), budget, budget)
     state = replace(state, players=(*state.players, player))
@@ -358,7 +359,7 @@ def remove_player(state: LifeState, player_id: int) -> LifeState:
         GameError: ``GAME_FINISHED``, ``UNKNOWN_PLAYER``.
     """
     if state.phase == "finished":
-        raise GameError("GAME_FINISHED", "the game is over")
+        raise GameError(ErrorCode.GAME_FINISHED, "the game is over")
     if state.player(player_id).out:
         return state
     return settle(eliminate(state, player_id))
@@ -376,17 +377,19 @@ def end_player_turn(state: LifeState, player_id: int) -> LifeState:
             ``NO_CHANGE``.
     """
     if state.phase == "finished":
-        raise GameError("GAME_FINISHED", "the game is over")
+        raise GameError(ErrorCode.GAME_FINISHED, "the game is over")
     player = acting_player(state, player_id)
     if state.phase == "placement":
         if state.turn != player_id:
-            raise GameError("NOT_YOUR_TURN", f"player {state.turn} is placing")
+            raise GameError(ErrorCode.NOT_YOUR_TURN, f"player {state.turn} is placing")
         return pass_placement_turn(state)
     if state.phase == "redraw":
         if player.ready and refuses_noops(state):
             raise no_change(f"player {player_id} is ready already")
         return settle(state.with_player(replace(player, ready=True)))
-    raise GameError("WRONG_PHASE", f"end_turn is for placement and redraw, not {state.phase}")
+    raise GameError(
+        ErrorCode.WRONG_PHASE, f"end_turn is for placement and redraw, not {state.phase}"
+    )
 
 
 # =========================================================================== turn timers
@@ -426,13 +429,13 @@ def time_out(state: LifeState) -> LifeState:
         GameError: ``GAME_FINISHED``, ``WRONG_PHASE`` (no drawing turn).
     """
     if state.phase == "finished":
-        raise GameError("GAME_FINISHED", "the game is over")
+        raise GameError(ErrorCode.GAME_FINISHED, "the game is over")
     if state.phase == "placement":
         return pass_placement_turn(state)
     if state.phase == "redraw":
         players = tuple(p if p.out else replace(p, ready=True) for p in state.players)
         return settle(replace(state, players=players))
-    raise GameError("WRONG_PHASE", f"no timed turn in {state.phase}")
+    raise GameError(ErrorCode.WRONG_PHASE, f"no timed turn in {state.phase}")
 
 
 # =========================================================================== simulation
@@ -532,7 +535,7 @@ def acting_player(state: LifeState, player_id: int) -> LifePlayer:
     """
     player = state.player(player_id)
     if player.out:
-        raise GameError("INVALID_ACTION", f"player {player_id} is out of the game")
+        raise GameError(ErrorCode.INVALID_ACTION, f"player {player_id} is out of the game")
     return player
 
 
@@ -549,20 +552,23 @@ def parse_cells(action: dict[str, Any]) -> tuple[np.ndarray, np.ndarray]:
     """
     cells = action.get("cells")
     if not isinstance(cells, list | tuple):
-        raise GameError("MALFORMED", "cells must be a list of [x, y] pairs")
+        raise GameError(ErrorCode.MALFORMED, "cells must be a list of [x, y] pairs")
     if len(cells) > MAX_ACTION_CELLS:
-        raise GameError("MALFORMED", f"at most {MAX_ACTION_CELLS} cells per action")
+        raise GameError(ErrorCode.MALFORMED, f"at most {MAX_ACTION_CELLS} cells per action")
     xs: list[int] = []
     ys: list[int] = []
     for cell in cells:
         if not isinstance(cell, list | tuple) or len(cell) != 2 or not all(map(_is_int, cell)):
-            raise GameError("MALFORMED", f"a cell must be an [x, y] pair of integers, got {cell!r}")
+            raise GameError(
+                ErrorCode.MALFORMED, f"a cell must be an [x, y] pair of integers, got {cell!r}"
+            )
         x, y = cell
         if not (-MAX_INT <= x <= MAX_INT and -MAX_INT <= y <= MAX_INT):
             # Beyond any board (and maybe beyond int64): refused with the numbers as
             # sent, never a clamped stand-in.
             raise GameError(
-                "MALFORMED", f"cell [{x}, {y}]: coordinates must be within -{MAX_INT}..{MAX_INT}"
+                ErrorCode.MALFORMED,
+                f"cell [{x}, {y}]: coordinates must be within -{MAX_INT}..{MAX_INT}",
             )
         xs.append(x)
         ys.append(y)
@@ -577,9 +583,11 @@ def _require_drawing(state: LifeState, player: LifePlayer) -> Zone:
         GameError: ``WRONG_PHASE``, ``NOT_YOUR_TURN``.
     """
     if state.phase not in DRAWING_PHASES:
-        raise GameError("WRONG_PHASE", f"drawing is for placement and redraw, not {state.phase}")
+        raise GameError(
+            ErrorCode.WRONG_PHASE, f"drawing is for placement and redraw, not {state.phase}"
+        )
     if state.phase == "placement" and state.turn != player.id:
-        raise GameError("NOT_YOUR_TURN", f"player {state.turn} is placing")
+        raise GameError(ErrorCode.NOT_YOUR_TURN, f"player {state.turn} is placing")
     return _zone(state, player.id)
 
 
@@ -589,7 +597,8 @@ def _check_in_zone(zone: Zone, xs: np.ndarray, ys: np.ndarray) -> None:
     if not inside.all():
         i = int(np.flatnonzero(~inside)[0])
         raise GameError(
-            "OUT_OF_ZONE", f"cell [{int(xs[i])}, {int(ys[i])}] is outside your zone {list(zone)}"
+            ErrorCode.OUT_OF_ZONE,
+            f"cell [{int(xs[i])}, {int(ys[i])}] is outside your zone {list(zone)}",
         )
 
 
@@ -609,7 +618,8 @@ def _put_cells(state: LifeState, player: LifePlayer, flat: np.ndarray) -> LifeSt
 def _check_budget(player: LifePlayer, cost: int) -> None:
     if cost > player.budget_left:
         raise GameError(
-            "BUDGET_EXCEEDED", f"{cost} new cells but only {player.budget_left} left in the budget"
+            ErrorCode.BUDGET_EXCEEDED,
+            f"{cost} new cells but only {player.budget_left} left in the budget",
         )
 
 
@@ -697,15 +707,17 @@ def _stamp_source(action: dict[str, Any]) -> tuple[str, str]:
     """``("pattern", id)`` or ``("rle", text)``. Raises ``MALFORMED``."""
     has_pattern, has_rle = "pattern" in action, "rle" in action
     if has_pattern == has_rle:
-        raise GameError("MALFORMED", "a stamp needs exactly one of 'pattern' and 'rle'")
+        raise GameError(ErrorCode.MALFORMED, "a stamp needs exactly one of 'pattern' and 'rle'")
     if has_pattern:
         name = action["pattern"]
         if not isinstance(name, str) or not 0 < len(name) <= 64:
-            raise GameError("MALFORMED", "pattern must be a pattern id string")
+            raise GameError(ErrorCode.MALFORMED, "pattern must be a pattern id string")
         return "pattern", name
     text = action["rle"]
     if not isinstance(text, str) or len(text) > MAX_RLE_CHARS:
-        raise GameError("MALFORMED", f"rle must be a string of at most {MAX_RLE_CHARS} characters")
+        raise GameError(
+            ErrorCode.MALFORMED, f"rle must be a string of at most {MAX_RLE_CHARS} characters"
+        )
     return "rle", text
 
 
@@ -730,11 +742,11 @@ def load_stamp(source: str, value: str, rules: str = ENGINE_VERSION) -> np.ndarr
 
         get = getattr(patterns, "get", None)
         if get is None:  # the library is being written beside this module
-            raise GameError("INVALID_ACTION", "the pattern library is not available")
+            raise GameError(ErrorCode.INVALID_ACTION, "the pattern library is not available")
         try:
             pattern = get(value)
         except (KeyError, LookupError, ValueError, rle.PatternError) as exc:
-            raise GameError("INVALID_ACTION", f"unknown pattern {value!r}") from exc
+            raise GameError(ErrorCode.INVALID_ACTION, f"unknown pattern {value!r}") from exc
         live = pattern.live() if golly else np.asarray(pattern.board) != 0
     else:
         try:
@@ -743,14 +755,14 @@ def load_stamp(source: str, value: str, rules: str = ENGINE_VERSION) -> np.ndarr
             else:
                 live = np.asarray(rle.parse(value, reader="v1").board) != 0
         except rle.PatternError as exc:
-            raise GameError("MALFORMED", f"bad RLE: {exc}") from exc
+            raise GameError(ErrorCode.MALFORMED, f"bad RLE: {exc}") from exc
     rows, cols = np.flatnonzero(live.any(axis=1)), np.flatnonzero(live.any(axis=0))
     if rows.size == 0:
         return np.zeros((0, 0), dtype=bool)
     live = live[rows[0] : rows[-1] + 1, cols[0] : cols[-1] + 1]
     if max(live.shape) > MAX_STAMP_SIDE:
         raise GameError(
-            "INVALID_ACTION",
+            ErrorCode.INVALID_ACTION,
             f"stamp live area {live.shape[1]}x{live.shape[0]} exceeds {MAX_STAMP_SIDE}x{MAX_STAMP_SIDE}",
         )
     return live
@@ -773,20 +785,23 @@ def action_stamp(state: LifeState, player: LifePlayer, action: dict[str, Any]) -
     source, value = _stamp_source(action)
     x, y, rotation = action.get("x"), action.get("y"), action.get("rotation", 0)
     if not (_is_int(x) and _is_int(y)) or abs(x) > MAX_INT or abs(y) > MAX_INT:
-        raise GameError("MALFORMED", "stamp x and y must be integers")
+        raise GameError(ErrorCode.MALFORMED, "stamp x and y must be integers")
     if not _is_int(rotation) or rotation not in (0, 1, 2, 3):
-        raise GameError("MALFORMED", "rotation must be 0, 1, 2 or 3 quarter turns clockwise")
+        raise GameError(
+            ErrorCode.MALFORMED, "rotation must be 0, 1, 2 or 3 quarter turns clockwise"
+        )
     zone = _require_drawing(state, player)
     live = np.rot90(load_stamp(source, value, state.rules), -rotation)
     rows, cols = np.nonzero(live)
     xs, ys = cols.astype(np.int64) + x, rows.astype(np.int64) + y
-    refusal = NO_CHANGE if refuses_noops(state) else "INVALID_ACTION"
+    refusal = NO_CHANGE if refuses_noops(state) else ErrorCode.INVALID_ACTION
     if xs.size == 0:
         raise GameError(refusal, "the stamp has no live cell")
     keep = in_zone(zone, xs, ys)
     if not keep.any():
         raise GameError(
-            "OUT_OF_ZONE", f"no cell of the stamp at [{x}, {y}] lands inside your zone {list(zone)}"
+            ErrorCode.OUT_OF_ZONE,
+            f"no cell of the stamp at [{x}, {y}] lands inside your zone {list(zone)}",
         )
     flat = ys[keep] * state.config.width + xs[keep]
     new = flat[state.grid.ravel()[flat] == 0]
@@ -820,14 +835,18 @@ def action_reset_turn(state: LifeState, player: LifePlayer, action: dict[str, An
 def action_pause(state: LifeState, player: LifePlayer, action: dict[str, Any]) -> LifeState:
     """``pause``: ``running`` → ``paused``. Raises ``WRONG_PHASE``."""
     if state.phase != "running":
-        raise GameError("WRONG_PHASE", f"pause needs a running simulation, not {state.phase}")
+        raise GameError(
+            ErrorCode.WRONG_PHASE, f"pause needs a running simulation, not {state.phase}"
+        )
     return replace(state, phase="paused")
 
 
 def action_resume(state: LifeState, player: LifePlayer, action: dict[str, Any]) -> LifeState:
     """``resume``: ``paused`` → ``running``. Raises ``WRONG_PHASE``."""
     if state.phase != "paused":
-        raise GameError("WRONG_PHASE", f"resume needs a paused simulation, not {state.phase}")
+        raise GameError(
+            ErrorCode.WRONG_PHASE, f"resume needs a paused simulation, not {state.phase}"
+        )
     return replace(state, phase="running")
 
 
@@ -837,7 +856,7 @@ def action_speed(state: LifeState, player: LifePlayer, action: dict[str, Any]) -
     multiplier = action.get("multiplier")
     if not _is_int(multiplier) or multiplier not in SPEEDS:
         raise GameError(
-            "MALFORMED", f"multiplier must be one of {list(SPEEDS)}, got {multiplier!r}"
+            ErrorCode.MALFORMED, f"multiplier must be one of {list(SPEEDS)}, got {multiplier!r}"
         )
     if multiplier == state.speed and refuses_noops(state):
         raise no_change(f"the speed is {multiplier} already")
@@ -851,7 +870,7 @@ def action_propose_finish(
     remaining player has proposed, the game ends by score. Raises ``WRONG_PHASE`` while
     waiting."""
     if state.phase == "waiting":
-        raise GameError("WRONG_PHASE", "the game has not started")
+        raise GameError(ErrorCode.WRONG_PHASE, "the game has not started")
     if player.proposed_finish and refuses_noops(state):
         raise no_change("you have proposed to finish already")
     return settle(state.with_player(replace(player, proposed_finish=True)))
@@ -861,13 +880,13 @@ def action_resign(state: LifeState, player: LifePlayer, action: dict[str, Any]) 
     """``resign`` (end condition 4): the player is out and their cells leave the board;
     with one player left, that player wins. Raises ``WRONG_PHASE`` while waiting."""
     if state.phase == "waiting":
-        raise GameError("WRONG_PHASE", "the game has not started")
+        raise GameError(ErrorCode.WRONG_PHASE, "the game has not started")
     return settle(eliminate(state, player.id))
 
 
 def action_restart(state: LifeState, player: LifePlayer, action: dict[str, Any]) -> LifeState:
     """``restart`` belongs to the campaign. Raises ``INVALID_ACTION``."""
-    raise GameError("INVALID_ACTION", "restart is only for campaign levels")
+    raise GameError(ErrorCode.INVALID_ACTION, "restart is only for campaign levels")
 
 
 #: Action type -> handler(state, player, action).
@@ -899,10 +918,11 @@ def apply_action(state: LifeState, player_id: int, action: dict[str, Any]) -> Li
     handler = ACTIONS.get(atype) if isinstance(atype, str) else None
     if handler is None:
         raise GameError(
-            "MALFORMED", f"unknown action type {action.get('type')!r}; known: {sorted(ACTIONS)}"
+            ErrorCode.MALFORMED,
+            f"unknown action type {action.get('type')!r}; known: {sorted(ACTIONS)}",
         )
     if state.phase == "finished":
-        raise GameError("GAME_FINISHED", "the game is over")
+        raise GameError(ErrorCode.GAME_FINISHED, "the game is over")
     player = acting_player(state, player_id)
     new = handler(state, player, action)
     if new.phase == "redraw":

@@ -39,6 +39,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from cellwar.v1.codes import ErrorCode
 from engine.api import apply_event
 from engine.errors import GameError
 from engine.fork import public_payload
@@ -102,7 +103,7 @@ def player_log(events: Iterable[Mapping[str, Any]], player_id: int) -> list[dict
     if not events:
         return []
     if events[0].get("type") not in ("GameCreated", "GameForked"):
-        raise GameError("MALFORMED", "a player log needs the whole log from GameCreated")
+        raise GameError(ErrorCode.MALFORMED, "a player log needs the whole log from GameCreated")
     state: Any = None
     numbering = OwnNumbering()
     out: list[dict[str, Any]] = []

@@ -16,6 +16,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from cellwar.v1.codes import ErrorCode
 from engine.errors import GameError
 from engine.life.zones import zones_for
 from engine.options import OPTION_KEYS, options_dict, parse_rated, parse_turn_time
@@ -73,9 +74,9 @@ class LifeConfig:
 def _int_field(data: Mapping[str, Any], name: str, lo: int, hi: int) -> int:
     value = data.get(name, _CONFIG_DEFAULTS[name])
     if isinstance(value, bool) or not isinstance(value, int):
-        raise GameError("INVALID_CONFIG", f"{name} must be an integer in {lo}..{hi}, got {value!r}")
+        raise GameError(ErrorCode.INVALID_CONFIG, f"{name} must be an integer in {lo}..{hi}, got {value!r}")
     if not lo <= value <= hi:
-        raise GameError("INVALID_CONFIG", f"{name} must be in {lo}..{hi}, got {value}")
+        raise GameError(ErrorCode.INVALID_CONFIG, f"{name} must be in {lo}..{hi}, got {value}")
     return value
 
 
@@ -89,21 +90,21 @@ def config_from_dict(data: Mapping[str, Any]) -> LifeConfig:
             max_generations >= 1, turn_time_s 1..86400 or null, rated a boolean).
     """
     if not isinstance(data, Mapping):
-        raise GameError("INVALID_CONFIG", "config must be a JSON object")
+        raise GameError(ErrorCode.INVALID_CONFIG, "config must be a JSON object")
     known = set(_CONFIG_DEFAULTS) | OPTION_KEYS
     unknown = sorted(set(data) - known)
     if unknown:
-        raise GameError("INVALID_CONFIG", f"unknown config key(s) {unknown}; known: {sorted(known)}")
+        raise GameError(ErrorCode.INVALID_CONFIG, f"unknown config key(s) {unknown}; known: {sorted(known)}")
     width = _int_field(data, "width", MIN_SIDE, MAX_SIDE)
     height = _int_field(data, "height", MIN_SIDE, MAX_SIDE)
     players = data.get("players", 2)
     if isinstance(players, bool) or players not in (2, 4):
-        raise GameError("INVALID_CONFIG", f"players must be 2 or 4, got {players!r}")
+        raise GameError(ErrorCode.INVALID_CONFIG, f"players must be 2 or 4, got {players!r}")
     budget = _int_field(data, "budget", 0, MAX_INT)
     max_generations = _int_field(data, "max_generations", 1, MAX_INT)
     torus = data.get("torus", False)
     if not isinstance(torus, bool):
-        raise GameError("INVALID_CONFIG", f"torus must be true or false, got {torus!r}")
+        raise GameError(ErrorCode.INVALID_CONFIG, f"torus must be true or false, got {torus!r}")
     turn_time_s = parse_turn_time(data.get("turn_time_s"))
     rated = parse_rated(data.get("rated"))
     return LifeConfig(width, height, int(players), budget, torus, max_generations, turn_time_s, rated)
@@ -224,7 +225,7 @@ class LifeState:
         if isinstance(player_id, int) and not isinstance(player_id, bool):
             if 1 <= player_id <= len(self.players):
                 return self.players[player_id - 1]
-        raise GameError("UNKNOWN_PLAYER", f"no player {player_id!r} in this game")
+        raise GameError(ErrorCode.UNKNOWN_PLAYER, f"no player {player_id!r} in this game")
 
     def drawing_zone(self, player_id: int) -> tuple[int, int, int, int]:
         """The half-open zone ``(x0, y0, x1, y1)`` where ``player_id`` may draw (a
@@ -335,9 +336,9 @@ def decode_fields(
         }
         return fields, header
     except GameError as exc:
-        raise GameError("MALFORMED", f"not an encoded {what} state: {exc.message}") from exc
+        raise GameError(ErrorCode.MALFORMED, f"not an encoded {what} state: {exc.message}") from exc
     except (ValueError, KeyError, TypeError, struct.error) as exc:
-        raise GameError("MALFORMED", f"not an encoded {what} state: {exc}") from exc
+        raise GameError(ErrorCode.MALFORMED, f"not an encoded {what} state: {exc}") from exc
 
 
 def decode(data: bytes) -> LifeState:
