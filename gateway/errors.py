@@ -23,7 +23,8 @@ The request is checked against the OpenAPI schema before any service is called (
 ``MALFORMED``), so an INVALID_ARGUMENT from a service is about a request that fits the
 schema and is refused by the rules (cross-field config checks, an action of another
 game kind, a replay beyond the last event): it is answered 409 with its code kept, and
-422 means exactly "does not fit the published schema" (issue 10 §3, schemathesis).
+422 means exactly "does not fit the published schema" (docs/api/index.md "Errors";
+checked with schemathesis).
 
 :func:`install_error_handlers` registers the handlers on an app: :class:`ApiError`,
 gRPC errors, FastAPI's request validation errors (422 ``MALFORMED``) and Starlette's

@@ -1,5 +1,5 @@
 """One upstream ``Session.Watch`` per (game, player) shared by every WebSocket of this
-gateway process (DESIGN §8 "WebSocket fan-out").
+gateway process (docs/architecture/gateway.md; its speed: docs/benchmarks.md).
 
 :meth:`FanoutHub.subscribe` gives a socket a :class:`Subscription`, an async iterator
 of ready-made JSON text frames (``{"type", "seq", "view"}``, the wire format of

@@ -1,4 +1,4 @@
-"""The replay tools' streams, used by the games and stream routes (DESIGN §12, issue 13):
+"""The replay tools' streams, used by the games and stream routes (docs/replays.md):
 the event log as JSON Lines, and delayed spectators' views and frames.
 """
 

@@ -1,5 +1,5 @@
-"""The error answers each route declares in the OpenAPI document (issue 10 §3: every
-status the server answers is documented, with the error model and its headers).
+"""The error answers each route declares in the OpenAPI document (every status the
+server answers is documented, with the error model and its headers; docs/api/openapi.md).
 
 :func:`errors` builds a route's ``responses=`` from HTTP statuses; each entry carries
 :class:`gateway.schemas.ErrorOut` and, for 429 and 503, the ``Retry-After`` header.

@@ -1,4 +1,4 @@
-"""Request and response bodies of the REST contract (DESIGN §7, docs/api/index.md).
+"""Request and response bodies of the REST contract (docs/api/index.md).
 
 Bodies are validated here so a body that does not fit the schema is answered 422
 ``MALFORMED`` before any service is called. Rules (zones, budgets, turns) are the
@@ -159,7 +159,8 @@ RequestBody = _Strict
 #: Longest turn timer, seconds (the engine's bound, engine/options.py).
 MAX_TURN_TIME_S = 86_400
 
-#: ``turn_time_s`` of a Life or CellWar config (DESIGN §11): null or absent = no timer.
+#: ``turn_time_s`` of a Life or CellWar config (docs/playing.md "Turn timers"): null or
+#: absent = no timer.
 TurnTimeS = Annotated[
     StrictInt | None,
     Field(
@@ -195,7 +196,8 @@ Rated = Annotated[
 
 
 class LifeConfigBody(_Strict):
-    """A Life game's config (DESIGN §3). Omitted fields take the engine's defaults."""
+    """A Life game's config (B3/S23 with colours, the seed's Life rules). Omitted fields
+    take the engine's defaults."""
 
     width: Annotated[StrictInt, Field(ge=8, le=1024, description="Board width in cells")] = 60
     height: Annotated[StrictInt, Field(ge=8, le=1024, description="Board height in cells")] = 60
@@ -213,7 +215,7 @@ class LifeConfigBody(_Strict):
 
 
 class CampaignConfigBody(_Strict):
-    """A campaign level (DESIGN §4)."""
+    """A campaign level (one of the seed's 103 levels)."""
 
     level: Annotated[StrictInt, Field(ge=1, le=103, description="Level number, 1..103")] = 1
 
@@ -258,7 +260,8 @@ def _refuse_live_and_rated(spectators: Any, rated: bool, game: str = "a rated ga
 
 
 class CellWarConfigBody(_Strict):
-    """A CellWar game's config (DESIGN §5)."""
+    """A CellWar game's config (the seed's CellWar rules: infantry, fortifications,
+    factories under fog of war). Omitted fields take the engine's defaults."""
 
     width: Annotated[StrictInt, Field(ge=4, le=64, description="Board width in cells")] = 16
     height: Annotated[StrictInt, Field(ge=4, le=64, description="Board height in cells")] = 16

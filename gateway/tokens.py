@@ -5,7 +5,7 @@ A token is ``itsdangerous.URLSafeTimedSerializer(secret, salt="cellwar-player")`
 HMAC (SHA-1, itsdangerous' default), so any gateway replica holding the same secret
 verifies it without shared state. A token older than ``CELLWAR_TOKEN_MAX_AGE_S`` (7 days)
 is refused with 401 ``TOKEN_EXPIRED``; ``POST /game/{id}/token`` trades a live token for
-a fresh one. Tokens of the earlier, undated shape (before issue 10) are refused with
+a fresh one. Tokens of the earlier, undated shape (before tokens were dated) are refused with
 ``TOKEN_EXPIRED`` too: their holders join again or, once the game is finished, read it
 without a token (a finished game is public).
 

@@ -1,7 +1,7 @@
 """JSON answers built from the session's JSON bytes without parsing them again.
 
 The session returns views as compact JSON bytes; wrapping them byte-wise keeps the
-action round trip cheap (DESIGN §8) while the answer stays the documented shape.
+action round trip cheap (docs/benchmarks.md) while the answer stays the documented shape.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Campaign (DESIGN §4): the level list and player profiles.
+"""Campaign (docs/playing.md "Campaign"): the level list and player profiles.
 
 - ``GET /campaign/levels``: the 103 levels (no enemy cells); with ``Authorization:
   Bearer <profile token>`` each level also says whether it is ``unlocked`` and the

@@ -1,4 +1,4 @@
-"""Games: create, join, state, actions, turns, leave, event log, replay, lobby (DESIGN §7).
+"""Games: create, join, state, actions, turns, leave, event log, replay, lobby (docs/api/index.md).
 
 Thin handlers: validate the body (schemas), check the token (deps), call the session
 service; errors of the session become HTTP errors in gateway/errors.py.

@@ -1,4 +1,4 @@
-"""Liveness, readiness and Prometheus metrics (DESIGN §7)."""
+"""Liveness, readiness and Prometheus metrics (docs/hosting.md)."""
 
 from __future__ import annotations
 
@@ -58,9 +58,9 @@ def may_read_metrics(request: Request, token: str) -> bool:
     """Whether ``request`` may read ``/metrics``: it sends ``Authorization: Bearer
     <token>`` (``CELLWAR_METRICS_TOKEN``, when set), or comes from a loopback address.
 
-    The metrics are for operators, not players (issue 10 §1: everything a player can
-    read must be a function of its own information): their counters are the gateway's
-    totals, so on a quiet server a player reading them before and after an opponent's
+    The metrics are for operators, not players (everything a player can read must be a
+    function of its own information, docs/architecture/contracts.md): their counters are
+    the gateway's totals, so on a quiet server a player reading them before and after an opponent's
     turn would count the opponent's requests, i.e. its hidden units' moves. Behind a
     proxy the client address is the forwarded one (uvicorn's proxy headers), so remote
     players are refused there too; Prometheus scrapes each gateway with the token.

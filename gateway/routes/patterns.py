@@ -1,4 +1,4 @@
-"""The Life stamp library (DESIGN §3): ``GET /patterns``.
+"""The Life stamp library (docs/playing.md "Life"): ``GET /patterns``.
 
 The catalogue comes from the engine through the session (``Session.Patterns``, cached
 there) and is answered as the JSON bytes it arrives as.

@@ -1,5 +1,5 @@
-"""Replay tools over REST (DESIGN §12, issue 13): fork, import, the event log as JSON
-Lines, and delayed spectators.
+"""Replay tools over REST (docs/api/index.md "Replay tools"): fork, import, the event
+log as JSON Lines, and delayed spectators.
 
 - ``POST /game/{id}/fork {"seq"}`` → 201 ``{"game_id"}``: a new game starting with
   ``GameForked`` in the state at ``seq``, seats free (engine/fork.py). Anyone may fork a

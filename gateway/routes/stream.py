@@ -1,4 +1,5 @@
-"""WS /game/{id}/stream: the session's Watch stream bridged to a WebSocket (DESIGN §7).
+"""WS /game/{id}/stream: the session's Watch stream bridged to a WebSocket
+(docs/api/websocket.md).
 
 Messages (JSON text frames): ``{"type": "view", "seq", "view"}`` after every change and
 every generation batch, then ``{"type": "finished", "seq", "view"}``, after which the
@@ -10,8 +11,8 @@ carries it then, so no proxy or server log can. ``?token=<token>`` still works f
 clients (the gateway redacts it from its logs, gateway/redact.py; a proxy in front logs
 its own request lines). With both, the subprotocol's token counts.
 
-``?spectate=1&delay_s=N`` (no token): a delayed spectator (DESIGN §12): the same frames
-of the game as it was N seconds ago, one per event when the spectator sees everything
+``?spectate=1&delay_s=N`` (no token): a delayed spectator (docs/spectators.md): the same
+frames of the game as it was N seconds ago, one per event when the spectator sees everything
 (services/session/spectators.py; default and least: 10 s for a running CellWar game
 created with ``"spectators": "live"``, 0 elsewhere). A running CellWar game without it
 (the default) admits spectators once it has ended: the error frame
