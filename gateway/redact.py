@@ -1,4 +1,4 @@
-"""Keep tokens out of every log line (docs/security.md).
+"""Keep tokens out of every log line (docs/hosting.md "Security and limits").
 
 uvicorn writes a WebSocket's request line with its query string (``"WebSocket
 /game/g/stream?token=..." [accepted]``) on the ``uvicorn.error`` logger, its access log

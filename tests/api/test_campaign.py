@@ -29,7 +29,7 @@ pytestmark = pytest.mark.integration
 #: Upper bound of waiting for a level to end (seconds); levels here end in a few
 #: generations at the test rate of 400 generations/s.
 FINISH_WAIT_S = 30.0
-#: Level 1's enemy: a block (DESIGN §4 "1 Warm-up").
+#: Level 1's enemy: a block (level 1 "Warm-up", engine/campaign/levels.py).
 LEVEL1_ENEMY = {(9, 9), (10, 9), (9, 10), (10, 10)}
 #: Ten lone cells three apart, far from the block: each dies in the first generation.
 LONE_CELLS = [(x, 0) for x in range(0, 19, 3)] + [(0, 18), (3, 18), (6, 18)]
@@ -170,7 +170,8 @@ async def test_enemy_cells_cannot_be_painted_stamped_or_erased(api: AsyncCellWar
     assert start["players"][0]["budget_left"] == 10
 
     # A stamp, place or erase wholly on the enemy would change nothing: refused with
-    # NO_CHANGE (issue 10: no-ops are refused with one code), nothing recorded.
+    # NO_CHANGE (no-ops are refused with one code, docs/architecture/contracts.md), nothing
+    # recorded.
     for action in (
         {"type": "stamp", "pattern": "block", "x": 9, "y": 9, "rotation": 0},
         {"type": "place", "cells": [[9, 9], [10, 10]]},

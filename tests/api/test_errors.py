@@ -1,5 +1,5 @@
 """Every refusal of the REST API is an HTTP status + ``{"error": {"code", "message"}}``
-(DESIGN §7) and leaves the game as it was: same view, same event log."""
+(docs/api/index.md "Errors") and leaves the game as it was: same view, same event log."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""Indistinguishability over REST and WebSocket (issue 10 §1 and must-show 1; DESIGN §5
-"two games that differ only in what a player cannot see give that player byte-identical
+"""Indistinguishability over REST and WebSocket (docs/architecture/contracts.md: "two
+games that differ only in what a player cannot see give that player byte-identical
 messages"): the engine-level version is tests/engine/test_indistinguishable.py; this one
 runs the real stack (gateway, session, engine, NATS).
 
@@ -42,7 +42,7 @@ opponents drew different cells, the end of placement, after which the board show
 them), the comparison stops, and the finished game is checked against the engine's
 truth instead: the public log holds every event, hidden ones included; replays at the
 seqs of hidden events show them (CellWar units with ids; Life placements as they were
-made, must-show 3); the stream ends with ``finished``.
+made); the stream ends with ``finished``.
 
 The test's session does not tick Life games (``generations_per_second`` tiny): how
 generations are batched into events depends on wall-clock time, which would make two
@@ -84,7 +84,7 @@ from tests.support.stack import ROOT, EngineProcess, SessionProcess
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(900)]
 
-#: Pairs per kind (issue 10 must-show 1: at least 200 random games each).
+#: Pairs per kind (at least 200 random games each).
 PAIRS = 200
 #: Pairs of 3-player CellWar games where player 2 leaves in its turn, with or without
 #: hidden moves to roll back.
@@ -463,7 +463,7 @@ class Driver:
     # ------------------------------------------------------------------ the end
 
     async def finished_checks(self) -> None:
-        """Once finished, everything is public (DESIGN §5): the stream ends with
+        """Once finished, everything is public: the stream ends with
         ``finished``, the log (also without a token) holds every event of the engine's
         truth, and replays at hidden events show them."""
         s, g = self.script, self.game

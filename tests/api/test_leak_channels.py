@@ -1,6 +1,7 @@
 """Channels besides views, logs and frames through which hidden information could reach a
-player (issue 10 §1: "everything a player receives ... the lobby, ``Retry-After``, metrics
-it can read ... is a function of that player's information alone"). Views, frames,
+player: everything a player receives (the lobby, ``Retry-After``, metrics it can read)
+must be a function of that player's information alone (docs/architecture/contracts.md
+"Indistinguishability over REST and WebSocket"). Views, frames,
 filtered logs, replays, ``valid_actions``, error bodies and lobby entries are compared
 game against game in tests/api/test_indistinguishable.py; here the gateway-wide ones.
 The real gateway app, in process through httpx's ASGI transport (no session needed)."""

@@ -1,6 +1,7 @@
-"""DESIGN.md §3 end conditions 1-6 of a Life game, each driven through the gateway (REST
-+ SDK) on a small board with the test stack's fast ticking: the final view names the
-winner and the result, and the log ends with ``GameFinished {"winner", "result"}``."""
+"""The six end conditions of a Life game (docs/architecture/rules.md "Life"), each driven
+through the gateway (REST + SDK) on a small board with the test stack's fast ticking: the
+final view names the winner and the result, and the log ends with ``GameFinished {"winner",
+"result"}``."""
 
 from __future__ import annotations
 

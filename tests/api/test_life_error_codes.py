@@ -1,7 +1,8 @@
-"""Every error code of DESIGN.md §7 for a Life game, through the gateway: the status, the
-``{"error": {"code", "message"}}`` body, and the game left exactly as it was (views and
-event log). Complements tests/api/test_errors.py (which has the first cases of
-OUT_OF_ZONE, BUDGET_EXCEEDED, NOT_YOUR_TURN, GAME_FULL, 401, 403, 404 and MALFORMED)."""
+"""Every error code of the REST API (docs/api/index.md "Errors") for a Life game, through
+the gateway: the status, the ``{"error": {"code", "message"}}`` body, and the game left
+exactly as it was (views and event log). Complements tests/api/test_errors.py (which has the
+first cases of OUT_OF_ZONE, BUDGET_EXCEEDED, NOT_YOUR_TURN, GAME_FULL, 401, 403, 404 and
+MALFORMED)."""
 
 from __future__ import annotations
 
@@ -395,7 +396,7 @@ INVALID_ACTION_BODIES = [
     {"type": "stamp", "rle": "65o!", "x": 0, "y": 0},  # live area wider than 64
 ]
 
-#: Commands that would change nothing (issue 10 §3): one code, 409 NO_CHANGE.
+#: Commands that would change nothing: one code, 409 NO_CHANGE.
 NO_CHANGE_BODIES = [
     {"type": "stamp", "pattern": "block", "x": 2, "y": 2},  # every cell already alive
     {"type": "stamp", "rle": "3b!", "x": 0, "y": 0},  # no live cell

@@ -1,6 +1,6 @@
-"""Lobby pages (issue 10 §3): ``GET /games?limit=50&cursor=...`` → ``{"games",
-"next_cursor"}``, default 50 a page, at most 200, oldest first; the session pages and
-the gateway passes its cursor through."""
+"""Lobby pages (docs/api/index.md "Games"): ``GET /games?limit=50&cursor=...`` → ``{"games",
+"next_cursor"}``, default 50 a page, at most 200, oldest first; the session pages and the
+gateway passes its cursor through."""
 
 from __future__ import annotations
 

@@ -1,11 +1,12 @@
-"""Who may read a game's past through the public API (DESIGN §3 blind placement, §5 "A
-view contains only visible cells and units; nothing else leaks", §7 ``GET
-/game/{id}/events`` and replay): a Life game's log is private (each player its own
-filtered part) until the game is finished, also after placement, when the board is
-visible but the log would tell how each player drew blind (services/session/visibility.py,
-engine/policy.py, engine/life/log.py; issue 10 §1), then public with every placement
-shown in replays; a CellWar player's log and the lobby tell no enemy start unit
-(engine/cellwar/log.py). Real gateway, session, engine and NATS (tests/api/conftest.py)."""
+"""Who may read a game's past through the public API (Life's blind placement; CellWar's fog
+of war, seed "Туман войны"; ``GET /game/{id}/events`` and replay,
+docs/architecture/session.md "Who may read a game's log"): a Life game's log is private
+(each player its own filtered part) until the game is finished, also after placement, when
+the board is visible but the log would tell how each player drew blind
+(services/session/visibility.py, engine/policy.py, engine/life/log.py), then public with
+every placement shown in replays; a CellWar player's log and the lobby tell no enemy start
+unit (engine/cellwar/log.py). Real gateway, session, engine and NATS
+(tests/api/conftest.py)."""
 
 from __future__ import annotations
 
@@ -75,7 +76,7 @@ async def test_a_life_log_is_private_during_placement_and_public_after(api: Asyn
 
     await api.place(game_id, green.token, P2_CELLS)  # seq 7
     await api.end_turn(game_id, green.token)  # seq 8: running, the board is visible to all
-    # still private until the end (issue 10 §1): the whole log would tell how each drew
+    # still private until the end: the whole log would tell how each drew
     # blind, and its seqs are not a player's own numbering
     assert await refused(api.events(game_id)) == (403, "FORBIDDEN")
     assert await refused(api.replay(game_id, 8)) == (403, "FORBIDDEN")
@@ -114,7 +115,7 @@ async def test_a_life_log_is_private_during_placement_and_public_after(api: Asyn
     for token in (red.token, green.token):
         log = await api.events(game_id, token, from_seq=1)
         assert [(e["seq"], e["state_hash"]) for e in log] == [(e["seq"], e["state_hash"]) for e in whole]
-    # once finished, replays show everything (DESIGN §5), the blind placements included
+    # once finished, replays show everything, the blind placements included
     for token in (None, green.token):
         at_stamp = (await api.replay(game_id, 5, token))["view"]
         assert at_stamp["phase"] == "placement" and at_stamp["players"][0]["cells"] == 9  # block + glider

@@ -1,6 +1,6 @@
-"""schemathesis over the gateway's own OpenAPI document, on the real stack (issue 10 §3,
-must-show 4): the coverage, fuzzing and stateful phases with every built-in check, and
-0 server errors and 0 conformance failures.
+"""schemathesis over the gateway's own OpenAPI document, on the real stack
+(docs/api/openapi.md): the coverage, fuzzing and stateful phases with every built-in check,
+and 0 server errors and 0 conformance failures.
 
 The stack and the gateway run on their own event loop in a daemon thread (schemathesis
 calls are blocking). Player tokens come from :class:`SeatOneAuth`: it signs, with the

@@ -1,6 +1,6 @@
-"""The OpenAPI document says what the server does (issue 10 §3): optional tokens are
-optional, 405 answers list the route's own methods, every error status a route answers
-is declared with the error model (and Retry-After on 429/503). The gateway alone."""
+"""The OpenAPI document says what the server does (docs/api/openapi.md): optional tokens are
+optional, 405 answers list the route's own methods, every error status a route answers is
+declared with the error model (and Retry-After on 429/503). The gateway alone."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Replay tools through the real stack (DESIGN.md §12, issue 13): the event log as JSON
+"""Replay tools through the real stack (docs/replays.md): the event log as JSON
 Lines, import (re-decided by the engine, refused at the first bad seq, all or nothing),
 fork (a fork at seq n starts in the hash recorded at n and plays to the end), and
 delayed spectators (never the present of a running CellWar game)."""
@@ -367,7 +367,7 @@ async def test_life_spectators_see_blind_placement_hidden(api: AsyncCellWarClien
 
 @pytest.mark.timeout(90)
 async def test_a_cellwar_spectator_with_delay_10_never_sees_a_frame_newer_than_10_s(api: AsyncCellWarClient):
-    """Must-show 5: the two infantry walk toward each other, one command a second, and
+    """The two infantry walk toward each other, one command a second, and
     player 1 takes player 2's unit; each spectator frame arrives at least 10 s after the
     event it shows (event times from the finished game's public log)."""
     delay = 10.0

@@ -1,6 +1,6 @@
-"""No forgeable tokens (issue 10 §3): the generated secret in the data folder, known
-defaults refused, dated tokens that expire, renewal. Pure code and the gateway process;
-the last tests run a real gateway in front of the real stack."""
+"""No forgeable tokens (docs/hosting.md "Security and limits"): the generated secret in the
+data folder, known defaults refused, dated tokens that expire, renewal. Pure code and the
+gateway process; the last tests run a real gateway in front of the real stack."""
 
 from __future__ import annotations
 

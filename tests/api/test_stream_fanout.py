@@ -1,7 +1,7 @@
-"""WebSocket fan-out (gateway/fanout.py, DESIGN §8): the sockets of one (game, player)
-share ONE upstream ``Session.Watch``; every socket that keeps up gets every frame; a slow
-one skips to the newest view without delaying the others; the last socket leaving
-closes the upstream; upstream errors reach every socket."""
+"""WebSocket fan-out (gateway/fanout.py, docs/architecture/gateway.md): the sockets of one
+(game, player) share ONE upstream ``Session.Watch``; every socket that keeps up gets every
+frame; a slow one skips to the newest view without delaying the others; the last socket
+leaving closes the upstream; upstream errors reach every socket."""
 
 from __future__ import annotations
 

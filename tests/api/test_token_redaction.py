@@ -1,4 +1,4 @@
-"""Tokens never reach a log line (issue 10 §3 "Tokens in logs", must-show 2): a real
+"""Tokens never reach a log line (docs/hosting.md "Security and limits"): a real
 uvicorn with its access log on, every logger at its lowest level, REST calls with
 ``Authorization`` (and one with a token in the query) and WebSockets authenticated both
 ways (``?token=`` and the ``bearer.<token>`` subprotocol); ALL log output (every log

@@ -1,4 +1,4 @@
-"""Turn timers through the public API (DESIGN §11, issue 14): ``turn_time_s`` in a
+"""Turn timers through the public API (docs/playing.md "Turn timers"): ``turn_time_s`` in a
 create body, ``turn_deadline`` in REST views and WebSocket frames (ISO 8601 UTC, the same
 for every seat), a turn that nobody plays passing by itself (the stream pushes the new
 turn), and the schema's errors."""
