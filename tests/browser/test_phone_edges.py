@@ -132,3 +132,27 @@ def test_cellwar_replay_and_combat_log_name_an_attack(phone, live_url, problems)
     expect(item).to_contain_text(f"infantry #{unit} attacked the infantry at (1, 0)")
     expect(item).to_have_attribute("data-action", "attack")
     assert problems.all() == []
+
+
+def test_campaign_result_chart_has_room_to_plot(phone, live_url, problems) -> None:
+    from playwright.sync_api import expect
+
+    from engine.campaign.levels import SOLUTIONS
+    from tests.browser.test_campaign import camp, click_cell, wait_camp
+
+    phone.goto(live_url + "/")
+    phone.get_by_test_id("mode-campaign").click()
+    phone.get_by_test_id("camp-level-1").click()
+    wait_camp(phone, "s.level === 1 && s.phase === 'placement'")
+    width = camp(phone)["width"]
+    for x, y in SOLUTIONS[1]["cells"]:
+        click_cell(phone, width, x, y)
+    phone.get_by_test_id("camp-ready").click()
+    wait_camp(phone, "s.phase === 'finished'")
+    expect(phone.get_by_test_id("camp-end")).to_be_visible()
+    phone.wait_for_function("() => document.querySelector('#chart-camp-end .u-over')")
+    plot = phone.locator("#chart-camp-end .u-over").bounding_box()
+    assert plot["height"] >= 80 and plot["width"] >= 200, plot  # not a flat strip
+    counts = phone.evaluate("window.cellwarCharts.campaign().counts")
+    assert max(max(v) for v in counts.values()) > 0  # the enemy's block had cells
+    assert problems.all() == []

@@ -133,7 +133,9 @@ export class CellChart {
       },
       cursor: { drag: { x: false, y: false }, points: { size: 6 } },
       legend: { show: true, live: true },
-      axes: [{ ...axis }, { ...axis, size: 44 }],
+      // compact axes (the x labels need ~28 px, not uPlot's 50) and y ticks at least 18 px
+      // apart: a plot of --plot-h 90 px keeps ~50 px of plot and two or more cell ticks
+      axes: [{ ...axis, size: 28 }, { ...axis, size: 44, space: 18 }],
       series: [
         { label: t('stats.generation') },
         ...s.pids.map((pid) => ({
