@@ -91,7 +91,7 @@ def test_report_has_every_row_both_plots_and_the_load(tmp_path: Path):
     for png in ("capacity_curve.png", "latency_cdf.png"):
         data = (tmp_path / png).read_bytes()
         assert data.startswith(PNG_MAGIC) and len(data) > 5000
-    # targets of DESIGN §8 whose benchmark was not run are listed as such
+    # targets whose benchmark was not run are listed as such
     assert "| WebSocket fan-out" in text and "no (not run" in text
 
 

@@ -210,9 +210,9 @@ def test_big_board_on_a_phone_zooms_and_pans(browser, live_url, problems) -> Non
 
 @pytest.mark.parametrize("form", ["epoch", "iso"])
 def test_turn_timer_counts_down_when_the_view_has_a_deadline(page, live_url, problems, form) -> None:
-    """The view's `turn_deadline` (DESIGN §11; ISO time or epoch seconds) is added to
-    every view here, over REST and the WebSocket, until the matchmaking team's session
-    sends it itself."""
+    """The view's `turn_deadline` (docs/playing.md "Turn timers"; ISO time or epoch seconds)
+    is added to every view here, over REST and the WebSocket, until the matchmaking team's
+    session sends it itself."""
     from playwright.sync_api import expect
 
     started = time.time()

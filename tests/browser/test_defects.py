@@ -1,5 +1,5 @@
-"""The defects players reported in the Life client (issue 16), each at the viewport where
-it occurs, against the real stack:
+"""The defects players reported in the Life client, each at the viewport where it occurs,
+against the real stack:
 
 1. the rotate button (↻) shows outside drawing phases (running, paused, result, the
    waiting screen of a new online game);
@@ -212,7 +212,7 @@ def test_pencil_and_brush_at_budget_zero_say_so(page, live_url, problems) -> Non
 
 
 def _finished(live_url: str, reason: str) -> LifeGame:
-    """A 16×16 game finished over REST for one of the end conditions of DESIGN §3."""
+    """A 16×16 game finished over REST for one Life end condition (docs/architecture/rules.md)."""
     config = {"budget": 4} if reason == "budget_deadlock" else {}
     if reason == "generation_limit":
         config = {"max_generations": 3}

@@ -1,5 +1,5 @@
 """The replay viewer's "Fork from here" and the lobby's "Watch" against the real stack
-(DESIGN.md §12, issue 13).
+(docs/replays.md).
 
 Fork: a finished game is opened in the replay viewer, an event is chosen, and "Fork from
 here" makes a new game in that state (its ``GameForked`` carries the hash recorded at

@@ -1,4 +1,4 @@
-"""Quick match and the leaderboard (DESIGN §11) against the real stack with its
+"""Quick match and the leaderboard (docs/matchmaking.md) against the real stack with its
 matchmaker: the waiting screen shows the queue's statistics and the elapsed time, Cancel
 takes the ticket back, two browsers pressing Quick match land in the same game (Life,
 then CellWar), and once their rated game is over the leaderboard lists both. Without a

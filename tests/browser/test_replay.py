@@ -140,7 +140,7 @@ def test_finished_life_replay_shows_every_placement(page, live_url, problems) ->
     placed2 = next(
         e["seq"] for e in events if e["type"] == "ActionApplied" and e["actor"] == 2
     )
-    # The server reveals a finished game's placements (issue 10 must-show 3).
+    # The server reveals a finished game's placements.
     assert replay_view(live_url, gid, placed1)["board"] not in ("", "!")
     page.goto(f"{live_url}/#replay={gid}")
     wait_shown(page, events[-1]["seq"])
