@@ -1,4 +1,4 @@
-"""A CellWar bot that plays only through the public API (client/sdk.py; DESIGN §5, §7).
+"""A CellWar bot that plays only through the public API (client/sdk.py; the seed's rules).
 
 :class:`CellWarBot` joins a game, follows it on the WebSocket stream (with a polling
 fallback: every ``poll_s`` seconds without a message, and for good once the stream
@@ -20,8 +20,9 @@ ends), and on its turn acts with every unit that still has to, then ends the tur
 - then ``POST /game/{id}/end_turn``. A 409 (a stale view: the turn moved on, a unit was
   removed) is not an error: the next view decides again.
 
-A view is the DESIGN §7 shape; the bot reads ``phase, turn, you, round, width, height,
-units, visible``. Other players' units carry no id; the bot never needs one.
+A view is the REST view (docs/api/index.md "Views and `seq`"); the bot reads ``phase, turn,
+you, round, width, height, units, visible``. Other players' units carry no id; the bot never
+needs one.
 """
 
 from __future__ import annotations

@@ -8,13 +8,13 @@ seeded ``random.Random`` (never the global one, so a seed replays the same choic
 - ``placement``: on its turn, stamps one still life of the pattern library (when
   ``stamps``), places figures up to ``placement_share`` of the budget, then ``end_turn``.
 - ``running``: asks once for the bot's ``speed`` multiplier (the real server ticks at
-  8 generations/s × speed, DESIGN §3).
+  8 generations/s × speed).
 - ``redraw``: places a few cells on empty spots (``redraw_share`` of what is left,
   at least one figure while budget lasts) or nothing, then says ready (``end_turn``).
 - ``finished``: :meth:`LifeBot.play` returns the final view.
 
-A view is the DESIGN §7 shape; the bot reads ``phase, turn, you, zone, players,
-generation, speed, width, height, board``.
+A view is the REST view (docs/api/index.md "Views and `seq`"); the bot reads ``phase, turn,
+you, zone, players, generation, speed, width, height, board``.
 """
 
 from __future__ import annotations
