@@ -1,4 +1,5 @@
-// The REST + WebSocket API of the gateway (DESIGN §7), same origin only.
+// The REST + WebSocket API of the gateway (docs/api/index.md, docs/api/websocket.md), same
+// origin only.
 
 import { ApiError, gamePath, request } from './http.js';
 

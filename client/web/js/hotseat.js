@@ -20,7 +20,7 @@ export async function createHotseatGame(config, names) {
   return { mode: 'hotseat', gameId, tokens, config };
 }
 
-/** Half-open zone of a seat when a view does not carry one (DESIGN §3 zones). */
+/** Half-open zone of a seat when a view does not carry one (docs/playing.md "Life"). */
 function defaultZone(pid, w, h, players) {
   if (players === 4) {
     const hw = Math.floor(w / 2);

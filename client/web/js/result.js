@@ -1,10 +1,10 @@
 // Why a game ended, read from its final view and its event log (public once a game is
-// finished): the event just before `GameFinished` is what ended it (DESIGN §3 end
-// conditions for Life, §5 for CellWar). The engine does not record a reason; these rules
-// mirror `engine/life/game.py` (`settle`, `tick`): a drawing action in `redraw` can only
-// end a game by budget deadlock, an `end_turn` in `redraw` only by an empty round, a
-// generation by extinction, the generation limit or (stable board → redraw → deadlock)
-// budget deadlock.
+// finished): the event just before `GameFinished` is what ended it (the end conditions of
+// docs/architecture/rules.md for Life, the seed's for CellWar). The engine does not record
+// a reason; these rules mirror `engine/life/game.py` (`settle`, `tick`): a drawing action
+// in `redraw` can only end a game by budget deadlock, an `end_turn` in `redraw` only by an
+// empty round, a generation by extinction, the generation limit or (stable board → redraw →
+// deadlock) budget deadlock.
 
 /** Life end reasons, in the words of i18n `reason.<code>`. */
 export const LIFE_REASONS = [

@@ -1,6 +1,6 @@
-// Stamps (DESIGN §3 "Pattern library"): the catalogue from GET /patterns, rotation on the
-// client (the same as the server's: the live box turned `rotation` quarter turns
-// clockwise, its top-left at the click) and the cells a stamp would place.
+// Stamps (the pattern library, docs/playing.md "Life"): the catalogue from GET /patterns,
+// rotation on the client (the same as the server's: the live box turned `rotation` quarter
+// turns clockwise, its top-left at the click) and the cells a stamp would place.
 
 import { getLang } from './i18n.js';
 

@@ -1,6 +1,6 @@
-// Turn timers (DESIGN §11: config `turn_time_s`, the deadline in the view): the view's
-// `turn_deadline` is an ISO 8601 time or epoch seconds (number or numeric string); the
-// screen shows a countdown while it is in the future.
+// Turn timers (docs/playing.md "Turn timers": config `turn_time_s`, the deadline in the
+// view): the view's `turn_deadline` is an ISO 8601 time or epoch seconds (number or numeric
+// string); the screen shows a countdown while it is in the future.
 
 /**
  * The deadline as epoch milliseconds, or null when absent or unreadable.

@@ -1,4 +1,4 @@
-// Drawing tools (DESIGN §3): client-side shapes that become `place` / `erase` actions.
+// Drawing tools (docs/playing.md): client-side shapes that become `place` / `erase` actions.
 
 /** id → {mode: 'place' | 'erase', size: footprint side in cells, i18n key} */
 export const TOOLS = {

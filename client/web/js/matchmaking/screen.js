@@ -1,7 +1,7 @@
-// Quick match and leaderboard (DESIGN §11), shown only where the server has them:
-// the gateway's OpenAPI document (/openapi.json) must list /matchmaking/queues and that
-// must answer 200 — probing the endpoint itself on every page would log a 404 wherever
-// the matchmaker is not deployed. Checked once per tab (sessionStorage).
+// Quick match and leaderboard (docs/playing.md "Quick match"), shown only where the server
+// has them: the gateway's OpenAPI document (/openapi.json) must list /matchmaking/queues
+// and that must answer 200 — probing the endpoint itself on every page would log a 404
+// wherever the matchmaker is not deployed. Checked once per tab (sessionStorage).
 //
 // Quick match: a ticket (POST /matchmaking/tickets {kind, players, name}, with the
 // campaign profile's token as X-Profile-Token when there is one: the rated identity),
@@ -12,8 +12,9 @@
 //
 // Leaderboard: GET /leaderboard?kind=&players= → the top 100 {name, rating, games}.
 //
-// The answers' shapes beyond DESIGN §11 are read tolerantly (a list or {queues: [...]},
-// a few names per field), since the matchmaker is written alongside this screen.
+// The answers' shapes beyond docs/api/index.md "Matchmaking" are read tolerantly (a list or
+// {queues: [...]}, a few names per field), since the matchmaker is written alongside this
+// screen.
 
 import { t } from '../i18n.js';
 import { BOT_POLICIES, addBot } from '../bots.js';
