@@ -26,6 +26,7 @@ import numpy as np
 
 from bench import (
     append,
+    bots,
     capacity,
     cluster,
     envs,
@@ -56,6 +57,7 @@ BENCHMARKS: list[tuple[str, BenchFn]] = [
     ("rl", lambda quick: rl.run(quick=quick)),
     ("envs", lambda quick: envs.run(quick=quick)),
     ("llm", lambda quick: llm.run(quick=quick)),
+    ("bots", lambda quick: bots.run(quick=quick)),
     ("verify", lambda quick: verify.run(quick=quick)),
     ("replay_load", lambda quick: replay_load.run(quick=quick)),
     ("cluster", lambda quick: cluster.run(quick=quick)),

@@ -9,7 +9,7 @@ existing bots and policies:
 - CellWar: every name of :data:`client.bots.ALL_POLICY_NAMES` through
   :func:`client.bots.load_policy`, played by the remote environment (the
   remote environment: the policy sees the observations it was trained on) in a thread
-  (:func:`play_policy_seat`).
+  of the runner's own pool, one per seat (:func:`play_policy_seat`).
 
 Bounded: at most ``max_seats`` bots at once (one more is :class:`SeatError` 429
 ``BOT_SEATS_FULL``). Supervised: a bot whose game ends, or whose play fails, frees its
@@ -19,9 +19,11 @@ slot (logged ``bot_finished`` / ``bot_failed`` with ``game_id`` and ``player_id`
 from __future__ import annotations
 
 import asyncio
+import functools
 import itertools
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -187,6 +189,9 @@ class SeatRunner:
         self._api = api
         self._seeds = itertools.count(seed)
         self.wait_s = wait_s
+        # One thread per seat: asyncio's default pool (cores + 4) would queue the 7th
+        # CellWar bot behind six that wait for their opponents.
+        self._threads = ThreadPoolExecutor(max_workers=max_seats, thread_name_prefix="bot-seat")
         self.seats: dict[tuple[str, int], BotSeat] = {}
         self._pending = 0
         self.finished = 0
@@ -332,11 +337,12 @@ class SeatRunner:
         else:
             policy = load_policy(bot.policy)
         try:
-            result = await asyncio.to_thread(
+            play = functools.partial(
                 play_policy_seat, self.api_url, bot.game_id, seat.player_id, seat.token, policy,
                 width=int(config.get("width", 16)), height=int(config.get("height", 16)),
                 players=int(config.get("players", 2)), stop=bot.stop, wait_s=self.wait_s,
             )
+            result = await asyncio.get_running_loop().run_in_executor(self._threads, play)
         finally:
             close = getattr(policy, "close", None)
             if callable(close):
@@ -354,3 +360,4 @@ class SeatRunner:
             await asyncio.gather(*tasks, return_exceptions=True)
         if self._api is not None:
             await self._api.aclose()
+        self._threads.shutdown(wait=False, cancel_futures=True)
