@@ -1,1 +1,1 @@
-"""Performance benchmarks (DESIGN.md §8), run by ``make bench`` / ``python -m bench.run``."""
+"""Performance benchmarks (docs/benchmarks.md), run by ``make bench`` / ``python -m bench.run``."""

@@ -1,10 +1,10 @@
 """``python -m bench._floor ROLE ...``: the round trip's hop floor (bench/roundtrip.py).
 
-The same processes and hops as a platform action (DESIGN §1, §8: HTTP -> gateway ->
-gRPC -> session -> gRPC -> engine, then a JetStream append with fsync, answer back) with
-no work in them: no rules, no aggregate, no projections. Each hop carries bytes of the
-platform's sizes. What this skeleton reaches is the most any implementation of that
-shape can reach on this machine with these libraries (FastAPI/uvicorn, grpc.aio,
+The same processes and hops as a platform action (docs/architecture/index.md "The layers":
+HTTP -> gateway -> gRPC -> session -> gRPC -> engine, then a JetStream append with fsync,
+answer back) with no work in them: no rules, no aggregate, no projections. Each hop carries
+bytes of the platform's sizes. What this skeleton reaches is the most any implementation of
+that shape can reach on this machine with these libraries (FastAPI/uvicorn, grpc.aio,
 nats-py), so the round-trip row can be read against it.
 
 Roles:

@@ -1,5 +1,5 @@
 """Event append: the session's append path beside a raw JetStream publish loop with the
-same durability, its anchor (DESIGN §6, §8).
+same durability, its anchor (docs/benchmarks.md).
 
 Both run in the bench process against one ``nats-server`` child with JetStream
 ``sync_interval: always`` (an acknowledged write is on disk, as ``make run``), on the
@@ -14,7 +14,7 @@ placed cell) each time:
   headers, publish, check the ack), the code every recorded command goes through.
 
 Figures: appends/s and p50/p99 latency of each, and the ratio session / anchor (info:
-DESIGN §8 sets no target of its own; the round trip's is in ``roundtrip``).
+no target of its own; the round trip's is in ``roundtrip``).
 """
 
 from __future__ import annotations

@@ -1,5 +1,6 @@
-"""Hosted capacity: running 300x300 games ticking at 8 generations/s (DESIGN §8: >= 1,000
-games per engine core; the capacity curve shows where the achieved rate bends).
+"""Hosted capacity: running 300x300 games ticking at 8 generations/s (target: >= 1,000 games
+per engine core, docs/benchmarks.md; the capacity curve shows where the achieved rate
+bends).
 
 A *tick path* is how a host advances its running games once per tick interval (1/8 s,
 1 generation each at speed 1). The sweep and the plot do not depend on the path; today's
@@ -24,10 +25,10 @@ both halves; 10 distinct states repeated):
 One gRPC message holds at most 64 MiB (~700 of these states), so a tick of more than
 :data:`CHUNK` games is sent as several ``Engine.Tick`` calls, one after the other.
 
-The sweep measures :class:`EngineRunPath`, the session's packed tick path (issue 11);
-two points of the plain ``Engine.Tick`` path are kept beside it ("before"). The whole
-stack row runs :data:`STACK_GAMES` games through nats-server + engine + session for
-:data:`STACK_SECONDS` (:func:`whole_stack`).
+The sweep measures :class:`EngineRunPath`, the session's packed tick path
+(docs/architecture/ticking.md); two points of the plain ``Engine.Tick`` path are kept beside
+it ("before"). The whole stack row runs :data:`STACK_GAMES` games through nats-server +
+engine + session for :data:`STACK_SECONDS` (:func:`whole_stack`).
 """
 
 from __future__ import annotations
@@ -44,11 +45,11 @@ from bench.kernel import SEED, random_board
 from engine.life.kernel import step_many
 
 TARGET = 1000.0
-GPS = 8  # generations per game-second (DESIGN §3)
+GPS = 8  # generations per game-second at speed 1 (the session's tick rate)
 DISTINCT = 10  # distinct game states, repeated to make K
 CHUNK = 200  # games per Engine.Tick call (~18 MB of 300x300 states)
 SWEEP = [50, 100, 200, 300, 500, 1000]
-#: The whole-stack row (DESIGN §8): 300 games keep >= 95 % of their rate for 30 s.
+#: The whole-stack row: 300 games keep >= 95 % of their rate for 30 s.
 STACK_GAMES = 300
 STACK_SECONDS = 30.0
 QUICK_SWEEP = [25, 50, 100]
@@ -148,7 +149,7 @@ class EngineTickPath:
 
 
 class EngineRunPath:
-    """The session's path (issue 11, docs/architecture/ticking.md): ``Engine.Run`` with
+    """The session's path (docs/architecture/ticking.md): ``Engine.Run`` with
     each game's id, the hash of its last recorded state and the generations run since;
     the engine keeps the games bit-packed in its run cache and advances games of one
     size together. A run is recorded (events + state sent back) at the checkpoint, every

@@ -1,5 +1,5 @@
 """Scale-out: REST actions/s with 2 engines, 2 sessions and 2 gateways against one of each
-(DESIGN §8: ≥ 1.6× "on a machine with the cores for it (on paper here: report
+(target ≥ 1.6× "on a machine with the cores for it (on paper here: report
 per-process CPU)").
 
 Both topologies serve the round trip's load (:mod:`bench.roundtrip`: 10 two-player Life
@@ -27,7 +27,7 @@ import httpx
 from bench._stack import new_services, row, run_async
 from bench.roundtrip import GAMES, _measure, _platform_seats
 
-MIN_RATIO = 1.6  # DESIGN §8
+MIN_RATIO = 1.6  # the scale-out target (docs/benchmarks.md)
 
 
 async def _topology(n: int, warmup: float, seconds: float) -> dict[str, Any]:

@@ -1,4 +1,4 @@
-"""WebSocket fan-out: many spectators of one running game (DESIGN §8: 500 viewers, every
+"""WebSocket fan-out: many spectators of one running game (target: 500 viewers, every
 frame delivered, lag p99 <= 100 ms).
 
 A 60x60 2-player Life game runs at the platform's rate (8 generations/s x speed 1) on the
@@ -8,9 +8,10 @@ measurement. ``VIEWERS`` spectators (no token) open ``WS /game/{id}/stream`` fro
 bench process; a NATS subscriber in the bench process reads every event of the game from
 ``games.<id>.events``.
 
-The session records a running game's generations at checkpoints (every 2 s; issue 11)
-and pushes a frame every tick in between: a frame is known by its ``(seq, generation)``
-(the version moves at a recorded event, the generation at every tick).
+The session records a running game's generations at checkpoints (every 2 s;
+docs/architecture/ticking.md) and pushes a frame every tick in between: a frame is known by
+its ``(seq, generation)`` (the version moves at a recorded event, the generation at every
+tick).
 
 * sent: the frames of the window (every ``(seq, generation)`` some viewer received
   first within it);
@@ -35,7 +36,7 @@ import engine
 from bench._stack import cpu_seconds, percentile, row, run_async, soup_cells, start_platform
 
 LAG_TARGET_MS = 100.0
-GPS = 8.0  # generations per second at speed 1 (DESIGN §3)
+GPS = 8.0  # generations per second at speed 1 (the session's tick rate)
 
 
 def pick_soup_seed(min_generations: int, width: int = 60, height: int = 60) -> int:

@@ -1,5 +1,5 @@
-"""Import: re-deciding and recording a 10,000-event log (DESIGN §12 ``import``; no target
-in DESIGN §8, so informative rows).
+"""Import: re-deciding and recording a 10,000-event log (``cellwar import``,
+docs/replays.md; no target, so informative rows).
 
 The log is the replay benchmark's 60x60 Life game (:func:`bench.replay.finished_log`),
 finished by agreement (both players ``propose_finish``: a finished log is recorded as it

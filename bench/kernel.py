@@ -1,6 +1,6 @@
 """Life kernel benchmark: the bit-parallel kernel beside the plain numpy reference.
 
-Rows (DESIGN.md §8, one core):
+Rows (targets of docs/benchmarks.md, one core):
 
 * two colours, 1024 x 1024 torus, 30 % random, 200 generations: >= 6e9 cell-updates/s
   and >= 40x the plain numpy uint8 shifted-sum step of the same rule

@@ -1,4 +1,4 @@
-"""Matchmaking (DESIGN §8, §11; issue 14).
+"""Matchmaking (docs/matchmaking.md, docs/architecture/matchmaking.md).
 
 Rows:
 
@@ -8,12 +8,12 @@ Rows:
   (40, 60 or 80) and 10 % for ``torus``. Target ≤ 1 s; the best of 3 runs.
 * ``pair to the same game`` — two clients post compatible tickets through REST at the same
   moment; the time until both have their seat (WebSocket of each ticket), 20 pairs in turn.
-  Target p99 ≤ 2 s (issue 14, must-show 1).
+  Target p99 ≤ 2 s.
 * ``1,000 tickets end to end`` — 1,000 tickets posted through REST by 50 concurrent
   clients over four queues (life-2 500, life-4 200, cellwar-2 200, cellwar-4 100), each
   client waiting on its ticket's WebSocket: match rate (matched within 120 s), p50/p99
   time-to-match seen by the client (POST sent → ``matched`` frame) and the matchmaker's
-  own ``wait_s``. Informative rows (DESIGN §8: reported).
+  own ``wait_s``. Informative rows.
 
 Every server is a child process (nats-server with fsync, ``python -m services.engine``,
 ``python -m services.session``, ``python -m services.matchmaker``, ``python -m gateway``

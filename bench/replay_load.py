@@ -1,5 +1,5 @@
 """Costly reads against play: another player's action p99 idle vs during 500 concurrent
-replays of a finished game (issue 10 §3, must-show 5: within 2× of idle).
+replays of a finished game (target: within 2× of idle; docs/security.md).
 
 The platform runs as child processes (nats-server with fsync, engine, session, gateway
 trusting 127.0.0.1 as its proxy, so a load client can speak for many addresses through
@@ -17,7 +17,7 @@ HTTP/1.1 on keep-alive connections, so the load generator costs the shared 2 cor
 little. Rows: the player's p99 in each phase (target: a storm's
 p99 <= 2x the idle p99) and, as info, what the replays were answered (200/429/503) and
 the CPU each process used; in a full run (not ``--quick``) also the same 500-address
-storm through a gateway with the read limits off (what issue 10 measured), as info.
+storm through a gateway with the read limits off, as info.
 """
 
 from __future__ import annotations
@@ -224,7 +224,7 @@ async def _run(seconds: float, unlimited: bool) -> dict[str, Any]:
         result["one_address"] = await _phase(url, seat, replay, 1, seconds, pids)
         result["many_addresses"] = await _phase(url, seat, replay, STORM, seconds, pids)
         if unlimited:
-            # The same storm through a gateway without the read limits (as before issue 10).
+            # The same storm through a gateway without the read limits.
             open_url = await svc.start_gateway(
                 trusted_proxies="127.0.0.1", read_limit_per_s=0, read_concurrency=0,
                 read_global_per_s=0,
@@ -296,7 +296,7 @@ def run(quick: bool = False) -> dict[str, Any]:
         _note("no read limits", before)
         rows.append(
             row(
-                f"action p99 during {STORM} replays, read limits off (before issue 10)",
+                f"action p99 during {STORM} replays, read limits off",
                 "ms",
                 before["p99_ms"],
                 "- (info)",

@@ -1,4 +1,4 @@
-"""AI environment benchmark (DESIGN §8 "AI environment", issue 15).
+"""AI environment benchmark (docs/vector-envs.md "Speed").
 
 Rows:
 

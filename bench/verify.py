@@ -1,4 +1,4 @@
-"""``cellwar verify`` throughput (issue 13 must-show 5: ``--workers 2`` over 1,000 logs).
+"""``cellwar verify`` throughput (docs/replays.md: ``--workers 2`` over 1,000 logs).
 
 - 1,000 sample logs (:mod:`bench.loggen`: half Life 32×32 games, half CellWar 8×8 bot
   games; 100 with ``--quick``) written to a temporary folder, then verified by the real
@@ -7,12 +7,12 @@
   (wall time from the first file opened to the last result, every hash checked).
 - One 10,000-event Life game (60×60, :func:`bench.replay.build_log`; 3,000 with
   ``--quick``) verified event by event in process, beside ``engine.fold`` of the same log,
-  which sums runs of ``GenerationsTicked`` and checks only the last hash (DESIGN §8's
-  replay figure): the price of checking every hash.
+  which sums runs of ``GenerationsTicked`` and checks only the last hash (the
+  ``replay`` benchmark's figure): the price of checking every hash.
 
 The machine is shared, so wall-clock rates move with its load; the CPU cost of the
 one-worker run (events per CPU second of the whole child process, start-up included)
-does not. No DESIGN §8 target covers verification, so the rows are informative.
+does not. No target covers verification, so the rows are informative.
 """
 
 from __future__ import annotations
