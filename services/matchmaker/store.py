@@ -39,6 +39,7 @@ from nats.js.client import JetStreamContext
 from nats.js.kv import KeyValue
 
 from services.common.errors import ServiceError
+from services.common.nats import kv as nats_kv
 from services.common.tasks import cancel
 
 log = structlog.get_logger("cellwar.matchmaker.store")
@@ -105,23 +106,13 @@ def game_marker_key(game_id: str) -> str:
 async def ensure_bucket(
     js: JetStreamContext, bucket: str, *, replicas: int = 1, max_age_s: float | None = None
 ) -> KeyValue:
-    """Open ``bucket``, creating it (file storage, history 1, ``max_age_s``) if absent."""
-    try:
-        return await js.key_value(bucket)
-    except nats.js.errors.BucketNotFoundError:
-        pass
-    config = api.KeyValueConfig(
-        bucket=bucket,
-        history=1,
-        ttl=max_age_s,
-        storage=api.StorageType.FILE,
-        replicas=replicas,
-        direct=True,
-    )
-    try:
-        return await js.create_key_value(config)
-    except nats.js.errors.BadRequestError:  # another instance created it meanwhile
-        return await js.key_value(bucket)
+    """Open ``bucket``, creating it (file storage, history 1, ``max_age_s``, direct gets)
+    if absent: :func:`services.common.nats.kv.ensure_bucket`, shared with the session.
+
+    Raises:
+        nats.errors.Error / TimeoutError: NATS did not answer.
+    """
+    return await nats_kv.ensure_bucket(js, bucket, replicas=replicas, ttl_s=max_age_s)
 
 
 async def ensure_events_stream(js: JetStreamContext, *, replicas: int = 1) -> None:

@@ -10,10 +10,7 @@ every instance.
 
 from __future__ import annotations
 
-import nats.js.errors
-from nats.js import api
-from nats.js.client import JetStreamContext
-from nats.js.kv import KeyValue
+from services.common.nats.kv import MARKER_TTL_S, ensure_bucket
 
 SNAPSHOTS = "GAME_SNAPSHOTS"
 DIRECTORY = "GAME_DIRECTORY"
@@ -21,42 +18,18 @@ LEASES = "GAME_LEASES"
 PRESENCE = "GAME_PRESENCE"
 PROFILES = "PROFILES"
 
-#: Seconds the server keeps the marker it writes when a key expires (so watchers see it).
-MARKER_TTL_S = 60.0
-
-
-async def ensure_bucket(
-    js: JetStreamContext,
-    bucket: str,
-    *,
-    replicas: int = 1,
-    ttl_s: float | None = None,
-    expiry_markers: bool = False,
-) -> KeyValue:
-    """Open ``bucket``, creating it (file storage, history 1, ``ttl_s`` seconds, direct
-    gets) if absent. ``expiry_markers``: the server writes a delete marker when a key
-    expires (by the bucket TTL or a per-message TTL), so watchers learn of it at once
-    (NATS >= 2.11; created without markers on an older server)."""
-    try:
-        return await js.key_value(bucket)
-    except nats.js.errors.BucketNotFoundError:
-        pass
-    config = api.KeyValueConfig(
-        bucket=bucket,
-        history=1,
-        ttl=ttl_s,
-        storage=api.StorageType.FILE,
-        replicas=replicas,
-        direct=True,
-        limit_marker_ttl=MARKER_TTL_S if expiry_markers else None,
-    )
-    try:
-        return await js.create_key_value(config)
-    except nats.js.errors.KeyValueLimitMarkerTTLNotSupportedError:
-        config.limit_marker_ttl = None
-        return await js.create_key_value(config)
-    except nats.js.errors.BadRequestError:  # another instance created it meanwhile
-        return await js.key_value(bucket)
+#: ``ensure_bucket`` (open or create a bucket) and ``MARKER_TTL_S`` are those of
+#: :mod:`services.common.nats.kv`, shared with the matchmaker.
+__all__ = [
+    "DIRECTORY",
+    "LEASES",
+    "MARKER_TTL_S",
+    "PRESENCE",
+    "PROFILES",
+    "SNAPSHOTS",
+    "ensure_bucket",
+    "safe_key",
+]
 
 
 def safe_key(part: str) -> str:

@@ -20,8 +20,8 @@ import nats.js.errors
 import structlog
 from nats.js.kv import KeyValue
 
+from services.common.nats.kv import KvMirror
 from services.common.tasks import cancel, every
-from services.session.mirror import KvMirror
 
 log = structlog.get_logger("cellwar.session.leases")
 

@@ -50,11 +50,11 @@ from nats.js.kv import KeyValue
 from cellwar.v1.codes import CommandType, ErrorCode, RemovalReason
 from services.common.errors import ServiceError
 from services.common.jsonwire import dumps
+from services.common.nats.kv import KvMirror, put_with_ttl
 from services.common.tasks import every
 from services.session.commands import Command, CommandLoop
 from services.session.games import Game, GameCache
 from services.session.kv import safe_key
-from services.session.mirror import KvMirror
 
 log = structlog.get_logger("cellwar.session.presence")
 
@@ -252,9 +252,8 @@ class Presence:
         task.add_done_callback(self._writes.discard)
 
     async def _put_marker(self, game_id: str, player_id: int) -> None:
-        subject = f"$KV.{self.kv._name}.{self._marker_key(game_id, player_id)}"
         try:
-            await self.kv._js.publish(subject, b"1", msg_ttl=self.ttl_s)
+            await put_with_ttl(self.kv, self._marker_key(game_id, player_id), b"1", self.ttl_s)
         except (TimeoutError, nats.errors.Error) as exc:
             log.warning("presence_not_stored", game_id=game_id, player_id=player_id, error=str(exc))
 

@@ -12,7 +12,6 @@ distinct from the stream sequence JetStream assigns across all games.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import AsyncIterator, Sequence
 
@@ -26,6 +25,7 @@ from nats.js.client import JetStreamContext
 from cellwar.v1 import events_pb2
 from cellwar.v1.codes import ErrorCode
 from services.common.errors import ServiceError
+from services.common.nats.direct import direct_get_batch
 
 log = structlog.get_logger("cellwar.session.store")
 
@@ -273,41 +273,22 @@ class EventStore:
     async def _direct_batch(
         self, subj: str, start: int, batch: int = _FETCH_BATCH
     ) -> tuple[list[tuple[int, bytes]], int]:
-        """One batched direct get: up to ``batch`` messages of ``subj`` from stream
+        """One batched direct get (:func:`services.common.nats.direct.direct_get_batch`):
+        up to ``batch`` messages of ``subj`` from stream
         sequence ``start``; returns ``([(stream seq, data)], pending after them)``.
 
         Raises:
             nats.errors.Error / TimeoutError: NATS did not answer or refused.
         """
-        nc = self.js._nc
-        inbox = nc.new_inbox()
-        sub = await nc.subscribe(inbox)
-        try:
-            request = {
-                "seq": start,
-                "next_by_subj": subj,
-                "batch": batch,
-                "max_bytes": _FETCH_BYTES,
-            }
-            await nc.publish(
-                f"{self.js._prefix}.DIRECT.GET.{STREAM}", json.dumps(request).encode(), reply=inbox
-            )
-            out: list[tuple[int, bytes]] = []
-            while True:
-                msg = await sub.next_msg(timeout=self.timeout)
-                headers = msg.headers or {}
-                status = headers.get("Status")
-                if status == "404":  # nothing (more) on this subject
-                    return out, 0
-                if status == "204":  # end of batch
-                    return out, int(headers.get("Nats-Num-Pending", 0) or 0)
-                if status:
-                    raise nats.js.errors.APIError(
-                        code=int(status), description=str(headers.get("Description", ""))
-                    )
-                out.append((int(headers["Nats-Sequence"]), msg.data))
-        finally:
-            await sub.unsubscribe()
+        return await direct_get_batch(
+            self.js,
+            STREAM,
+            subj,
+            start,
+            batch=batch,
+            max_bytes=_FETCH_BYTES,
+            timeout=self.timeout,
+        )
 
     def _position(self, game_id: str, seq: int) -> tuple[int, int]:
         """``(game seq, stream seq)`` of the nearest known event at or before ``seq``
