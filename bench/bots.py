@@ -1,8 +1,8 @@
 """Bot seats (docs/bot-seats.md): the time from "Add a bot" (``POST /game/{id}/bots``)
 to the bot's first move.
 
-Rows (informative: no target is set for them), median and p90 over :data:`TRIES`
-fresh games each:
+Rows (informative: no target is set for them), milliseconds, median (the figure) and
+p90 (``p90_ms``) over :data:`TRIES` fresh games each:
 
 * ``bot seat: Add a bot → seated`` — the POST until its 201 (the gateway forwards to the
   runner, which reads the lobby and joins through the public API), CellWar 8×8 with the
@@ -11,7 +11,7 @@ fresh games each:
   ``ActionApplied`` / ``TurnEnded`` event of the bot's seat in the log, CellWar 8×8, 2
   players. Seat 1 (this bench) moves first: it plays its turn at once (every unit its
   first legal action, then ``end_turn``), and the time that takes is included and
-  reported beside the figure (``own_turn_s``);
+  reported beside the figure (``own_turn_ms``);
 * ``bot seat: Add a bot → first move (life heuristic)`` — the same for Life 40×40,
   budget 10 (the bench's seat ends its placement turn at once, drawing nothing).
 
@@ -95,8 +95,13 @@ async def _one(api: AsyncCellWarClient, http: httpx.AsyncClient, kind: str, poli
     raise TimeoutError(f"the bot of game {game_id} made no move in {DEADLINE_S:g} s")
 
 
+def _ms(value: float | None) -> float | None:
+    return None if value is None else round(value * 1000, 1)
+
+
 def _summary(values: list[float]) -> dict[str, float | None]:
-    return {"median_s": percentile(values, 50), "p90_s": percentile(values, 90)}
+    """``{"median_ms", "p90_ms"}`` of seconds."""
+    return {"median_ms": _ms(percentile(values, 50)), "p90_ms": _ms(percentile(values, 90))}
 
 
 async def _measure(tries: int) -> dict[str, Any]:
@@ -135,16 +140,15 @@ def run(*, quick: bool = False) -> dict[str, Any]:
     rows = []
     seated = data["cellwar"]["seated"]
     rows.append(row(
-        "bot seat: Add a bot → seated (cellwar trained)", "s (median)", percentile(seated, 50),
+        "bot seat: Add a bot → seated (cellwar trained)", "ms (median)", _ms(percentile(seated, 50)),
         "reported", None, tries=tries, **_summary(seated),
     ))
     for kind, policy in (("cellwar", "trained"), ("life", "heuristic")):
         first = data[kind]["first_move"]
         own = data[kind]["own_turn"]
         rows.append(row(
-            f"bot seat: Add a bot → first move ({kind} {policy})", "s (median)", percentile(first, 50),
-            "reported", None, tries=tries, **_summary(first),
-            own_turn_s=percentile(own, 50),
+            f"bot seat: Add a bot → first move ({kind} {policy})", "ms (median)", _ms(percentile(first, 50)),
+            "reported", None, tries=tries, **_summary(first), own_turn_ms=_ms(percentile(own, 50)),
         ))
     return {"rows": rows, "data": data}
 
