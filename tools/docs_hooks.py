@@ -59,7 +59,9 @@ def bench_dir() -> Path | None:
 
 
 def clean_report(text: str) -> str:
-    """A report's text without references to documents outside the repository."""
+    """A report's text without references to documents outside the repository (the
+    report of a run made before the report named its targets plainly: its heading and
+    the row texts of its JSON results still cite them)."""
     text = re.sub(r"DESIGN(?:\.md)? ?§\s*\d+ targets", "Targets", text)
     text = re.sub(r",? ?DESIGN(?:\.md)? ?§\s*\d+", "", text)
     return re.sub(r"\bissue \d+:? ?", "", text)

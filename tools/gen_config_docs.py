@@ -110,13 +110,6 @@ def _texts(groups: list[tuple[str, list[str]]]) -> dict[str, str]:
     return texts
 
 
-def _clean(text: str) -> str:
-    """A docstring entry without references to documents outside the repository."""
-    text = re.sub(r"DESIGN(?:\.md)? ?§\s*\d+(?: as raised by issue \d+)?:?\s*", "", text)
-    text = re.sub(r"\bissue \d+:?\s*", "", text)
-    return text.replace("(; ", "(").replace("; )", ")")
-
-
 def attribute_docs(cls: type) -> dict[str, str]:
     """The ``Attributes:`` entries of ``cls``'s docstring, by field name (an entry
     ``a / b: text`` documents both fields), whitespace folded."""
@@ -214,7 +207,7 @@ def render() -> str:
         found = readers(re.compile(rf"\.{name}\b|\b{var}\b"), reads)
         who = ", ".join(n for n in found if n != "tests") or "—"
         setters = ", ".join(readers(re.compile(rf"\b{var}\b"), sets))
-        meaning = _clean(docs.get(name, "")) or "—"
+        meaning = docs.get(name, "") or "—"
         where = f"Read by: {who}" + (f"; set by: {setters}" if setters else "") + "."
         lines.append(
             f"| `{var}` | {_cell(_default_text(field.default))} "
