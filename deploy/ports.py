@@ -96,7 +96,8 @@ class Bases:
         http: H, the HTTP port people open.
         nats: N, the first NATS client port.
         engine / session / matchmaker: ``(host, port)`` of instance 1 of each gRPC service.
-        bots: ``(host, port)`` of bot runner 1 (HTTP, internal; docs/bot-seats.md).
+        bots: ``(host, port)`` of bot runner 1 (HTTP, internal; docs/bot-seats.md); None:
+            next to the matchmaker (its port + 1).
     """
 
     http_host: str = "127.0.0.1"
@@ -105,7 +106,7 @@ class Bases:
     engine: tuple[str, int] = ("127.0.0.1", 50051)
     session: tuple[str, int] = ("127.0.0.1", 50052)
     matchmaker: tuple[str, int] = ("127.0.0.1", 50053)
-    bots: tuple[str, int] = ("127.0.0.1", 50054)
+    bots: tuple[str, int] | None = None
 
     @classmethod
     def from_env(cls, env: Mapping[str, str], settings=None) -> Bases:
@@ -133,9 +134,6 @@ class Bases:
         bots = env.get("CELLWAR_BOTS_ADDR") or (
             settings.bots_addr if settings is not None and "bots_addr" in settings.model_fields_set else None
         )
-        if not bots:
-            mm_host, mm_port = _named("CELLWAR_MATCHMAKER_ADDR", matchmaker.split(",")[0], split_addr)
-            bots = f"{mm_host}:{mm_port + 1}"
         return cls(
             http_host=http_host,
             http=_named("CELLWAR_HTTP_PORT", http, _port),
@@ -143,7 +141,7 @@ class Bases:
             engine=_named("CELLWAR_ENGINE_ADDR", engine.split(",")[0], split_addr),
             session=_named("CELLWAR_SESSION_ADDR", session.split(",")[0], split_addr),
             matchmaker=_named("CELLWAR_MATCHMAKER_ADDR", matchmaker.split(",")[0], split_addr),
-            bots=_named("CELLWAR_BOTS_ADDR", bots.split(",")[0], split_addr),
+            bots=_named("CELLWAR_BOTS_ADDR", bots.split(",")[0], split_addr) if bots else None,
         )
 
     # -- instance k of each role (k from 1)
@@ -171,8 +169,9 @@ class Bases:
         Raises:
             KeyError: an unknown role.
         """
+        bots = self.bots or (self.matchmaker[0], self.matchmaker[1] + 1)
         host, port = {
-            "engine": self.engine, "session": self.session, "matchmaker": self.matchmaker, "bots": self.bots
+            "engine": self.engine, "session": self.session, "matchmaker": self.matchmaker, "bots": bots
         }[role]
         return f"{host}:{port + GRPC_STRIDE * (k - 1)}"
 

@@ -1,5 +1,5 @@
 """``make run-cluster`` (docs/hosting.md): cluster.json lists 3 NATS nodes, 2 engines,
-2 sessions, 2 gateways and nginx on the documented ports; nginx answers /healthz, serves
+2 sessions, 2 gateways, 2 bot runners and nginx on the documented ports; nginx answers /healthz, serves
 the browser client itself and carries a game's WebSocket; JetStream keeps three replicas."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import pytest
 
 from client.sdk import AsyncCellWarClient
 from deploy.harness import RunnerProcess, http_get, pid_alive
-from deploy.topology import has_matchmaker
+from deploy.topology import has_bots, has_matchmaker
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
@@ -26,6 +26,8 @@ def test_cluster_json_lists_every_process_on_its_port(cluster: RunnerProcess):
     expected = {"nats": 3, "engine": 2, "session": 2, "gateway": 2, "nginx": 1}
     if has_matchmaker():
         expected["matchmaker"] = 2
+    if has_bots():  # the bot runners (docs/bot-seats.md)
+        expected["bots"] = 2
     assert dict(roles) == expected
     addrs = {p["name"]: p["addr"] for p in table["processes"]}
     assert addrs["nginx"] == f"127.0.0.1:{b.http}"
@@ -35,6 +37,8 @@ def test_cluster_json_lists_every_process_on_its_port(cluster: RunnerProcess):
         assert addrs[f"session-{k}"] == b.grpc_addr("session", k)
         if has_matchmaker():
             assert addrs[f"matchmaker-{k}"] == b.grpc_addr("matchmaker", k)
+        if has_bots():
+            assert addrs[f"bots-{k}"] == b.grpc_addr("bots", k)
     for k in (1, 2, 3):
         assert addrs[f"nats-{k}"] == f"127.0.0.1:{b.nats + k - 1}"
         assert (cluster.data_dir / "cluster" / f"nats-{k}" / "jetstream").is_dir()
