@@ -165,7 +165,9 @@ def test_legend_counts_help_keyboard_log_attack_and_leave(page, live_url, proble
     wait_cw(page, "s.shownPid === 1")
     page.wait_for_function("() => document.querySelectorAll('#cw-log li').length > 0")
     texts = log_texts(page)
-    assert texts[0] == "Red wins" and "Green left the game" in texts and any(t.startswith("Your unit") for t in texts), texts
+    assert texts[0] == "Red wins" and "Green left the game" in texts, texts
+    # its own actions in words, from its views before them (js/cellwar/log.js)
+    assert "Your infantry attacked the infantry at (3, 3)" in texts, texts
     assert page.locator("#cw-players-list li.disconnected").count() == 0
     assert "disconnected" not in page.locator("#cw-players-list").inner_text()
     assert problems.all() == []
