@@ -310,18 +310,36 @@ class SeatRunner:
         from client.bots import LifeBot
 
         seed = next(self._seeds)
+        last = {"seq": None, "at": time.monotonic()}
+
+        def seen(_bot: Any, view: dict[str, Any]) -> None:
+            if view.get("seq") != last["seq"]:
+                last["seq"], last["at"] = view.get("seq"), time.monotonic()
+
         if bot.policy == "llm":
             from client.bots.llm import LifePlacer, LLMLifeBot
 
             placer = LifePlacer(self.llm_url, self.llm_model, seed=seed)
-            player: Any = LLMLifeBot(self.api, bot.game_id, bot.name, placer=placer, seed=seed, speed=8)
+            player: Any = LLMLifeBot(
+                self.api, bot.game_id, bot.name, placer=placer, seed=seed, speed=8, on_view=seen
+            )
         else:
             placer = None
-            player = LifeBot(self.api, bot.game_id, bot.name, seed=seed, speed=8)
+            player = LifeBot(self.api, bot.game_id, bot.name, seed=seed, speed=8, on_view=seen)
         player.seat = seat  # joined by the runner already
+        play = asyncio.create_task(player.play())
         try:
-            final = await player.play()
+            # A game that stays open, or whose other players never move, frees the slot
+            # after wait_s seconds without a new event.
+            while not play.done():
+                await asyncio.wait({play}, timeout=min(1.0, self.wait_s))
+                if not play.done() and time.monotonic() - last["at"] > self.wait_s:
+                    play.cancel()
+                    raise TimeoutError(f"no new event in game {bot.game_id} for {self.wait_s:g} s")
+            final = play.result()
         finally:
+            if not play.done():
+                play.cancel()
             if placer is not None:
                 placer.close()
         return {"winner": final.get("winner"), "actions": player.actions_sent}

@@ -150,3 +150,25 @@ async def test_a_trained_bot_plays_a_cellwar_game_to_the_end(gateway_url, client
         if task is not None:
             await task
     assert seats.status()["seats"] == 0 and seats.finished == 1
+
+
+async def test_a_bot_in_a_game_that_stays_open_frees_its_slot(stack):
+    """A runner whose bots wait at most 1 s: bots seated in games that never
+    fill (Life and CellWar) give their slots back, counted as failed, and a new bot can
+    be seated again."""
+    seats = SeatRunner("http://unset.invalid", max_seats=2, wait_s=1.0)
+    async with serve(create_runner_app(seats)) as runner_url:
+        settings = Settings(session_addr=stack.session_target, secret=TEST_SECRET, bots_url=runner_url)
+        async with serve(create_app(settings)) as url, AsyncCellWarClient(url, timeout=30) as api:
+            seats.api_url = url
+            life = await api.create_game("life", {"width": 20, "height": 20, "players": 4, "budget": 10})
+            life_seat = await api.join(life, "person")
+            cellwar, cellwar_token = await _waiting_cellwar(api)
+            assert (await _add(url, life, life_seat.token, "heuristic")).status_code == 201
+            assert (await _add(url, cellwar, cellwar_token, "random")).status_code == 201
+            tasks = [b.task for b in seats.seats.values()]
+            for task in tasks:
+                await task
+            assert seats.status()["seats"] == 0 and seats.failed == 2 and seats.finished == 0
+            again = await _add(url, cellwar, cellwar_token, "random")
+            assert again.status_code == 201 and again.json()["player_id"] == 3

@@ -133,3 +133,30 @@ def test_quick_match_plays_the_computer(page, live_url, problems) -> None:
     names = [e["payload"].get("name") for e in events if e["type"] == "PlayerJoined"]
     assert names[1] == "bot-trained", names
     assert problems.all() == []
+
+
+def test_add_a_bot_speaks_russian(browser, live_url, problems) -> None:
+    """The same controls in Russian: the label, the button and the policies' names."""
+    from playwright.sync_api import expect
+
+    from tests.browser.lifekit import watch
+
+    ctx = browser.new_context(locale="ru-RU", viewport={"width": 1280, "height": 900})
+    try:
+        page = ctx.new_page()
+        page.set_default_timeout(TIMEOUT_MS)
+        watch(page, problems)
+        new_game(page, live_url, mode="online", size="40", budget=10, players=4)
+        bots = page.get_by_test_id("online-bots")
+        expect(bots).to_contain_text("Компьютерный игрок:")
+        buttons = bots.get_by_test_id("add-bot")
+        expect(buttons).to_have_count(3)
+        expect(buttons.first).to_have_text("Добавить бота на место 2")
+        names = page.get_by_test_id("online-bots-policy").locator("option").all_inner_texts()
+        assert names == ["Эвристический", "Случайный (самый лёгкий)"]
+        buttons.first.click()
+        expect(buttons).to_have_count(2)
+        expect(buttons.first).to_have_text("Добавить бота на место 3")
+    finally:
+        ctx.close()
+    assert problems.all() == []
