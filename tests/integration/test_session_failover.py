@@ -53,7 +53,9 @@ def servers():
         p.stdout.close()
 
 
-def test_cluster_mode_gets_one_channel_per_session_instance():
+async def test_cluster_mode_gets_one_channel_per_session_instance():
+    # async: grpc.aio channels are made in the running event loop (a sync test has none
+    # once an earlier test closed its loop)
     stub, channels = session_client(Settings(session_addr="ipv4:127.0.0.1:1,127.0.0.1:2"))
     assert isinstance(stub, FailoverStub) and len(channels) == 2
     assert stub.names == ["127.0.0.1:1", "127.0.0.1:2"] and stub.failover_s == 1.0
