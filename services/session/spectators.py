@@ -322,6 +322,12 @@ class Spectators:
         try:
             shown: int | None = None  # the game seq of the last state sent
             sent: int | None = None  # the frame seq last sent
+            await feed.advance()
+            if feed.state is None:
+                # nothing was old enough when the spectator came: every event that falls
+                # due from now on is its frame, the first ones too (events that fall due
+                # together, as a create and the first joins do, are each shown)
+                shown = 0
             while not closing.is_set():
                 changed = game.changed
                 await feed.advance()

@@ -169,7 +169,13 @@ async def test_live_spectators_are_refused_in_rated_and_matchmade_games(gateway:
         assert r.status_code == 422 and r.json()["error"]["code"] == "MALFORMED", r.text
         r = await http.post("/game/create", json={"kind": "cellwar", "config": duel(spectators="live")})
         assert r.status_code == 201
-        lobby = (await http.get("/games", params={"limit": 200})).json()["games"]
+        lobby, cursor = [], None  # every page: the suite's earlier games come first
+        while True:
+            page = (await http.get("/games", params={"limit": 200, **({"cursor": cursor} if cursor else {})})).json()
+            lobby += page["games"]
+            cursor = page["next_cursor"]
+            if not cursor:
+                break
         entry = next(g for g in lobby if g["game_id"] == r.json()["game_id"])
         assert entry["config"]["spectators"] == "live" and "units" not in entry["config"]
 
