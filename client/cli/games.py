@@ -137,7 +137,10 @@ async def list_games(
             idle = (at - last) if last is not None else idle_s(entry, at)
             if idle is None:
                 continue
-            abandoned = not entry.get("expirable") and idle >= idle_min * 60
+            # started games only: a game still waiting for players (a fork or an import
+            # waits without expiring) is open, not abandoned
+            started = entry.get("phase") != "waiting"
+            abandoned = started and not entry.get("expirable") and idle >= idle_min * 60
             if abandoned_only and not abandoned:
                 continue
             row = GameRow(

@@ -105,6 +105,26 @@ async def test_cli_lists_and_cleans_an_abandoned_game_and_its_next_event_lists_i
     assert code == 2 and "--clean needs --abandoned" in err
 
 
+async def test_a_fork_waiting_for_players_is_never_abandoned(stack, client, nats_url):
+    """A fork or an import that waits for players does not expire (docs/replays.md), so
+    ``--clean`` must leave it in the lobby however old it is."""
+    import nats
+
+    nc = await nats.connect(nats_url)
+    try:
+        kv = await nc.jetstream().key_value("GAME_DIRECTORY")
+        entry = {"kind": "cellwar", "config": {}, "phase": "waiting", "players_joined": 0,
+                 "max_players": 2, "created_at": "2020-01-01T00:00:00Z", "lease": False,
+                 "expirable": False, "origin": {"file": "old.jsonl"}}
+        await kv.put("forkwaiting01", json.dumps(entry).encode())
+        rows = await list_games(nats_url, idle_min=30, abandoned_only=True, clean=True)
+        assert "forkwaiting01" not in {r.game_id for r in rows}
+        assert json.loads((await kv.get("forkwaiting01")).value)["phase"] == "waiting"
+        await kv.delete("forkwaiting01")
+    finally:
+        await nc.close()
+
+
 async def test_cli_says_when_nats_is_not_there():
     code, _, err = await cli("games", "--nats", "nats://127.0.0.1:1")
     assert code == 1 and "cannot reach NATS" in err
