@@ -545,6 +545,10 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``cellwar`` with ``argv`` (default ``sys.argv[1:]``); returns the exit code."""
     args = build_parser().parse_args(argv)
+    from services.common.settings import unknown_variables
+
+    for line in unknown_variables():  # a misspelt CELLWAR_URL would be ignored unseen
+        _err(f"warning: {line}")
     try:
         return int(args.func(args))
     except KeyboardInterrupt:
