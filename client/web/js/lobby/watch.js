@@ -61,8 +61,14 @@ export class WatchScreen {
   }
 
   _info() {
+    const delay = t('watch.delay', { n: this.delay });
+    // a #watch= link names no kind until the first frame: "Game <id>", not "Game game <id>"
+    if (!this.kind) {
+      $('watch-info').replaceChildren(...tNodes('watch.info.any', { name: this.gameId, delay }));
+      return;
+    }
     const kind = t(`kind.${this.kind}`);
-    $('watch-info').replaceChildren(...tNodes('watch.info', { kind, name: this.gameId, delay: t('watch.delay', { n: this.delay }) }));
+    $('watch-info').replaceChildren(...tNodes('watch.info', { kind, name: this.gameId, delay }));
   }
 
   _message(text) {
