@@ -62,6 +62,12 @@ from client.bot_base import RETRY_UNAVAILABLE_S, said_retry
 from client.bots import ALL_POLICY_NAMES, CellWarBot, LifeBot, load_policy
 from client.bots.llm import LifePlacer, LLMError, LLMLifeBot
 from client.sdk import ApiError, AsyncCellWarClient
+from engine.cellwar.config import MAX_PLAYERS as CW_MAX_PLAYERS
+from engine.cellwar.config import MAX_SIDE as CW_MAX_SIDE
+from engine.cellwar.config import MIN_PLAYERS as CW_MIN_PLAYERS
+from engine.cellwar.config import MIN_SIDE as CW_MIN_SIDE
+from engine.life.state import MAX_SIDE as LIFE_MAX_SIDE
+from engine.life.state import MIN_SIDE as LIFE_MIN_SIDE
 
 
 class NotCellWarError(RuntimeError):
@@ -561,6 +567,21 @@ def _refuse(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
                      "the game of --game-id has its own config and seats")
     if not uses_llm and given("llm_url", "model", "llm_api", "llm_timeout", "llm_retries"):
         parser.error(f"{', '.join(given('llm_url', 'model', 'llm_api', 'llm_timeout', 'llm_retries'))}: only with --bot llm or --opponent llm")
+    if args.llm_timeout is not None and not args.llm_timeout > 0:
+        parser.error(f"--llm-timeout {args.llm_timeout}: seconds, more than 0")
+    if args.llm_retries is not None and args.llm_retries < 0:
+        parser.error(f"--llm-retries {args.llm_retries}: 0 or more")
+    # the engines' own bounds (engine/cellwar/config.py, engine/life/state.py), checked here
+    # so a bad number is a usage error before any game is made, not a 422 after
+    side_lo, side_hi = (LIFE_MIN_SIDE, LIFE_MAX_SIDE) if life else (CW_MIN_SIDE, CW_MAX_SIDE)
+    if args.size is not None and not side_lo <= args.size <= side_hi:
+        parser.error(f"--size {args.size}: {args.kind} boards are {side_lo}..{side_hi} cells a side")
+    if not life and args.players is not None and not CW_MIN_PLAYERS <= args.players <= CW_MAX_PLAYERS:
+        parser.error(f"--players {args.players}: a CellWar game has {CW_MIN_PLAYERS}..{CW_MAX_PLAYERS} players")
+    if args.seat is not None and not args.game_id:
+        seats = args.players or 2
+        if not 1 <= args.seat <= seats:
+            parser.error(f"--seat {args.seat}: the game has seats 1..{seats}")
 
 
 def _llm_options(args: argparse.Namespace) -> dict[str, Any]:

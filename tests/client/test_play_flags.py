@@ -37,6 +37,13 @@ from client.sdk import ApiError
         (["--game-id", "g1", "--size", "30"], "has its own config"),
         (["--kind", "cellwar", "--bot", "trained", "--model", "m"], "only with --bot llm"),
         (["--llm-url", "http://127.0.0.1:1/v1"], "only with --bot llm"),
+        (["--kind", "cellwar", "--bot", "trained", "--seat", "5"], "--seat 5: the game has seats 1..2"),
+        (["--kind", "cellwar", "--bot", "llm", "--llm-retries", "-1"], "--llm-retries -1: 0 or more"),
+        (["--kind", "cellwar", "--bot", "llm", "--llm-timeout", "0"], "--llm-timeout 0.0: seconds, more than 0"),
+        (["--kind", "cellwar", "--size", "3"], "cellwar boards are 4..64 cells a side"),
+        (["--kind", "cellwar", "--size", "65"], "cellwar boards are 4..64 cells a side"),
+        (["--kind", "cellwar", "--players", "9"], "a CellWar game has 2..8 players"),
+        (["--size", "7"], "life boards are 8..1024 cells a side"),
     ],
 )
 def test_a_flag_that_does_not_apply_is_a_usage_error(argv, says, capsys):
