@@ -49,6 +49,18 @@ class IllegalActionError(ValueError):
     code = ErrorCode.INVALID_ACTION
 
 
+def check_start_rounds(start: str, max_rounds: int) -> None:
+    """The ``start`` and ``max_rounds`` arguments of the envs.
+
+    Raises:
+        ValueError: ``start`` not ``"default"`` or ``"random"``, ``max_rounds`` <= 0.
+    """
+    if start not in ("default", "random"):
+        raise ValueError(f"start must be 'default' or 'random', got {start!r}")
+    if max_rounds <= 0:
+        raise ValueError(f"max_rounds must be > 0, got {max_rounds}")
+
+
 def _agent(seat: int) -> str:
     return f"player_{seat}"
 
@@ -98,12 +110,9 @@ class CellWarEnv(AECEnv):
         name: str = "rl",
     ) -> None:
         super().__init__()
-        if start not in ("default", "random"):
-            raise ValueError(f"start must be 'default' or 'random', got {start!r}")
+        check_start_rounds(start, max_rounds)
         if render_mode not in (None, *self.metadata["render_modes"]):
             raise ValueError(f"render_mode must be one of {self.metadata['render_modes']}, got {render_mode!r}")
-        if max_rounds <= 0:
-            raise ValueError(f"max_rounds must be > 0, got {max_rounds}")
         if backend == "local":
             self.backend: Any = LocalCellWar(width, height, players)
         elif backend == "remote":

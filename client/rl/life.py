@@ -76,6 +76,44 @@ def block_cells(view: dict[str, Any], budget: int, rng: np.random.Generator) -> 
 OPPONENTS: dict[str, Opponent] = {"random": random_cells, "blocks": block_cells}
 
 
+def resolve_opponent(opponent: str | Opponent, seat: int) -> Opponent:
+    """The opponent callable of ``opponent`` (a name of :data:`OPPONENTS` or a callable).
+
+    Raises:
+        ValueError: an unknown opponent name, or a seat other than 1 or 2.
+    """
+    if isinstance(opponent, str):
+        if opponent not in OPPONENTS:
+            raise ValueError(f"opponent must be one of {sorted(OPPONENTS)} or a callable, got {opponent!r}")
+        opponent = OPPONENTS[opponent]
+    if seat not in (1, 2):
+        raise ValueError(f"seat must be 1 or 2, got {seat!r}")
+    return opponent
+
+
+def zone_size(width: int, height: int, seat: int, budget: int) -> tuple[tuple[int, int, int, int], int, int]:
+    """``(zone, zone_w, zone_h)`` of a seat (:func:`zone_of`).
+
+    Raises:
+        ValueError: a budget outside ``1..`` the zone's cells.
+    """
+    zone = zone_of(width, height, seat)
+    x0, y0, x1, y1 = zone
+    cells = (x1 - x0) * (y1 - y0)
+    if not 1 <= budget <= cells:
+        raise ValueError(f"budget must be in 1..{cells} (the zone's cells), got {budget}")
+    return zone, x1 - x0, y1 - y0
+
+
+def opponent_cells(opponent: Opponent, view: dict[str, Any], budget: int, rng: np.random.Generator) -> list[tuple[int, int]]:
+    """The cells the opponent places: its answer kept to its zone, without repeats, at
+    most ``budget``."""
+    cells = opponent(view, budget, rng)
+    x0, y0, x1, y1 = view["zone"]
+    cells = list(dict.fromkeys((int(x), int(y)) for x, y in cells if x0 <= x < x1 and y0 <= y < y1))
+    return cells[:budget]
+
+
 class _LocalLife:
     """The game on the engine library (events folded as the engine records them)."""
 
@@ -216,20 +254,12 @@ class LifePlacementEnv(gym.Env):
         poll_s: float = 0.05,
         timeout_s: float = 120.0,
     ) -> None:
-        if isinstance(opponent, str):
-            if opponent not in OPPONENTS:
-                raise ValueError(f"opponent must be one of {sorted(OPPONENTS)} or a callable, got {opponent!r}")
-            opponent = OPPONENTS[opponent]
-        if seat not in (1, 2):
-            raise ValueError(f"seat must be 1 or 2, got {seat!r}")
+        opponent = resolve_opponent(opponent, seat)
         if render_mode not in (None, *self.metadata["render_modes"]):
             raise ValueError(f"render_mode must be one of {self.metadata['render_modes']}, got {render_mode!r}")
-        self.zone = zone_of(width, height, seat)
+        self.zone, self.zone_w, self.zone_h = zone_size(width, height, seat, budget)
         x0, y0, x1, y1 = self.zone
-        self.zone_w, self.zone_h = x1 - x0, y1 - y0
         cells = self.zone_w * self.zone_h
-        if not 1 <= budget <= cells:
-            raise ValueError(f"budget must be in 1..{cells} (the zone's cells), got {budget}")
         self.opponent = opponent
         self.seat = seat
         self.budget = budget
@@ -280,10 +310,7 @@ class LifePlacementEnv(gym.Env):
     def _opponent_turn(self) -> None:
         other = 3 - self.seat
         view = self.backend.view(other)
-        cells = self.opponent(view, self.budget, self.np_random)
-        x0, y0, x1, y1 = view["zone"]
-        cells = list(dict.fromkeys((int(x), int(y)) for x, y in cells if x0 <= x < x1 and y0 <= y < y1))
-        self.backend.place(other, cells[: self.budget])
+        self.backend.place(other, opponent_cells(self.opponent, view, self.budget, self.np_random))
         self.backend.end_turn(other)
 
     # -- gymnasium

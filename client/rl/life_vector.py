@@ -33,7 +33,7 @@ from gymnasium import spaces
 from gymnasium.utils import seeding
 
 from client.rl.codes import ErrorCode
-from client.rl.life import OPPONENTS, Opponent, zone_of
+from client.rl.life import Opponent, opponent_cells, resolve_opponent, zone_size
 
 
 class LifeActionError(ValueError):
@@ -76,23 +76,15 @@ class LifePlacementVectorEnv:
     ) -> None:
         import engine
 
-        if isinstance(opponent, str):
-            if opponent not in OPPONENTS:
-                raise ValueError(f"opponent must be one of {sorted(OPPONENTS)} or a callable, got {opponent!r}")
-            opponent = OPPONENTS[opponent]
-        if seat not in (1, 2):
-            raise ValueError(f"seat must be 1 or 2, got {seat!r}")
+        opponent = resolve_opponent(opponent, seat)
         if num_envs < 1:
             raise ValueError(f"num_envs must be >= 1, got {num_envs}")
         self._engine = engine
         self.num_envs, self.width, self.height = num_envs, width, height
         self.opponent, self.seat, self.budget, self.seed = opponent, seat, budget, seed
-        self.zone = zone_of(width, height, seat)
+        self.zone, self.zone_w, self.zone_h = zone_size(width, height, seat, budget)
         x0, y0, x1, y1 = self.zone
-        self.zone_w, self.zone_h = x1 - x0, y1 - y0
         cells = self.zone_w * self.zone_h
-        if not 1 <= budget <= cells:
-            raise ValueError(f"budget must be in 1..{cells} (the zone's cells), got {budget}")
         self.config = {"width": width, "height": height, "players": 2, "budget": budget, "max_generations": max_generations}
         _, state = engine.decide(None, "create", 0, {"kind": "life", "config": self.config})
         for name in ("player_1", "player_2"):
@@ -123,12 +115,9 @@ class LifePlacementVectorEnv:
 
     def _opponent_places(self, state: Any, rng: np.random.Generator) -> Any:
         e, other = self._engine, 3 - self.seat
-        view = e.get_visible_state(state, other)
-        cells = self.opponent(view, self.budget, rng)
-        x0, y0, x1, y1 = view["zone"]
-        cells = list(dict.fromkeys((int(x), int(y)) for x, y in cells if x0 <= x < x1 and y0 <= y < y1))
-        if cells[: self.budget]:
-            state = e.apply_action(state, other, {"type": "place", "cells": [[x, y] for x, y in cells[: self.budget]]})
+        cells = opponent_cells(self.opponent, e.get_visible_state(state, other), self.budget, rng)
+        if cells:
+            state = e.apply_action(state, other, {"type": "place", "cells": [[x, y] for x, y in cells]})
         return e.end_player_turn(state, other)
 
     def _begin(self) -> None:

@@ -38,7 +38,7 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
-from client.rl.cellwar import IllegalActionError
+from client.rl.cellwar import IllegalActionError, check_start_rounds
 from client.rl.cellwar_backends import random_start
 from client.rl.observation import (
     ACTING,
@@ -85,10 +85,7 @@ class CellWarVectorEnv:
         seed: int | None = None,
         autoreset: bool = True,
     ) -> None:
-        if start not in ("default", "random"):
-            raise ValueError(f"start must be 'default' or 'random', got {start!r}")
-        if max_rounds <= 0:
-            raise ValueError(f"max_rounds must be > 0, got {max_rounds}")
+        check_start_rounds(start, max_rounds)
         self.batch = CellWarBatch(num_envs, width, height, players)
         self.num_envs, self.width, self.height, self.players = num_envs, width, height, players
         self.start, self.max_rounds, self.seed, self.autoreset = start, max_rounds, seed, autoreset
