@@ -358,19 +358,24 @@ def play_policy_seat(
     players: int,
     progress: bool = False,
     stop: threading.Event | None = None,
+    client: Any = None,
+    **env_options: Any,
 ) -> dict[str, Any]:
     """Play one joined seat of a CellWar game with ``policy`` through the remote
     environment until the game is over for it, or ``stop`` is set (checked before each
     move: Ctrl-C, another seat failed); blocking, run it in a thread beside async bots.
+    ``client``: the :class:`client.sdk.CellWarClient` to play through (closed at the end;
+    default one that waits for a restarting server); ``env_options``: more
+    :func:`client.rl.cellwar_env` options (``timeout_s``, ``poll_s``).
     Returns ``{"reward", "actions"}`` (reward +1 won, -1 lost, 0 unfinished)."""
     from client.rl import cellwar_env
     from client.sdk import CellWarClient
 
-    # the policy's seat waits for a restarting server like the API bots
-    client = CellWarClient(url, retry_unavailable_s=RETRY_UNAVAILABLE_S, on_retry=said_retry)
+    if client is None:  # the policy's seat waits for a restarting server like the API bots
+        client = CellWarClient(url, retry_unavailable_s=RETRY_UNAVAILABLE_S, on_retry=said_retry)
     env = cellwar_env(
         backend="remote", url=url, game_id=game_id, tokens={seat: token},
-        width=width, height=height, players=players, max_rounds=10_000, client=client,
+        width=width, height=height, players=players, max_rounds=10_000, client=client, **env_options,
     )
     try:
         env.reset()

@@ -91,29 +91,12 @@ def play_policy_seat(
     were trained on) until the game is over for it; blocking (a thread). ``wait_s``:
     longest wait for the other players (seconds; then ``TimeoutError``). ``stop`` ends it
     at the next request (:class:`BotStopped`). Returns ``{"reward", "actions"}``."""
-    from client.rl import cellwar_env
+    from client.play import play_policy_seat as play_seat
 
-    client = StoppableClient(url, stop, retry_unavailable_s=RETRY_UNAVAILABLE_S)
-    env = cellwar_env(
-        backend="remote", url=url, game_id=game_id, tokens={seat: token}, width=width, height=height,
-        players=players, max_rounds=10_000, client=client, timeout_s=wait_s, poll_s=0.2,
+    return play_seat(
+        url, game_id, seat, token, policy, width=width, height=height, players=players,
+        client=StoppableClient(url, stop, retry_unavailable_s=RETRY_UNAVAILABLE_S), timeout_s=wait_s, poll_s=0.2,
     )
-    try:
-        env.reset()
-        policy.reset()
-        reward, actions = 0.0, 0
-        for _agent in env.agent_iter():
-            obs, r, terminated, truncated, _ = env.last()
-            reward += float(r)
-            if terminated or truncated:
-                env.step(None)
-                continue
-            env.step(policy.act(obs))
-            actions += 1
-        return {"reward": reward, "actions": actions}
-    finally:
-        env.close()
-        client.close()
 
 
 class SeatError(Exception):
