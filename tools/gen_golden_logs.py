@@ -469,6 +469,18 @@ def stop_after(n: int) -> Callable[[Log], bool]:
     return stop
 
 
+def bots_to_end(log: Log, rng: SplitMix64, turns: int, leaver: int) -> None:
+    """Seeded bots play up to ``turns`` turns; if the game still runs then, ``leaver``
+    leaves (the bots could not finish). The game is finished after."""
+    for _ in range(turns):
+        if log.state.phase != "playing":
+            break
+        bot_turn(log, rng)
+    if log.state.phase == "playing":
+        log.remove(leaver, "left", leaver)
+    assert log.state.phase == "finished", log.state.phase
+
+
 def cellwar_2p() -> Log:
     """CellWar, 2 players on 8×8 with explicit units: the two-hit rule on a fortification,
     a fortification becoming a factory that produces, then seeded bots play to the end."""
@@ -499,13 +511,7 @@ def cellwar_2p() -> Log:
     move(log, 1, 0, 5, 1, 0)  # the factory produces an infantry on (1, 5)
     log.cmd("end_turn", 1)
     rng = SplitMix64(2)
-    for _ in range(40):
-        if log.state.phase != "playing":
-            break
-        bot_turn(log, rng)
-    if log.state.phase == "playing":  # the bots could not finish: player 2 leaves
-        log.remove(2, "left", 2)
-    assert log.state.phase == "finished", log.state.phase
+    bots_to_end(log, rng, 40, 2)
     return log
 
 
@@ -555,13 +561,7 @@ def cellwar_3p_rollback_continues() -> Log:
     bot_turn(log, rng, stop=stop_after(2))
     assert engine.summary(log.state).turn == 2
     log.remove(2, "left", 2)
-    for _ in range(60):
-        if log.state.phase != "playing":
-            break
-        bot_turn(log, rng)
-    if log.state.phase == "playing":
-        log.remove(3, "left", 3)
-    assert log.state.phase == "finished", log.state.phase
+    bots_to_end(log, rng, 60, 3)
     return log
 
 
@@ -586,13 +586,7 @@ def cellwar_2p_timed() -> Log:
     log.cmd("time_out")
     assert engine.summary(log.state).turn == 1
     rng = SplitMix64(7)
-    for _ in range(40):
-        if log.state.phase != "playing":
-            break
-        bot_turn(log, rng)
-    if log.state.phase == "playing":
-        log.remove(2, "left", 2)
-    assert log.state.phase == "finished", log.state.phase
+    bots_to_end(log, rng, 40, 2)
     return log
 
 
@@ -649,13 +643,7 @@ def cellwar_3p_idle() -> Log:
     bot_turn(log, rng, stop=stop_after(1))  # player 1 acts: its count is 0 again
     log.cmd("time_out")
     assert log.state.phase == "playing" and not log.state.player(1).out
-    for _ in range(60):
-        if log.state.phase != "playing":
-            break
-        bot_turn(log, rng)
-    if log.state.phase == "playing":
-        log.remove(2, "left", 2)
-    assert log.state.phase == "finished", log.state.phase
+    bots_to_end(log, rng, 60, 2)
     return log
 
 
