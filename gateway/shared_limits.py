@@ -28,10 +28,10 @@ from collections.abc import Callable
 from typing import Any
 
 import structlog
-from nats.js.api import KeyValueConfig, StorageType
-from nats.js.errors import BadRequestError, KeyNotFoundError, KeyWrongLastSequenceError
+from nats.js.errors import KeyNotFoundError, KeyWrongLastSequenceError
 
 from services.common import natsconn
+from services.common.nats.kv import ensure_bucket
 
 log = structlog.get_logger("gateway.limits")
 
@@ -95,17 +95,9 @@ class SharedWindows:
                     **natsconn.settings_options(self.settings),
                 )
                 js = nc.jetstream(timeout=KV_TIMEOUT_S * 5)
-                config = KeyValueConfig(
-                    bucket=BUCKET,
-                    history=1,
-                    ttl=self.window_s,
-                    storage=StorageType.MEMORY,
-                    replicas=self.settings.stream_replicas,
+                kv = await ensure_bucket(
+                    js, BUCKET, replicas=self.settings.stream_replicas, ttl_s=self.window_s, memory=True
                 )
-                try:
-                    kv = await js.create_key_value(config)
-                except BadRequestError:
-                    kv = await js.key_value(BUCKET)  # made by another gateway
             except asyncio.CancelledError:
                 raise
             except Exception as exc:  # noqa: BLE001 - any failure: try again later

@@ -39,9 +39,10 @@ async def ensure_bucket(
     replicas: int = 1,
     ttl_s: float | None = None,
     expiry_markers: bool = False,
+    memory: bool = False,
 ) -> KeyValue:
-    """Open ``bucket``, creating it (file storage, history 1, ``ttl_s`` seconds, direct
-    gets) if absent. ``expiry_markers``: the server writes a delete marker when a key
+    """Open ``bucket``, creating it (file storage, or memory with ``memory``; history 1,
+    ``ttl_s`` seconds, direct gets) if absent. ``expiry_markers``: the server writes a delete marker when a key
     expires (by the bucket TTL or a per-message TTL), so watchers learn of it at once
     (NATS >= 2.11; created without markers on an older server).
 
@@ -56,7 +57,7 @@ async def ensure_bucket(
         bucket=bucket,
         history=1,
         ttl=ttl_s,
-        storage=api.StorageType.FILE,
+        storage=api.StorageType.MEMORY if memory else api.StorageType.FILE,
         replicas=replicas,
         direct=True,
         limit_marker_ttl=MARKER_TTL_S if expiry_markers else None,
