@@ -23,6 +23,7 @@ from gateway.headers import CONTENT_SECURITY_POLICY
 from services.common.settings import Settings
 from tests.api.conftest import TEST_SECRET
 from tests.support.serve import serve
+from tests.support.trickle import trickled_post
 
 pytestmark = pytest.mark.integration
 
@@ -208,24 +209,9 @@ async def test_every_answer_carries_the_security_headers(stack):
 async def test_a_body_trickled_at_10_bytes_a_second_is_cut_at_the_timeout(stack):
     async with _gateway(stack, body_read_timeout_s=1.0) as (_, url):
         port = int(url.rsplit(":", 1)[1])
-        reader, writer = await asyncio.open_connection("127.0.0.1", port)
         body = json.dumps({"kind": "life", "config": LIFE}).encode().ljust(1000)
-        writer.write(
-            b"POST /game/create HTTP/1.1\r\nHost: test\r\nContent-Type: application/json\r\n"
-            + f"Content-Length: {len(body)}\r\n\r\n".encode()
-        )
-        sent = 0
-
-        async def trickle() -> None:
-            nonlocal sent
-            for byte in body:
-                writer.write(bytes([byte]))
-                await writer.drain()
-                sent += 1
-                await asyncio.sleep(0.1)  # 10 B/s
-
-        task = asyncio.create_task(trickle())
-        try:
+        async with trickled_post(port, "/game/create", body) as trickle:
+            reader = trickle.reader
             head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 60)
             status_line, *header_lines = head.decode().split("\r\n")
             headers = dict(line.split(": ", 1) for line in header_lines if line)
@@ -234,13 +220,8 @@ async def test_a_body_trickled_at_10_bytes_a_second_is_cut_at_the_timeout(stack)
             assert json.loads(answer)["error"]["code"] == "REQUEST_TIMEOUT"
             assert headers["connection"] == "close"
             # Cut long before the body's end, and the connection is closed.
-            assert sent < len(body)
+            assert trickle.sent < len(body)
             assert await asyncio.wait_for(reader.read(), 10) == b""
-        finally:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError, ConnectionError):
-                await task
-            writer.close()
 
 
 async def test_a_whole_body_is_not_cut_by_the_timeout(stack):

@@ -29,6 +29,7 @@ from gateway.headers import CONTENT_SECURITY_POLICY
 from services.common.settings import Settings
 from tests.api.conftest import TEST_SECRET
 from tests.support.serve import serve
+from tests.support.trickle import trickled_post
 
 pytestmark = pytest.mark.integration
 
@@ -179,32 +180,11 @@ async def test_nginx_caps_the_sockets_of_an_address_over_all_gateways(stack, nat
 async def test_a_body_trickled_through_nginx_is_cut_with_408(stack, nats_url, tmp_path):
     async with _edge(stack, nats_url, tmp_path, body_read_timeout_s=1.0) as base:
         port = int(base.rsplit(":", 1)[1])
-        reader, writer = await asyncio.open_connection("127.0.0.1", port)
         body = json.dumps(CREATE_BODY).encode().ljust(1000)
-        writer.write(
-            b"POST /game/create HTTP/1.1\r\nHost: test\r\nContent-Type: application/json\r\n"
-            + f"Content-Length: {len(body)}\r\n\r\n".encode()
-        )
-        sent = 0
-
-        async def trickle() -> None:
-            nonlocal sent
-            for byte in body:
-                writer.write(bytes([byte]))
-                await writer.drain()
-                sent += 1
-                await asyncio.sleep(0.1)  # 10 B/s
-
-        task = asyncio.create_task(trickle())
-        try:
-            head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 60)
+        async with trickled_post(port, "/game/create", body) as trickle:
+            head = await asyncio.wait_for(trickle.reader.readuntil(b"\r\n\r\n"), 60)
             assert head.startswith(b"HTTP/1.1 408"), head
-            assert sent < len(body)
-        finally:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError, ConnectionError):
-                await task
-            writer.close()
+            assert trickle.sent < len(body)
 
 
 def test_nginx_drops_idle_gateway_connections_before_the_gateway_does(tmp_path):

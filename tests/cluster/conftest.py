@@ -12,6 +12,7 @@ import pytest
 from deploy.chaos import CHAOS_ENV
 from deploy.harness import RunnerProcess
 from deploy.nginx import nginx_binary
+from tests.support.runner import running
 
 
 @pytest.fixture(scope="package")
@@ -21,11 +22,4 @@ def cluster(tmp_path_factory) -> Iterator[RunnerProcess]:
         nginx_binary()
     except FileNotFoundError as exc:
         pytest.skip(str(exc))
-    run = RunnerProcess(tmp_path_factory.mktemp("cluster") / "data", cluster=True, env=CHAOS_ENV)
-    run.start()
-    try:
-        run.wait_up(timeout_s=180)
-        yield run
-    finally:
-        code = run.stop()  # raises when a process outlives the runner
-        assert code == 0, run.log_tail()
+    yield from running(tmp_path_factory.mktemp("cluster") / "data", timeout_s=180, cluster=True, env=CHAOS_ENV)

@@ -15,23 +15,18 @@ import pytest
 from client.bots.cellwar import CellWarBot
 from client.sdk import AsyncCellWarClient
 from deploy.harness import RunnerProcess
+from tests.support.runner import running
 
 pytestmark = pytest.mark.integration
 
 
 @pytest.fixture(scope="module")
 def runner(tmp_path_factory):
-    run = RunnerProcess(
+    yield from running(
         tmp_path_factory.mktemp("run-bots") / "data",
+        timeout_s=180,
         env={"CELLWAR_SECRET": "bot-runner-test-secret-0123456789", "CELLWAR_LOG_FORMAT": "json"},
     )
-    run.start()
-    try:
-        run.wait_up(timeout_s=180)
-        yield run
-    finally:
-        code = run.stop()  # raises when a child outlives the runner
-        assert code == 0, run.log_tail()
 
 
 async def _add_bot(url: str, game_id: str, token: str, policy: str) -> httpx.Response:

@@ -16,6 +16,7 @@ import pytest
 
 from client.play import play
 from deploy.harness import RunnerProcess, bases_env, http_get, pid_alive
+from tests.support.runner import running
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -24,17 +25,11 @@ pytestmark = pytest.mark.integration
 
 @pytest.fixture(scope="module")
 def runner(tmp_path_factory):
-    run = RunnerProcess(
+    yield from running(
         tmp_path_factory.mktemp("run") / "data",
+        timeout_s=120,
         env={"CELLWAR_GENERATIONS_PER_SECOND": "100", "CELLWAR_SECRET": "supervision-test-secret-0123456789"},
     )
-    run.start()
-    try:
-        run.wait_up(timeout_s=120)
-        yield run
-    finally:
-        code = run.stop()  # raises when a child outlives the runner
-        assert code == 0, run.log_tail()
 
 
 def test_the_process_table_lists_the_single_node_platform(runner: RunnerProcess):
