@@ -82,7 +82,7 @@ async def _load(
 async def _bench(warmup: float, seconds: float) -> dict[str, Any]:
     import nats
 
-    from services.session.store import STREAM, EventStore, msg_id, subject
+    from services.session.adapters.event_store import STREAM, EventStore, msg_id, subject
 
     svc = new_services()
     nc = None

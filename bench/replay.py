@@ -127,8 +127,8 @@ async def _services_part(log: list[tuple[str, int, dict, str]], repeats: int) ->
 
     from cellwar.v1 import engine_pb2, engine_pb2_grpc, events_pb2
     from services.common.grpcutil import GRPC_OPTIONS
-    from services.session.engine_client import EngineClient
-    from services.session.store import EventStore, subject
+    from services.session.adapters.engine_client import EngineClient
+    from services.session.adapters.event_store import EventStore, subject
 
     game_id = "replaybench"
     now = Timestamp()

@@ -9,7 +9,7 @@ gateway/routes/stream.py):
   with the newest view already received (and ``finished`` when it came), which is what a
   Watch of their own would have sent first. The last one leaving cancels the upstream at
   once. For a player key this keeps the session's presence semantics
-  (services/session/presence.py): the player is present while at least one of its
+  (services/session/entrypoints/presence.py): the player is present while at least one of its
   sockets is open here; when the last closes the Watch closes and the timer starts.
 - Each upstream message is turned into JSON once, and the same ``str`` is queued for
   every subscriber.

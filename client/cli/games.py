@@ -2,7 +2,7 @@
 unfinished games of the lobby directory, read straight from NATS, and the operator's
 clean-up of the abandoned ones (docs/abandoned-games.md).
 
-Reads the KV bucket ``GAME_DIRECTORY`` (services/session/directory.py: one entry per
+Reads the KV bucket ``GAME_DIRECTORY`` (services/session/adapters/directory.py: one entry per
 game, finished ones say ``"phase": "finished"``) and, per unfinished game, the last
 message of ``games.<game_id>.events`` in the stream ``GAME_EVENTS`` (the recorded time
 of its last event, exact, where the entry keeps it to the minute only).
@@ -31,8 +31,8 @@ import nats.js.errors
 
 from cellwar.v1 import events_pb2
 from client.cli.nats_source import STREAM, NatsReadError
-from services.session.directory import FINISHED, idle_s
-from services.session.kv import DIRECTORY
+from services.session.adapters.directory import FINISHED, idle_s
+from services.session.adapters.kv import DIRECTORY
 
 #: ``--idle-min`` when not given: ``CELLWAR_ABANDONED_AFTER_S``'s default, in minutes.
 DEFAULT_IDLE_MIN = 15.0

@@ -22,7 +22,7 @@ from nats.js import api
 from cellwar.v1 import events_pb2
 from services.common.jsonwire import event_json
 
-#: The event stream and its subjects (services/session/store.py).
+#: The event stream and its subjects (services/session/adapters/event_store.py).
 STREAM = "GAME_EVENTS"
 SUBJECTS = "games.*.events"
 #: Seconds to wait for the next message before giving up (the stream said it has more).

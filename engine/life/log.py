@@ -26,7 +26,7 @@ observes, numbered in its own sequence (:mod:`engine.playerlog`):
   function of the hidden cells (a guess could be checked against it). The log stays
   filtered until the game is finished (engine/policy.py: the whole log would tell, once
   the board is visible, how each opponent drew blind); then the session serves the
-  whole log with hashes (``services/session/visibility.py``).
+  whole log with hashes (``services/session/service_layer/visibility.py``).
 - Items are numbered ``seq`` = 1..k (the reader's version) with ``log_seq`` = the real
   seq; nothing tells how many events were left out.
 

@@ -13,7 +13,7 @@ its own request lines). With both, the subprotocol's token counts.
 
 ``?spectate=1&delay_s=N`` (no token): a delayed spectator (docs/spectators.md): the same
 frames of the game as it was N seconds ago, one per event when the spectator sees everything
-(services/session/spectators.py; default and least: 10 s for a running CellWar game
+(services/session/service_layer/spectators.py; default and least: 10 s for a running CellWar game
 created with ``"spectators": "live"``, 0 elsewhere). A running CellWar game without it
 (the default) admits spectators once it has ended: the error frame
 ``SPECTATORS_AFTER_END`` and close 4409 (docs/spectators.md).

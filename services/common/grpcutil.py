@@ -113,7 +113,7 @@ class FailoverStub:
     deadline. An instance the channel cannot reach at all (UNAVAILABLE without a service
     error code) is skipped the same way. Only requests that are safe to send twice may
     go through it: every session write carries its command id (a retried command is
-    applied once, services/session/commands.py), reads change nothing. Streaming calls
+    applied once, services/session/service_layer/loop.py), reads change nothing. Streaming calls
     go to the first instance that is not suspect.
 
     Args:

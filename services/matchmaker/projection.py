@@ -80,7 +80,7 @@ from services.matchmaker.store import (
     game_marker_key,
     rating_key,
 )
-from services.session.store import EventStore, StoreUnavailable
+from services.session.adapters.event_store import EventStore, StoreUnavailable
 
 log = structlog.get_logger("cellwar.matchmaker.ratings")
 

@@ -22,26 +22,26 @@ from cellwar.v1 import events_pb2, session_pb2, session_pb2_grpc
 from services.common import grpcutil, natsconn
 from services.common.natsconn import retrying
 from services.common.settings import Settings
-from services.session import kv
-from services.session.commands import CommandLoop
-from services.session.directory import Directory
-from services.session.engine_client import EngineClient
-from services.session.follower import Follower
-from services.session.games import GameCache
-from services.session.keeper import Keeper
-from services.session.leases import Leases
-from services.session.presence import Presence
-from services.session.profiles import Profiles
-from services.session.progress import ProgressRelay
-from services.session.projections import (
+from services.session.adapters import kv
+from services.session.adapters.directory import Directory
+from services.session.adapters.engine_client import EngineClient
+from services.session.adapters.event_store import EventStore
+from services.session.adapters.leases import Leases
+from services.session.adapters.profiles import Profiles
+from services.session.adapters.snapshots import SnapshotStore
+from services.session.entrypoints.follower import Follower
+from services.session.entrypoints.grpc_service import SessionServicer
+from services.session.entrypoints.keeper import Keeper
+from services.session.entrypoints.presence import Presence
+from services.session.entrypoints.progress import ProgressRelay
+from services.session.entrypoints.ticker import Ticker, tick_interval
+from services.session.service_layer.cache import GameCache
+from services.session.service_layer.loop import CommandLoop
+from services.session.service_layer.projections import (
     DirectoryProjection,
     ProgressProjection,
     SnapshotProjection,
 )
-from services.session.service import SessionServicer
-from services.session.snapshots import SnapshotStore
-from services.session.store import EventStore
-from services.session.ticker import Ticker, tick_interval
 
 log = structlog.get_logger("cellwar.session")
 

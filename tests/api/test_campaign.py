@@ -18,8 +18,8 @@ from client.sdk import ApiError, AsyncCellWarClient
 from engine.campaign.levels import SOLUTIONS
 from gateway.app import create_app
 from services.common.settings import Settings
-from services.session import kv
-from services.session.profiles import Profiles
+from services.session.adapters import kv
+from services.session.adapters.profiles import Profiles
 from tests.api.conftest import TEST_SECRET, serve
 from tests.support.nats import NatsProcess
 from tests.support.stack import start_stack
@@ -323,7 +323,7 @@ async def test_progress_survives_session_and_nats_restarts(own_nats: NatsProcess
 
 def test_profile_json_shape_is_documented():
     """The stored profile keeps only the documented keys (a unit check of the merge)."""
-    from services.session.profiles import merge_finish, new_profile
+    from services.session.adapters.profiles import merge_finish, new_profile
 
     fresh = new_profile("dora")
     won = merge_finish(fresh, 1, "win", 4, 9, 103)

@@ -3,7 +3,7 @@ of war, seed "Туман войны"; ``GET /game/{id}/events`` and replay,
 docs/architecture/session.md "Who may read a game's log"): a Life game's log is private
 (each player its own filtered part) until the game is finished, also after placement, when
 the board is visible but the log would tell how each player drew blind
-(services/session/visibility.py, engine/policy.py, engine/life/log.py), then public with
+(services/session/service_layer/visibility.py, engine/policy.py, engine/life/log.py), then public with
 every placement shown in replays; a CellWar player's log and the lobby tell no enemy start
 unit (engine/cellwar/log.py). Real gateway, session, engine and NATS
 (tests/api/conftest.py)."""

@@ -23,7 +23,7 @@ from gateway.errors import ApiError
 from gateway.fanout import FanoutHub
 from gateway.observability import Metrics
 from services.common.settings import Settings
-from services.session.service import SessionServicer
+from services.session.entrypoints.grpc_service import SessionServicer
 from tests.api.conftest import serve
 
 pytestmark = pytest.mark.integration

@@ -65,7 +65,7 @@ class RetryingTransport(httpx.AsyncBaseTransport):
 
 def sent_key(command_id: str) -> str:
     """The Idempotency-Key in an event's ``command_id``: the session records
-    ``[p<player>:]<key>#<digest of the command>`` (services/session/games.py)."""
+    ``[p<player>:]<key>#<digest of the command>`` (services/session/service_layer/cache.py)."""
     key = command_id.rpartition("#")[0] or command_id
     return re.sub(r"^p\d+:", "", key)
 

@@ -12,7 +12,12 @@ import nats
 import pytest
 
 from cellwar.v1 import events_pb2
-from services.session.store import STREAM, ConcurrencyError, DuplicateCommandError, EventStore
+from services.session.adapters.event_store import (
+    STREAM,
+    ConcurrencyError,
+    DuplicateCommandError,
+    EventStore,
+)
 from tests.support.fakes import MemoryBackend, MemoryEventLog
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(30)]

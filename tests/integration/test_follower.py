@@ -1,4 +1,4 @@
-"""The follower (services/session/follower.py): one hand-ordered consumer per instance on
+"""The follower (services/session/entrypoints/follower.py): one hand-ordered consumer per instance on
 ``games.*.events`` delivers every event once, in order, across a reset and across the loss
 of its consumer on the server (recreated from the last stream sequence seen + 1)."""
 
@@ -12,8 +12,8 @@ import nats
 import pytest
 
 from cellwar.v1 import events_pb2
-from services.session.follower import Follower
-from services.session.store import STREAM, EventStore
+from services.session.adapters.event_store import STREAM, EventStore
+from services.session.entrypoints.follower import Follower
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(60)]
 

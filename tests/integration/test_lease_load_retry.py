@@ -1,6 +1,6 @@
 """A session that takes a game's lease but cannot load the game (NATS not answering its
 reads: ``lease_game_not_loaded code=UNAVAILABLE``) releases the lease at once and loads
-the game again after a backoff (services/session/keeper.py, docs/faults.md); it never
+the game again after a backoff (services/session/entrypoints/keeper.py, docs/faults.md); it never
 keeps renewing a lease on a game it does not tick. Real NATS, a real session instance;
 the failing reads go through a closed NATS connection."""
 
@@ -12,7 +12,7 @@ import nats
 import nats.js.errors
 import pytest
 
-from services.session import keeper as keeper_module
+from services.session.entrypoints import keeper as keeper_module
 from tests.support.stack import start_stack
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(60)]

@@ -15,7 +15,7 @@ import pytest
 
 from services.common import natsconn
 from services.common.natsconn import NatsUnavailable
-from services.session import kv
+from services.session.adapters import kv
 from tests.support.nats import free_port
 
 ROOT = Path(__file__).resolve().parents[2]

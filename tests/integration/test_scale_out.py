@@ -23,10 +23,10 @@ from gateway.app import create_app
 from services.common.errors import error_from_rpc
 from services.common.settings import Settings
 from services.engine.server import create_server as create_engine_server
-from services.session import kv
-from services.session.engine_client import EngineClient
+from services.session.adapters import kv
+from services.session.adapters.engine_client import EngineClient
+from services.session.adapters.event_store import STREAM
 from services.session.server import SessionApp
-from services.session.store import STREAM
 from tests.api.conftest import TEST_SECRET, serve
 from tests.support.client import SessionClient, fold_from_scratch
 from tests.support.nats import NatsProcess, free_port

@@ -16,7 +16,7 @@ import nats
 import pytest
 
 from services.engine.server import create_server as create_engine_server
-from services.session.store import EventStore
+from services.session.adapters.event_store import EventStore
 from tests.support.client import SessionClient, fold_from_scratch
 from tests.support.stack import SessionProcess
 

@@ -11,7 +11,7 @@ import pytest
 
 from cellwar.v1 import session_pb2
 from services.common.errors import error_from_rpc
-from services.session.snapshots import Snapshot
+from services.session.adapters.snapshots import Snapshot
 from tests.support.client import SessionClient
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(60)]

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from cellwar.v1.codes import EventType
-from services.session.games import event_time
+from services.session.domain.game import event_time
 from tests.support.client import SessionClient
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(120)]

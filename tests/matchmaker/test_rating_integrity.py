@@ -38,7 +38,7 @@ from services.matchmaker.projection import (
 from services.matchmaker.ratings import ranks_after_removals, ranks_of_game
 from services.matchmaker.server import MatchmakerApp
 from services.matchmaker.store import game_marker_key, rating_key
-from services.session.store import EventStore
+from services.session.adapters.event_store import EventStore
 from tests.matchmaker.conftest import eventually, start_matchmaker
 from tests.support.stack import Stack
 

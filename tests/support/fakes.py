@@ -1,4 +1,4 @@
-"""In-memory fakes of the session's ports (services/session/ports.py) for unit tests of
+"""In-memory fakes of the session's ports (services/session/service_layer/ports.py) for unit tests of
 the service layer (cosmicpython style): an event log with the JetStream store's contract
 (fence, de-duplication by command id), a snapshot store, and the engine run in process
 through the engine service's own request handlers (the real rules, no gRPC)."""
@@ -15,13 +15,13 @@ from cellwar.v1 import engine_pb2, events_pb2
 from engine.errors import GameError
 from services.common.errors import ServiceError
 from services.engine import server as engine_service
-from services.session.snapshots import Snapshot
-from services.session.store import (
+from services.session.adapters.event_store import (
     ConcurrencyError,
     DuplicateCommandError,
     StoreUnavailable,
     msg_id,
 )
+from services.session.adapters.snapshots import Snapshot
 
 
 @dataclass

@@ -7,7 +7,7 @@
   per-message TTL, which ``KeyValue.put`` does not take).
 - :class:`KvMirror`: a live local copy of a bucket (one watch per mirror).
 
-Bucket names and key layouts belong to their owners (services/session/kv.py,
+Bucket names and key layouts belong to their owners (services/session/adapters/kv.py,
 services/matchmaker/store.py).
 """
 

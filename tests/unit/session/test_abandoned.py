@@ -1,4 +1,4 @@
-"""Which games the lobby leaves out as abandoned (services/session/directory.py,
+"""Which games the lobby leaves out as abandoned (services/session/adapters/directory.py,
 docs/abandoned-games.md): started, unfinished, no event for ``idle_after_s``."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime
 
-from services.session.directory import Directory, idle_s, is_abandoned, last_event_at
+from services.session.adapters.directory import Directory, idle_s, is_abandoned, last_event_at
 
 NOW = datetime(2026, 1, 1, 12, 0, tzinfo=UTC).timestamp()
 

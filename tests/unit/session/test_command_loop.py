@@ -1,4 +1,4 @@
-"""The session's command loop (services/session/commands.py) on in-memory fakes: no NATS,
+"""The session's command loop (services/session/service_layer/loop.py) on in-memory fakes: no NATS,
 no gRPC; the real rules run in process (tests/support/fakes.py). Two "instances" are two
 caches and loops over one fake store, as two session processes over one NATS."""
 
@@ -12,9 +12,9 @@ from cellwar.v1 import engine_pb2, events_pb2
 from cellwar.v1.codes import CommandType, ErrorCode, EventType
 from services.common.errors import ServiceError
 from services.common.jsonwire import dumps
-from services.session.commands import Command, CommandLoop
-from services.session.games import GameCache
-from services.session.presence import disconnect_command_id
+from services.session.entrypoints.presence import disconnect_command_id
+from services.session.service_layer.cache import GameCache
+from services.session.service_layer.loop import Command, CommandLoop
 from tests.support.fakes import InProcessEngine, MemoryBackend, MemoryEventLog, MemorySnapshots
 
 LIFE = {"width": 16, "height": 16, "players": 2, "budget": 10}

@@ -1,4 +1,4 @@
-"""The lobby's pages (services/session/directory.py): oldest first, a cursor per page,
+"""The lobby's pages (services/session/adapters/directory.py): oldest first, a cursor per page,
 finished games left out."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from services.common.errors import ServiceError
-from services.session.directory import Directory
+from services.session.adapters.directory import Directory
 
 
 def directory(n: int) -> Directory:

@@ -1,4 +1,4 @@
-"""A race lost to a write the log does not show (services/session/commands.py, step 5;
+"""A race lost to a write the log does not show (services/session/service_layer/loop.py, step 5;
 docs/faults.md): during a quorum loss an append that timed out stays in flight on the
 stream leader, which refuses the next fence though the log's tail has not moved. That is
 no conflict: the command is tried again and, while the log still does not show the
@@ -10,9 +10,9 @@ from __future__ import annotations
 from cellwar.v1.codes import CommandType, ErrorCode
 from services.common.errors import ServiceError
 from services.common.jsonwire import dumps
-from services.session.commands import Command, CommandLoop
-from services.session.games import GameCache
-from services.session.store import ConcurrencyError
+from services.session.adapters.event_store import ConcurrencyError
+from services.session.service_layer.cache import GameCache
+from services.session.service_layer.loop import Command, CommandLoop
 from tests.support.fakes import InProcessEngine, MemoryBackend, MemoryEventLog, MemorySnapshots
 
 LIFE = {"width": 16, "height": 16, "players": 2, "budget": 10}

@@ -12,7 +12,7 @@ KINDS = {"life", "cellwar", "campaign"}
 
 
 def modules() -> list[Path]:
-    paths = sorted(SESSION.glob("*.py"))
+    paths = sorted(SESSION.rglob("*.py"))
     assert len(paths) > 10
     return paths
 

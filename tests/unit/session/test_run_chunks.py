@@ -1,12 +1,12 @@
 """``Engine.Run`` calls stay under gRPC's message limit: a session's first tick after a
 restart sends every running game's base state, so the items are cut into calls by count
-and by request bytes (services/session/engine_client.py)."""
+and by request bytes (services/session/adapters/engine_client.py)."""
 
 from __future__ import annotations
 
 from cellwar.v1 import engine_pb2
-from services.session import engine_client
-from services.session.engine_client import _run_chunks
+from services.session.adapters import engine_client
+from services.session.adapters.engine_client import _run_chunks
 
 
 def _item(game: int, base_bytes: int = 0) -> engine_pb2.RunItem:

@@ -21,10 +21,10 @@ import engine
 from cellwar.v1.codes import CommandType, EventType
 from services.common.jsonwire import dumps
 from services.engine.server import new_run_cache
-from services.session.commands import Command, CommandLoop
-from services.session.games import GameCache
-from services.session.projections import SnapshotProjection
-from services.session.ticker import Ticker
+from services.session.entrypoints.ticker import Ticker
+from services.session.service_layer.cache import GameCache
+from services.session.service_layer.loop import Command, CommandLoop
+from services.session.service_layer.projections import SnapshotProjection
 from tests.support.fakes import InProcessEngine, MemoryBackend, MemoryEventLog, MemorySnapshots
 
 #: A torus: two gliders side by side never meet and never settle.

@@ -1,4 +1,4 @@
-"""Turn timers in the session's service layer (services/session/timers.py) on in-memory
+"""Turn timers in the session's service layer (services/session/entrypoints/timers.py) on in-memory
 fakes with a hand-set clock: the deadline is the recorded time of the event that began
 the turn + ``turn_time_s``; nothing happens before it; after it the timeout lands once,
 also when two instances both send it; a timeout that lost to the player's own
@@ -11,9 +11,10 @@ import json
 
 from cellwar.v1.codes import CommandType, EventType
 from services.common.jsonwire import dumps
-from services.session.commands import Command, CommandLoop
-from services.session.games import GameCache, event_time, iso_time, merge_view
-from services.session.timers import TurnTimers, timeout_command_id
+from services.session.domain.game import event_time, iso_time, merge_view
+from services.session.entrypoints.timers import TurnTimers, timeout_command_id
+from services.session.service_layer.cache import GameCache
+from services.session.service_layer.loop import Command, CommandLoop
 from tests.support.fakes import InProcessEngine, MemoryBackend, MemoryEventLog, MemorySnapshots
 
 UNITS = [
@@ -142,7 +143,7 @@ def test_every_view_has_a_deadline_key_in_iso_utc():
 
 
 async def test_a_replay_shows_the_deadline_the_game_showed_then():
-    from services.session.visibility import replay
+    from services.session.service_layer.visibility import replay
 
     clock = Clock()
     a = Instance(MemoryBackend(), clock)

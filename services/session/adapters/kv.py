@@ -1,11 +1,11 @@
 """The KV buckets of the session (docs/architecture/index.md): created at start, shared by
 every instance.
 
-- ``GAME_SNAPSHOTS`` states (services/session/snapshots.py)
-- ``GAME_DIRECTORY`` the lobby projection (services/session/directory.py)
-- ``GAME_LEASES`` who ticks a game and runs its disconnect clocks (services/session/leases.py)
-- ``GAME_PRESENCE`` open Watch streams and disconnect clocks (services/session/presence.py)
-- ``PROFILES`` campaign progress (services/session/profiles.py)
+- ``GAME_SNAPSHOTS`` states (services/session/adapters/snapshots.py)
+- ``GAME_DIRECTORY`` the lobby projection (services/session/adapters/directory.py)
+- ``GAME_LEASES`` who ticks a game and runs its disconnect clocks (services/session/adapters/leases.py)
+- ``GAME_PRESENCE`` open Watch streams and disconnect clocks (services/session/entrypoints/presence.py)
+- ``PROFILES`` campaign progress (services/session/adapters/profiles.py)
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ import asyncio
 
 import structlog
 
-from services.session.engine_client import EngineClient
+from services.session.adapters.engine_client import EngineClient
 
 log = structlog.get_logger("cellwar.session.library")
 

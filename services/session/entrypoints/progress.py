@@ -1,7 +1,7 @@
 """Progress of running games between recorded events, across session instances.
 
 The packed tick path records a running game's generations only every few seconds
-(services/session/ticker.py), yet every watcher's view must advance every tick
+(services/session/entrypoints/ticker.py), yet every watcher's view must advance every tick
 (docs/api/websocket.md: a frame after every change and every generation), also on instances that
 do not tick the game. Decision (docs/architecture/ticking.md): **the lease holder
 pushes progress on core NATS, on demand**:
@@ -34,8 +34,9 @@ from nats.aio.msg import Msg
 
 from cellwar.v1 import session_pb2
 from services.common.tasks import cancel
-from services.session.games import Game, GameCache
-from services.session.leases import Leases
+from services.session.adapters.leases import Leases
+from services.session.domain.game import Game
+from services.session.service_layer.cache import GameCache
 
 log = structlog.get_logger("cellwar.session.progress")
 

@@ -14,7 +14,7 @@ from collections.abc import AsyncIterator, Sequence
 from typing import Protocol
 
 from cellwar.v1 import engine_pb2, events_pb2
-from services.session.snapshots import Snapshot
+from services.session.adapters.snapshots import Snapshot
 
 
 class EventLog(Protocol):

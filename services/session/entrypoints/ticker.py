@@ -23,7 +23,7 @@ wakes Watch streams) while its version does not; watchers on other instances get
 through :class:`services.session.progress.ProgressRelay`.
 
 Which games run is the engine's policy (``ticking``), read as data. Exactly one instance
-ticks a game: the holder of its lease (services/session/leases.py). A loaded game that
+ticks a game: the holder of its lease (services/session/adapters/leases.py). A loaded game that
 starts running and has no holder yet is leased here at once, so the instance that ran the
 command that started it usually ticks it. Rate: 8 generations/s x speed 1, 2, 4, 8
 (``CELLWAR_GENERATIONS_PER_SECOND``). The class is replaceable: anything with ``start()``,
@@ -42,9 +42,10 @@ import structlog
 from cellwar.v1 import engine_pb2
 from services.common.errors import ServiceError
 from services.common.tasks import cancel
-from services.session.commands import CommandLoop
-from services.session.games import Game, GameCache
-from services.session.leases import Leases
+from services.session.adapters.leases import Leases
+from services.session.domain.game import Game
+from services.session.service_layer.cache import GameCache
+from services.session.service_layer.loop import CommandLoop
 
 log = structlog.get_logger("cellwar.session.ticker")
 

@@ -30,8 +30,8 @@ from nats.js.kv import KeyValue
 from cellwar.v1 import engine_pb2
 from cellwar.v1.codes import ErrorCode
 from services.common.errors import ServiceError
-from services.session.directory import now_iso
-from services.session.engine_client import EngineClient
+from services.session.adapters.directory import now_iso
+from services.session.adapters.engine_client import EngineClient
 
 log = structlog.get_logger("cellwar.session.profiles")
 

@@ -16,7 +16,7 @@ finished, and no event for ``CELLWAR_ABANDONED_AFTER_S`` (default 15 minutes; an
 without ``last_event_at`` counts from ``created_at``). The lobby's pages leave it out;
 its log and its seats stay, and its next event lists it again (the entry changes). A
 hot-seat game whose browser was closed is one: no clock ends an untimed game whose
-players all left at once (services/session/presence.py), so only the lobby's rule hides it.
+players all left at once (services/session/entrypoints/presence.py), so only the lobby's rule hides it.
 
 Every instance mirrors the entries of unfinished games through one KV watch
 (:class:`services.session.mirror.KvMirror`), so the lobby is current on every instance
@@ -38,7 +38,7 @@ from nats.js.kv import KeyValue
 
 from cellwar.v1.codes import ErrorCode
 from services.common.errors import ServiceError
-from services.session.mirror import KvMirror
+from services.session.adapters.mirror import KvMirror
 
 log = structlog.get_logger("cellwar.session.directory")
 

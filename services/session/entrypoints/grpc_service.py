@@ -1,5 +1,5 @@
 """The Session gRPC servicer: thin entry points over the command loop
-(services/session/commands.py) and the game cache (services/session/games.py).
+(services/session/service_layer/loop.py) and the game cache (services/session/service_layer/cache.py).
 
 Every RPC binds ``game_id``/``player_id`` to the log context, turns a
 :class:`ServiceError` into a gRPC status with the machine code in trailing metadata
@@ -22,16 +22,17 @@ from cellwar.v1 import engine_pb2, session_pb2, session_pb2_grpc
 from cellwar.v1.codes import CommandType, ErrorCode, RemovalReason
 from services.common.errors import ServiceError, abort
 from services.common.jsonwire import dumps
-from services.session.commands import Command, CommandLoop, Outcome
-from services.session.directory import Directory
-from services.session.games import Game, GameCache, broken_error
-from services.session.library import Library
-from services.session.presence import Presence
-from services.session.profiles import Profiles, public
-from services.session.progress import ProgressRelay
-from services.session.spectators import Spectators
-from services.session.ticker import WANTED_S
-from services.session.visibility import (
+from services.session.adapters.directory import Directory
+from services.session.adapters.profiles import Profiles, public
+from services.session.domain.game import Game, broken_error
+from services.session.entrypoints.presence import Presence
+from services.session.entrypoints.progress import ProgressRelay
+from services.session.entrypoints.ticker import WANTED_S
+from services.session.service_layer.cache import GameCache
+from services.session.service_layer.library import Library
+from services.session.service_layer.loop import Command, CommandLoop, Outcome
+from services.session.service_layer.spectators import Spectators
+from services.session.service_layer.visibility import (
     check_fork,
     check_live_view,
     list_events,
@@ -307,7 +308,7 @@ class SessionServicer(session_pb2_grpc.SessionServicer):
         await self._stream(request, context, "StreamEvents", body)
 
     async def Spectate(self, request, context):  # noqa: N802
-        """Views of the game delayed by ``delay_s`` (services/session/spectators.py), a frame
+        """Views of the game delayed by ``delay_s`` (services/session/service_layer/spectators.py), a frame
         whenever the delayed view moves, ``finished`` at its end; UNAVAILABLE when the
         server stops."""
 
@@ -365,7 +366,7 @@ class SessionServicer(session_pb2_grpc.SessionServicer):
         """Stream the player's view now and whenever its version (or the players'
         presence) changes; ``finished`` at the end. Ends with UNAVAILABLE when the server
         stops (the client reconnects). An open stream with a player id is that player's
-        presence (services/session/presence.py)."""
+        presence (services/session/entrypoints/presence.py)."""
         with structlog.contextvars.bound_contextvars(
             rpc="Watch", game_id=request.game_id, player_id=request.player_id or None
         ):

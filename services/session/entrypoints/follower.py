@@ -32,7 +32,7 @@ from nats.aio.msg import Msg
 from nats.js import api
 from nats.js.client import JetStreamContext
 
-from services.session.store import STREAM
+from services.session.adapters.event_store import STREAM
 
 log = structlog.get_logger("cellwar.session.follower")
 

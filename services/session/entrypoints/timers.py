@@ -35,8 +35,9 @@ import structlog
 from cellwar.v1.codes import CommandType
 from services.common.errors import ServiceError
 from services.common.jsonwire import dumps
-from services.session.commands import Command, CommandLoop
-from services.session.games import Game, GameCache
+from services.session.domain.game import Game
+from services.session.service_layer.cache import GameCache
+from services.session.service_layer.loop import Command, CommandLoop
 
 log = structlog.get_logger("cellwar.session.timers")
 

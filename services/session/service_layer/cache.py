@@ -4,8 +4,8 @@ Any session instance serves any game (docs/architecture/scale-out.md). An instan
 game on first use (:meth:`GameCache.get`: the latest snapshot + ``Engine.Fold`` of the
 events after it, checked against the last recorded hash) — **loading writes nothing**. From
 then on the cache follows the log: this instance's own appends (the command loop,
-services/session/commands.py) and every event another instance appends, delivered by the
-follower (services/session/follower.py) and folded onto the cached state
+services/session/service_layer/loop.py) and every event another instance appends, delivered by the
+follower (services/session/entrypoints/follower.py) and folded onto the cached state
 (:meth:`GameCache.apply`). A gap or a hash that does not match reloads the game from the
 log. States are opaque ``GameState`` messages; the session reads only their summary, the
 envelope (``versions``: each player's view version) and the policy (what to do, as data).
@@ -15,359 +15,38 @@ Idle games are evicted (:meth:`GameCache.evict_idle`) and loaded again on use.
 from __future__ import annotations
 
 import asyncio
-import hashlib
-import json
-import uuid
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from collections.abc import Sequence
 from typing import Any
 
 import structlog
 
 from cellwar.v1 import engine_pb2, events_pb2
-from cellwar.v1.codes import ErrorCode, EventType
+from cellwar.v1.codes import ErrorCode
 from services.common.errors import ServiceError
-from services.common.jsonwire import dumps, event_payload
-from services.session.ports import EventLog, Rules, SnapshotRepository
-from services.session.replays import ReplayCache
-from services.session.snapshots import Snapshot
-from services.session.store import StoreUnavailable, valid_game_id
+from services.session.adapters.event_store import StoreUnavailable, valid_game_id
+from services.session.adapters.snapshots import Snapshot
+from services.session.domain.game import (
+    FIRST_EVENTS,
+    Game,
+    broken_error,
+    event_time,
+    iso_time,
+    merge_view,
+    meta_of,
+    not_found,
+)
+from services.session.domain.idempotency import CommandResult, remember_command
+from services.session.service_layer.ports import EventLog, Rules, SnapshotRepository
+from services.session.service_layer.replays import ReplayCache
 
 log = structlog.get_logger("cellwar.session.games")
-
-
-@dataclass(frozen=True)
-class CommandResult:
-    """A command found in the log: the seq of its last event, the player it concerns and
-    ``digest`` (:func:`command_digest`; "" in logs written before digests)."""
-
-    seq: int
-    player_id: int
-    digest: str = ""
-
-
-def command_key(actor: int, command_id: str) -> str:
-    """The session's idempotency key of a game command: ``p<actor>:<command_id>``.
-
-    Keys are scoped by game (each game keeps its own map; the store's ``Nats-Msg-Id``
-    starts with the game id) and here by the acting player, so one player's key never
-    answers another's command. A join (actor 0, no seat yet) is scoped to the game only.
-    """
-    return f"p{actor}:{command_id}"
-
-
-def command_digest(command_type: str, payload: bytes) -> str:
-    """16 hex characters of sha256 over the command type and its JSON payload: a key
-    sent again with another body is told apart from a retry."""
-    return hashlib.sha256(command_type.encode() + b"\0" + payload).hexdigest()[:16]
-
-
-def recorded_command_id(key: str, digest: str) -> str:
-    """What an event's ``command_id`` holds: ``<key>#<digest>``."""
-    return f"{key}#{digest}" if digest else key
-
-
-def parse_command_id(recorded: str) -> tuple[str, str]:
-    """``(key, digest)`` of an event's ``command_id`` (digest "" when none was recorded)."""
-    key, sep, digest = recorded.rpartition("#")
-    if sep and len(digest) == 16 and all(c in "0123456789abcdef" for c in digest):
-        return key, digest
-    return recorded, ""
-
-
-def game_id_for(command_id: str) -> str:
-    """The id of a new game: derived from the create command's id (so a retried create
-    finds its game), else random. 12 hex characters, URL-safe."""
-    if command_id:
-        return hashlib.sha256(b"cellwar-create:" + command_id.encode()).hexdigest()[:12]
-    return uuid.uuid4().hex[:12]
-
-
-def merge_view(
-    view: bytes, game_id: str, seq: int, turn_deadline: str | None = None, **extra: Any
-) -> bytes:
-    """A view JSON with ``game_id``, ``seq`` (the player's version) and ``turn_deadline``
-    (ISO 8601 UTC; None when no turn timer runs) added, and any ``extra`` keys (e.g. a
-    delayed spectator's ``delay_s``) (compact, key-sorted)."""
-    data = json.loads(view)
-    data["game_id"] = game_id
-    data["seq"] = seq
-    data["turn_deadline"] = turn_deadline
-    data.update(extra)
-    return dumps(data)
-
-
-#: Event types a game's log may start with: a new game, or a fork of another's state.
-FIRST_EVENTS = (EventType.GAME_CREATED, EventType.GAME_FORKED)
-
-
-def origin_of(first: dict[str, Any], etype: str) -> dict[str, Any] | None:
-    """Where a game came from, read from its first event's payload: ``{"game_id",
-    "seq"}`` of a fork's source, merged with the ``origin`` an import recorded (``{"game_id"?,
-    "file"?}``); None for a game created here."""
-    origin: dict[str, Any] = {}
-    if etype == EventType.GAME_FORKED and first.get("from_game"):
-        origin.update(game_id=first.get("from_game"), seq=first.get("from_seq"))
-    if isinstance(first.get("origin"), dict):
-        origin.update(first["origin"])
-    return origin or None
-
-
-def meta_of(first: events_pb2.Event) -> dict[str, Any]:
-    """A game's ``meta`` from its first event (``GameCreated`` or ``GameForked``): ``kind``,
-    ``config``, ``created_at`` and ``origin`` when it came from elsewhere."""
-    payload = event_payload(first)
-    meta: dict[str, Any] = {
-        "kind": payload.get("kind", ""),
-        "config": payload.get("config", {}),
-        "created_at": first.time.ToJsonString(),
-    }
-    origin = origin_of(payload, first.type)
-    if origin is not None:
-        meta["origin"] = origin
-    return meta
-
-
-def iso_time(unix_s: float | None) -> str | None:
-    """``unix_s`` as ISO 8601 UTC with milliseconds (``2025-01-01T12:00:00.000Z``)."""
-    if unix_s is None:
-        return None
-    return datetime.fromtimestamp(unix_s, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-
-
-def event_time(event: events_pb2.Event) -> float:
-    """The recorded time of an event, unix seconds."""
-    return event.time.seconds + event.time.nanos / 1e9
-
-
-def not_found(game_id: str) -> ServiceError:
-    """``GAME_NOT_FOUND`` for ``game_id``."""
-    return ServiceError(ErrorCode.GAME_NOT_FOUND, f"no game {game_id!r}")
-
-
-def broken_error(game: Game) -> ServiceError:
-    """``GAME_BROKEN``: the game's log cannot be folded."""
-    return ServiceError(
-        ErrorCode.GAME_BROKEN, f"game {game.game_id} cannot be replayed: {game.broken}"
-    )
-
-
-@dataclass(eq=False)
-class Game:
-    """One cached game (the aggregate).
-
-    Attributes:
-        state: the engine state after event ``seq`` (opaque bytes, summary, envelope,
-            policy).
-        seq: per-game seq of the last event (0 = none yet).
-        stream_seq: the store position of event ``seq`` (0 = unknown).
-        commands: scoped command key -> result, for every command in the log from event
-            ``commands_from`` on (1 = every one; a game rebuilt from a snapshot reads the
-            older ones when a command needs them: :meth:`GameCache.complete_commands`).
-        meta: ``kind``, ``config`` (from GameCreated, or GameForked for a fork),
-            ``created_at`` (ISO time), ``origin`` (where an imported log or a fork came
-            from: :func:`origin_of`) and, for a game played for a profile,
-            ``profile_id`` (from the directory entry, as the engine's events do not
-            carry it).
-        stale: the cache may be behind the log; catch up before the next command.
-        broken: why the log cannot be folded ("" = fine); such a game refuses commands.
-        due: generations the ticker owes this game (fractional).
-        last_event_type: type of the last event (a crash may leave GameFinished unwritten).
-        last_event_time: recorded time of the last event (unix seconds; 0 = none known).
-        views: raw engine views of ``state`` by player id (0 = spectator), when known.
-        inbox: followed events waiting to be folded; ``inbox_stream_seq`` the store
-            position of the newest.
-        watchers: open Watch streams on this instance; ``watching`` the same per player
-            id (0 = spectator).
-        touched: loop time of the last use (eviction).
-        run_done / run_generation / run_views / run_started: the run since ``state``
-            that is not recorded yet (the packed tick path,
-            docs/architecture/ticking.md): generations run, the generation reached, the views there by
-            player id, and the loop time its first generation ran (0 = no run).
-        progress: bumped at each step of the run (Watch sends a frame for it).
-        wanted / remote: player id -> loop time until which progress views are wanted
-            here (a GetView) and by other instances (their interest, on the holder).
-        turn_began: ``(seq, unix time)`` of the recorded event at which a timed turn
-            began (the state's ``turn_seq``; services/session/timers.py), ``(0, 0.0)``
-            when not known yet.
-    """
-
-    game_id: str
-    state: engine_pb2.GameState
-    seq: int
-    commands: dict[str, CommandResult]
-    meta: dict[str, Any]
-    stream_seq: int = 0
-    stale: bool = False
-    broken: str = ""
-    last_snapshot_seq: int = 0
-    due: float = 0.0
-    last_event_type: str = ""
-    last_event_time: float = 0.0
-    views: dict[int, bytes] = field(default_factory=dict)
-    inbox: list[events_pb2.Event] = field(default_factory=list)
-    inbox_stream_seq: int = 0
-    watchers: int = 0
-    touched: float = 0.0
-    commands_from: int = 1
-    run_done: int = 0
-    run_generation: int = 0
-    run_views: dict[int, bytes] = field(default_factory=dict)
-    run_started: float = 0.0
-    progress: int = 0
-    watching: dict[int, int] = field(default_factory=dict)
-    wanted: dict[int, float] = field(default_factory=dict)
-    remote: dict[int, float] = field(default_factory=dict)
-    turn_began: tuple[int, float] = (0, 0.0)
-    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
-    changed: asyncio.Event = field(default_factory=asyncio.Event)
-    _rendering: dict[tuple[int, int], asyncio.Task] = field(default_factory=dict)
-    _draining: asyncio.Task | None = None
-
-    def notify(self) -> None:
-        """Wake every watcher waiting on :attr:`changed`."""
-        event, self.changed = self.changed, asyncio.Event()
-        event.set()
-
-    @property
-    def policy(self) -> engine_pb2.Policy:
-        """What the engine says the session should do for this state (data)."""
-        return self.state.policy
-
-    @property
-    def finished(self) -> bool:
-        """The game is over."""
-        return self.state.finished
-
-    @property
-    def running(self) -> bool:
-        """True while the ticker should advance this game."""
-        return self.state.policy.ticking and not self.state.finished and not self.broken
-
-    @property
-    def needs_finish(self) -> bool:
-        """The state is finished but its ``GameFinished`` was never written (a crash
-        between the events of one command): the command loop repairs it."""
-        return (
-            not self.broken
-            and self.state.finished
-            and self.seq > 0
-            and self.last_event_type != EventType.GAME_FINISHED
-        )
-
-    def version(self, player_id: int) -> int:
-        """The view version of ``player_id`` (0 = spectator): how many events it observed
-        (the state's envelope); the game's seq for a state without one."""
-        versions = self.state.versions
-        if not versions:
-            return self.seq
-        return int(versions[player_id]) if 0 <= player_id < len(versions) else 0
-
-    def take(
-        self,
-        state: engine_pb2.GameState,
-        events: Sequence[events_pb2.Event],
-        views: Sequence[bytes] | Mapping[int, bytes] = (),
-        stream_seq: int = 0,
-    ) -> None:
-        """Take a new state after ``events`` (the cache's one way to move forward):
-        record their command ids, the views when known (a list indexed by player id, or
-        a mapping; empty entries are not known), and wake the watchers. A recorded state
-        ends the unrecorded run it replaces."""
-        for event in events:
-            remember_command(self.commands, event)
-        self.note_turn_start(events, state.turn_seq)
-        self.state = state
-        self.seq = events[-1].seq if events else self.seq
-        self.last_event_type = events[-1].type if events else self.last_event_type
-        self.last_event_time = event_time(events[-1]) if events else self.last_event_time
-        self.stream_seq = stream_seq or self.stream_seq
-        pairs = views.items() if isinstance(views, Mapping) else enumerate(views)
-        self.views = {pid: v for pid, v in pairs if v}
-        self._rendering = {}
-        self.reset_run()
-        self.notify()
-
-    # ------------------------------------------------------------------ the run
-
-    @property
-    def generation(self) -> int:
-        """The generation the game is at: the run's when one is under way."""
-        return self.run_generation if self.run_done else int(self.state.generation)
-
-    def reset_run(self) -> None:
-        """Forget the unrecorded run (recorded now, or lost with the lease)."""
-        self.run_done = 0
-        self.run_generation = 0
-        self.run_views = {}
-        self.run_started = 0.0
-
-    def advance_run(
-        self, done: int, generation: int, views: Mapping[int, bytes], now: float
-    ) -> None:
-        """The run went on: ``done`` generations since :attr:`state`, at ``generation``,
-        with these views (by player id); wakes the watchers."""
-        if not self.run_done and done:
-            self.run_started = now
-        if done != self.run_done:
-            self.run_views = {}
-        self.run_done = done
-        self.run_generation = generation
-        self.run_views.update(views)
-        self.progress += 1
-        self.notify()
-
-    def view_players(self, now: float, *, remote: bool = True) -> list[int]:
-        """Players whose views of the run are wanted now: watched here, asked for by a
-        recent GetView, and (``remote``) wanted by other instances."""
-        ids = {pid for pid, n in self.watching.items() if n > 0}
-        ids.update(pid for pid, until in self.wanted.items() if until > now)
-        if remote:
-            ids.update(pid for pid, until in self.remote.items() if until > now)
-        return sorted(ids)
-
-    def remote_players(self, now: float) -> list[int]:
-        """Players whose progress views other instances want now."""
-        return sorted(pid for pid, until in self.remote.items() if until > now)
-
-
-    @property
-    def timed(self) -> bool:
-        """A turn timer runs now (the engine's policy and envelope say so)."""
-        return bool(
-            self.state.policy.turn_time_s
-            and self.state.turn_seq
-            and not self.state.finished
-            and not self.broken
-        )
-
-    def note_turn_start(self, events: Sequence[events_pb2.Event], turn_seq: int) -> None:
-        """Remember the time of the event at which the timed turn ``turn_seq`` began, when
-        it is among ``events``."""
-        if not turn_seq or self.turn_began[0] == turn_seq:
-            return
-        for event in events:
-            if event.seq == turn_seq:
-                self.turn_began = (turn_seq, event_time(event))
-                return
-
-
-def remember_command(commands: dict[str, CommandResult], event: events_pb2.Event) -> None:
-    """Record the command id of ``event`` (the first event of a command gives its player,
-    the last its seq)."""
-    if not event.command_id:
-        return
-    key, digest = parse_command_id(event.command_id)
-    first = commands.get(key)
-    commands[key] = CommandResult(event.seq, first.player_id if first else event.actor, digest)
 
 
 class GameCache:
     """The loaded games of this instance: load, follow, render views, evict.
 
     Args:
-        store, snapshots, engine: the ports (services/session/ports.py).
+        store, snapshots, engine: the ports (services/session/service_layer/ports.py).
         directory: optional; ``fetch(game_id)`` gives the directory entry (profile id).
         snapshot_every: a replay's fold leaves a snapshot at least every this many events.
     """
@@ -386,7 +65,7 @@ class GameCache:
         self.directory = directory
         self.games: dict[str, Game] = {}
         self._load_locks: dict[str, asyncio.Lock] = {}
-        #: Recently replayed states (services/session/replays.py).
+        #: Recently replayed states (services/session/service_layer/replays.py).
         self.replays = ReplayCache()
         #: A replay's fold leaves a snapshot at least every this many events (settings).
         self.snapshot_every = snapshot_every

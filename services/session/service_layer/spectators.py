@@ -46,7 +46,8 @@ import structlog
 from cellwar.v1 import engine_pb2, events_pb2
 from cellwar.v1.codes import ErrorCode
 from services.common.errors import ServiceError
-from services.session.games import Game, GameCache, iso_time, merge_view
+from services.session.domain.game import Game, iso_time, merge_view
+from services.session.service_layer.cache import GameCache
 
 log = structlog.get_logger("cellwar.session.spectators")
 

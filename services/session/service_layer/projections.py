@@ -1,4 +1,4 @@
-"""Read models the command loop updates after each append (services/session/commands.py):
+"""Read models the command loop updates after each append (services/session/service_layer/loop.py):
 snapshots (KV ``GAME_SNAPSHOTS``), the lobby directory (KV ``GAME_DIRECTORY``) and
 campaign progress (KV ``PROFILES``). Each is rebuilt from the log when lost: none of
 them is the truth, so a failed write is logged and never fails the command.
@@ -13,11 +13,11 @@ import structlog
 
 from cellwar.v1 import engine_pb2, events_pb2
 from cellwar.v1.codes import EventType
-from services.session.directory import FINISHED, Directory, last_event_at
-from services.session.games import Game
-from services.session.ports import EventLog, Rules, SnapshotRepository
-from services.session.profiles import Profiles
-from services.session.snapshots import Snapshot
+from services.session.adapters.directory import FINISHED, Directory, last_event_at
+from services.session.adapters.profiles import Profiles
+from services.session.adapters.snapshots import Snapshot
+from services.session.domain.game import Game
+from services.session.service_layer.ports import EventLog, Rules, SnapshotRepository
 
 log = structlog.get_logger("cellwar.session.projections")
 
@@ -60,9 +60,9 @@ class SnapshotProjection:
 
 
 def directory_entry(game: Game) -> dict[str, Any]:
-    """The lobby entry of a game now (services/session/directory.py): the config without
+    """The lobby entry of a game now (services/session/adapters/directory.py): the config without
     the keys the policy hides, ``lease`` while it is ticked or a timed turn runs (someone
-    must hold it: services/session/timers.py), ``expirable`` while its seats are open,
+    must hold it: services/session/entrypoints/timers.py), ``expirable`` while its seats are open,
     ``last_event_at`` when its last event was recorded, to the minute
     (:func:`services.session.directory.last_event_at`: the entry changes at most once a
     minute while a game runs)."""

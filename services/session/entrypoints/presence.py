@@ -52,9 +52,10 @@ from services.common.errors import ServiceError
 from services.common.jsonwire import dumps
 from services.common.nats.kv import KvMirror, put_with_ttl
 from services.common.tasks import every
-from services.session.commands import Command, CommandLoop
-from services.session.games import Game, GameCache
-from services.session.kv import safe_key
+from services.session.adapters.kv import safe_key
+from services.session.domain.game import Game
+from services.session.service_layer.cache import GameCache
+from services.session.service_layer.loop import Command, CommandLoop
 
 log = structlog.get_logger("cellwar.session.presence")
 

@@ -18,8 +18,8 @@ from typing import Any
 
 from cellwar.v1.codes import CommandType, ErrorCode, EventType
 from services.common.errors import ServiceError
-from services.session.games import Game
-from services.session.ports import EventLog
+from services.session.domain.game import Game
+from services.session.service_layer.ports import EventLog
 
 
 def join_profile(cmd_type: str, payload: bytes) -> str:

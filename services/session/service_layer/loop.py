@@ -1,6 +1,6 @@
 """The command loop: the session's one service layer for every write (cosmicpython's
 ``service_layer``; handlers are plain coroutines over the ports of
-services/session/ports.py).
+services/session/service_layer/ports.py).
 
 Every command — create, join, action, end_turn, leave and disconnect (``remove_player``),
 expire, and the ticker's generations — goes through the same steps, under the game's
@@ -29,7 +29,7 @@ lock on this instance:
    tried again after :data:`IN_FLIGHT_BACKOFF_S`, and answered ``UNAVAILABLE`` (503 with
    ``Retry-After``: retry the same request) when the log still does not show it
    (docs/faults.md);
-6. **projections** (services/session/projections.py: progress before the cache shows
+6. **projections** (services/session/service_layer/projections.py: progress before the cache shows
    the new state; snapshot and directory after it), then the cache takes the new state
    and wakes the game's watchers.
 
@@ -51,20 +51,22 @@ from cellwar.v1 import engine_pb2, events_pb2
 from cellwar.v1.codes import CommandType, ErrorCode, EventType
 from services.common.errors import ServiceError
 from services.common.jsonwire import dumps
-from services.session.games import (
-    CommandResult,
-    Game,
-    GameCache,
-    broken_error,
+from services.session.adapters.event_store import (
+    ConcurrencyError,
+    DuplicateCommandError,
+    StoreUnavailable,
+)
+from services.session.domain.game import Game, broken_error, meta_of
+from services.session.domain.idempotency import (
     command_digest,
     command_key,
     game_id_for,
-    meta_of,
     recorded_command_id,
+    repeated_command,
 )
-from services.session.ports import EventLog, Rules
-from services.session.seats import check_seat
-from services.session.store import ConcurrencyError, DuplicateCommandError, StoreUnavailable
+from services.session.service_layer.cache import GameCache
+from services.session.service_layer.ports import EventLog, Rules
+from services.session.service_layer.seats import check_seat
 
 log = structlog.get_logger("cellwar.session.commands")
 
@@ -144,21 +146,6 @@ class ProgressChecker(Protocol):
         ...
 
 
-def repeated_command(game: Game, key: str, digest: str) -> CommandResult | None:
-    """The recorded result of command ``key`` in ``game`` (None when it is new).
-
-    Raises:
-        ServiceError: ``IDEMPOTENCY_KEY_REUSED`` when the key was recorded with another
-            body (digest).
-    """
-    result = game.commands.get(key) if key else None
-    if result is not None and result.digest and digest and result.digest != digest:
-        raise ServiceError(
-            ErrorCode.IDEMPOTENCY_KEY_REUSED,
-            "this Idempotency-Key was already used for a different request; "
-            "use a new key for a new request",
-        )
-    return result
 
 
 class CommandLoop:

@@ -13,9 +13,9 @@
   :data:`LOAD_RETRY_S` up to the lease TTL: a lease is never kept on a game nobody
   ticks (docs/faults.md).
 - **Disconnect clocks** of the games this instance holds, every
-  :data:`CLOCK_INTERVAL_S` (services/session/presence.py).
+  :data:`CLOCK_INTERVAL_S` (services/session/entrypoints/presence.py).
 - **Turn timers** of the games this instance holds, in the same pass
-  (services/session/timers.py): a timed turn past its deadline gets ``time_out``. A
+  (services/session/entrypoints/timers.py): a timed turn past its deadline gets ``time_out``. A
   game with a timed turn running needs a lease holder like a ticked one.
 - **Expiry**: a game whose seats stayed open longer than ``waiting_game_ttl_s`` gets the
   command ``expire`` (decided by the engine; ``GameExpired`` + ``GameFinished``), with the
@@ -35,13 +35,14 @@ import structlog
 from cellwar.v1.codes import CommandType, ErrorCode
 from services.common.errors import ServiceError
 from services.common.settings import Settings
-from services.session.commands import Command, CommandLoop
-from services.session.directory import Directory
-from services.session.games import Game, GameCache
-from services.session.leases import Leases
-from services.session.presence import Presence
-from services.session.projections import directory_entry
-from services.session.timers import TurnTimers
+from services.session.adapters.directory import Directory
+from services.session.adapters.leases import Leases
+from services.session.domain.game import Game
+from services.session.entrypoints.presence import Presence
+from services.session.entrypoints.timers import TurnTimers
+from services.session.service_layer.cache import GameCache
+from services.session.service_layer.loop import Command, CommandLoop
+from services.session.service_layer.projections import directory_entry
 
 log = structlog.get_logger("cellwar.session.keeper")
 

@@ -16,7 +16,7 @@ The rule is the engine's, as data (``GameState.policy``, engine/policy.py): whil
   * a spectator (``player_id`` 0) gets ``FORBIDDEN`` (403) for the log and for replays,
     with the engine's reason. Its live view is refused while ``spectators_live`` is
     false (:func:`check_live_view`); a delayed view of a running CellWar game only when
-    its config says ``"spectators": "live"`` (services/session/spectators.py, else
+    its config says ``"spectators": "live"`` (services/session/service_layer/spectators.py, else
     ``SPECTATORS_AFTER_END``). No unit of a running CellWar game reaches a client without
     a player token by any other way: not the lobby (the start units are hidden), not a
     fork (:func:`check_fork`), not ``valid_actions`` (a player's token only); the whole
@@ -39,7 +39,8 @@ from cellwar.v1 import events_pb2
 from cellwar.v1.codes import ErrorCode, EventType
 from services.common.errors import ServiceError
 from services.common.jsonwire import dumps
-from services.session.games import Game, GameCache, iso_time, merge_view
+from services.session.domain.game import Game, iso_time, merge_view
+from services.session.service_layer.cache import GameCache
 
 
 def fogged(game: Game) -> bool:
