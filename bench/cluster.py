@@ -25,7 +25,7 @@ from typing import Any
 import httpx
 
 from bench._stack import new_services, row, run_async
-from bench.roundtrip import GAMES, _measure, _platform_seats
+from bench.roundtrip import GAMES, measure, platform_seats
 
 MIN_RATIO = 1.6  # the scale-out target (docs/benchmarks.md)
 
@@ -40,9 +40,9 @@ async def _topology(n: int, warmup: float, seconds: float) -> dict[str, Any]:
         seats: list[tuple[str, str]] = []
         async with httpx.AsyncClient(timeout=30.0) as client:
             for i in range(GAMES):  # game i is created, and played, through gateway i % n
-                seats += await _platform_seats(client, urls[i % n], 1)
+                seats += await platform_seats(client, urls[i % n], 1)
         pids = {c.name: c.pid for c in svc.children}
-        result = await _measure(urls, seats, warmup, seconds, pids)
+        result = await measure(urls, seats, warmup, seconds, pids)
     finally:
         svc.close()
     rate = result["actions_per_s"]

@@ -45,7 +45,7 @@ MIN_RATIO = 0.60  # share of bare FastAPI's actions/s (docs/benchmarks.md)
 P99_TARGET_MS = 50.0
 
 
-async def _platform_seats(client: httpx.AsyncClient, url: str, games: int) -> list[tuple[str, str]]:
+async def platform_seats(client: httpx.AsyncClient, url: str, games: int) -> list[tuple[str, str]]:
     """Create ``games`` 2-player Life games; returns ``(game_id, player-1 token)`` each."""
     seats = []
     for i in range(games):
@@ -61,14 +61,14 @@ async def _platform_seats(client: httpx.AsyncClient, url: str, games: int) -> li
     return seats
 
 
-def _bare_seats(games: int) -> list[tuple[str, str]]:
+def bare_seats(games: int) -> list[tuple[str, str]]:
     from gateway.tokens import TokenSigner
 
     signer = TokenSigner(SECRET)
     return [(f"bare{i:02d}", signer.issue(f"bare{i:02d}", 1)) for i in range(games)]
 
 
-async def _measure(
+async def measure(
     url: str | list[str],
     seats: list[tuple[str, str]],
     warmup: float,
@@ -136,7 +136,7 @@ async def _bare_run(warmup: float, seconds: float) -> dict[str, Any]:
     svc = new_services()
     try:
         url = await svc.start_bare()
-        return await _measure(url, _bare_seats(GAMES), warmup, seconds, _pids(svc))
+        return await measure(url, bare_seats(GAMES), warmup, seconds, _pids(svc))
     finally:
         svc.close()
 
@@ -146,7 +146,7 @@ async def _floor_run(warmup: float, seconds: float) -> dict[str, Any]:
     try:
         svc.start_nats(fsync=True)
         url = await svc.start_floor()
-        return await _measure(url, _bare_seats(GAMES), warmup, seconds, _pids(svc))
+        return await measure(url, bare_seats(GAMES), warmup, seconds, _pids(svc))
     finally:
         svc.close()
 
@@ -155,13 +155,13 @@ async def _platform_run(fsync: bool, warmup: float, seconds: float) -> dict[str,
     svc = await start_platform(fsync=fsync)
     try:
         async with httpx.AsyncClient(timeout=30.0) as client:
-            seats = await _platform_seats(client, svc.gateway_url, GAMES)
+            seats = await platform_seats(client, svc.gateway_url, GAMES)
             r = await client.get(
                 f"{svc.gateway_url}/game/{seats[0][0]}/state",
                 headers={"Authorization": f"Bearer {seats[0][1]}"},
             )
             view_bytes = len(r.content)
-        result = await _measure(svc.gateway_url, seats, warmup, seconds, _pids(svc))
+        result = await measure(svc.gateway_url, seats, warmup, seconds, _pids(svc))
         result["view_bytes"] = view_bytes
         return result
     finally:

@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from bench import (
+    actions,
     append,
     bots,
     capacity,
@@ -48,6 +49,7 @@ BenchFn = Callable[[bool], dict[str, Any]]
 BENCHMARKS: list[tuple[str, BenchFn]] = [
     ("kernel", lambda quick: kernel.run(quick=quick)),
     ("roundtrip", lambda quick: roundtrip.run(quick=quick)),
+    ("actions", lambda quick: actions.run(quick=quick)),
     ("append", lambda quick: append.run(quick=quick)),
     ("replay", lambda quick: replay.run(quick=quick)),
     ("import", lambda quick: imports.run(quick=quick)),

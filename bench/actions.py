@@ -1,0 +1,268 @@
+"""Actions over REST and over the player's WebSocket: CPU per action and actions/s with
+100 concurrent 2-player games (docs/benchmarks.md, docs/api/websocket.md).
+
+The load is the round trip's (:mod:`bench.roundtrip`): in each 2-player Life game
+player 1 sends one placement or erase at a time, so every command records an event
+(fsync on). Measured in the same run, on the same kind of child processes:
+
+* **REST**: ``POST /game/{id}/action`` with httpx, one request at a time per game;
+* **WebSocket commands**: ``{"type": "action", "id", "action"}`` frames on
+  ``WS /game/{id}/stream``, one in flight per game, the reply ``{"type": "result"}``
+  matched by ``id`` (state frames on the same socket are read and skipped);
+* **the hop floor** (:mod:`bench._floor`): the same processes and hops doing no work, the
+  most a REST implementation of this shape reaches here.
+
+CPU per action is the user + system CPU (``/proc/<pid>/stat``) of every platform process
+(nats-server, engine, session, gateway) over the measured window, divided by the actions
+accepted in it; the load generator's own CPU is reported apart. Targets: WebSocket CPU
+per action <= 1.0 ms, or <= 0.3x REST's in the same run where the machine is slower;
+WebSocket actions/s >= 1,500, or >= 5x REST's in the same run; WebSocket p99 <= 50 ms
+(info on a machine with CPU steal); REST actions/s >= 0.85x the hop floor's, and REST CPU
+per action <= the floor's x 1 (both in the same run).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from typing import Any
+
+import httpx
+import orjson
+import websockets
+
+from bench._stack import (
+    Services,
+    cpu_seconds,
+    new_services,
+    percentile,
+    row,
+    run_async,
+    start_platform,
+)
+from bench.roundtrip import bare_seats, measure, platform_seats
+
+GAMES = 100
+WS_CPU_TARGET_MS = 1.0
+WS_CPU_SHARE_OF_REST = 0.3
+WS_RATE_TARGET = 1500.0
+WS_RATE_OVER_REST = 5.0
+WS_P99_TARGET_MS = 50.0
+REST_SHARE_OF_FLOOR = 0.85
+
+
+def _action(k: int) -> dict[str, Any]:
+    """The k-th command of a seat: place, then erase, the same cell (the budget never runs
+    out; every command records an event)."""
+    cell = [(k // 2) % 30, (k // 60) % 60]
+    return {"type": "place" if k % 2 == 0 else "erase", "cells": [cell]}
+
+
+async def measure_ws(
+    url: str | list[str],
+    seats: list[tuple[str, str]],
+    warmup: float,
+    seconds: float,
+    pids: dict[str, int],
+) -> dict[str, Any]:
+    """One WebSocket command in flight per seat for ``warmup + seconds``; figures of the
+    last ``seconds`` in the shape of :func:`bench.roundtrip.measure`. ``url``: the
+    gateway (``http://``), or one per seat in turn."""
+    urls = [url] if isinstance(url, str) else url
+    latencies: list[float] = []
+    errors: list[str] = []
+    loop = asyncio.get_running_loop()
+    t_measure = loop.time() + warmup + 2.0  # the sockets open in the first 2 s
+    t_end = t_measure + seconds
+
+    async def player(base: str, gid: str, token: str) -> None:
+        ws_url = base.replace("http://", "ws://", 1) + f"/game/{gid}/stream"
+        async with websockets.connect(
+            ws_url, subprotocols=["cellwar.v1", f"bearer.{token}"], max_size=2**22
+        ) as ws:
+            k = 0
+            while loop.time() < t_end and len(errors) <= 20:
+                key = f"{gid}-{k}"
+                frame = {"type": "action", "id": key, "action": _action(k)}
+                start = loop.time()
+                t0 = time.perf_counter()
+                await ws.send(orjson.dumps(frame).decode())
+                while True:
+                    reply = orjson.loads(await ws.recv())
+                    if reply.get("id") == key:
+                        break
+                dt = time.perf_counter() - t0
+                k += 1
+                if reply.get("type") != "result":
+                    errors.append(f"{reply.get('status')} {reply.get('error')}")
+                elif start >= t_measure and loop.time() <= t_end:
+                    latencies.append(dt * 1000.0)
+
+    tasks = [
+        asyncio.create_task(player(urls[i % len(urls)], g, t)) for i, (g, t) in enumerate(seats)
+    ]
+    await asyncio.sleep(max(t_measure - loop.time(), 0))
+    cpu0 = {n: cpu_seconds(p) for n, p in pids.items()}
+    own0 = os.times()
+    await asyncio.sleep(max(t_end - loop.time(), 0))
+    cpu1 = {n: cpu_seconds(p) for n, p in pids.items()}
+    own1 = os.times()
+    done = await asyncio.gather(*tasks, return_exceptions=True)
+    errors += [repr(e) for e in done if isinstance(e, BaseException)]
+    cpu = {n: (cpu1[n] - cpu0[n]) / seconds for n in pids}
+    cpu["bench-client"] = (own1.user + own1.system - own0.user - own0.system) / seconds
+    return {
+        "latencies": latencies,
+        "actions_per_s": len(latencies) / seconds,
+        "actions": len(latencies),
+        "p50_ms": percentile(latencies, 50),
+        "p99_ms": percentile(latencies, 99),
+        "max_ms": max(latencies) if latencies else None,
+        "errors": len(errors),
+        "first_errors": errors[:3],
+        "cpu_cores": {n: round(v, 3) for n, v in cpu.items()},
+    }
+
+
+def cpu_ms_per_action(result: dict[str, Any]) -> float | None:
+    """Milliseconds of CPU of every platform process (the load generator left out) per
+    accepted action; None when nothing was accepted."""
+    rate = result["actions_per_s"]
+    if not rate:
+        return None
+    servers = sum(v for k, v in result["cpu_cores"].items() if k != "bench-client")
+    return 1000.0 * servers / rate
+
+
+def _pids(svc: Services) -> dict[str, int]:
+    return {c.name: c.pid for c in svc.children}
+
+
+async def _platform(mode: str, games: int, warmup: float, seconds: float) -> dict[str, Any]:
+    svc = await start_platform(fsync=True)
+    try:
+        async with httpx.AsyncClient(timeout=30.0) as client:
+            seats = await platform_seats(client, svc.gateway_url, games)
+        fn = measure_ws if mode == "ws" else measure
+        return await fn(svc.gateway_url, seats, warmup, seconds, _pids(svc))
+    finally:
+        svc.close()
+
+
+async def _floor(games: int, warmup: float, seconds: float) -> dict[str, Any]:
+    svc = new_services()
+    try:
+        svc.start_nats(fsync=True)
+        url = await svc.start_floor()
+        return await measure(url, bare_seats(games), warmup, seconds, _pids(svc))
+    finally:
+        svc.close()
+
+
+def _note(label: str, r: dict[str, Any]) -> None:
+    cpu = ", ".join(f"{n} {v:.2f}" for n, v in r["cpu_cores"].items())
+    per = cpu_ms_per_action(r)
+    print(
+        f"  actions {label}: {r['actions_per_s']:,.0f} actions/s, p50 {r['p50_ms'] or 0:.1f} ms, "
+        f"p99 {r['p99_ms'] or 0:.1f} ms, errors {r['errors']}, CPU/action "
+        f"{per or 0:.2f} ms; CPU cores used: {cpu}"
+    )
+    for e in r["first_errors"]:
+        print(f"    error: {e}")
+
+
+def run(quick: bool = False) -> dict[str, Any]:
+    """Measure the hop floor, REST and WebSocket commands; rows as the module docstring."""
+    warmup, seconds = (1.0, 3.0) if quick else (2.0, 10.0)
+    games = 20 if quick else GAMES
+    floor = run_async(_floor(games, warmup, seconds))
+    _note("hop floor", floor)
+    rest = run_async(_platform("rest", games, warmup, seconds))
+    _note("REST", rest)
+    ws = run_async(_platform("ws", games, warmup, seconds))
+    _note("WebSocket", ws)
+    latency_ms = {
+        "hop floor (REST shape, no work)": floor.pop("latencies"),
+        "REST actions": rest.pop("latencies"),
+        "WebSocket commands": ws.pop("latencies"),
+    }
+    cpu_floor, cpu_rest, cpu_ws = (cpu_ms_per_action(r) for r in (floor, rest, ws))
+    ws_cpu_ok = cpu_ws is not None and (
+        cpu_ws <= WS_CPU_TARGET_MS or (cpu_rest is not None and cpu_ws <= WS_CPU_SHARE_OF_REST * cpu_rest)
+    )
+    rate_ok = ws["actions_per_s"] >= WS_RATE_TARGET or (
+        rest["actions_per_s"] and ws["actions_per_s"] >= WS_RATE_OVER_REST * rest["actions_per_s"]
+    )
+    clean = rest["errors"] == 0 and ws["errors"] == 0
+    share = rest["actions_per_s"] / floor["actions_per_s"] if floor["actions_per_s"] else None
+    rows = [
+        row(
+            f"hop floor, {games} clients one request at a time: CPU per action",
+            "ms CPU",
+            cpu_floor,
+            "- (reference)",
+            None,
+            actions_per_s=floor["actions_per_s"],
+            detail=floor,
+        ),
+        row(
+            f"REST actions, {games} games, fsync on: CPU per action (every process, NATS included)",
+            "ms CPU",
+            cpu_rest,
+            "<= the hop floor's",
+            cpu_rest is not None and cpu_floor is not None and cpu_rest <= cpu_floor and clean,
+            reference=cpu_floor,
+            ratio=cpu_rest / cpu_floor if cpu_rest and cpu_floor else None,
+            actions_per_s=rest["actions_per_s"],
+            detail=rest,
+        ),
+        row(
+            f"WebSocket commands, {games} games, fsync on: CPU per action",
+            "ms CPU",
+            cpu_ws,
+            f"<= {WS_CPU_TARGET_MS:g} ms, or <= {WS_CPU_SHARE_OF_REST:g}x REST",
+            ws_cpu_ok and clean,
+            reference=cpu_rest,
+            ratio=cpu_ws / cpu_rest if cpu_ws and cpu_rest else None,
+            detail=ws,
+        ),
+        row(
+            f"WebSocket commands, {games} concurrent 2-player games",
+            "actions/s",
+            ws["actions_per_s"],
+            f">= {WS_RATE_TARGET:,.0f}, or >= {WS_RATE_OVER_REST:g}x REST",
+            bool(rate_ok) and clean,
+            reference=rest["actions_per_s"],
+            ratio=ws["actions_per_s"] / rest["actions_per_s"] if rest["actions_per_s"] else None,
+            p50_ms=ws["p50_ms"],
+            p99_ms=ws["p99_ms"],
+        ),
+        row(
+            "WebSocket commands p99 latency",
+            "ms",
+            ws["p99_ms"],
+            f"<= {WS_P99_TARGET_MS:g} ms on a quiet machine (info)",
+            None,
+            p50_ms=ws["p50_ms"],
+        ),
+        row(
+            f"REST actions, {games} games, against the hop floor",
+            "share of floor",
+            share,
+            f">= {REST_SHARE_OF_FLOOR:g}x the floor's actions/s",
+            share is not None and share >= REST_SHARE_OF_FLOOR and clean,
+            reference=floor["actions_per_s"],
+            p99_ms=rest["p99_ms"],
+        ),
+    ]
+    return {
+        "rows": rows,
+        "quick": quick,
+        "games": games,
+        "warmup_s": warmup,
+        "seconds": seconds,
+        "latency_ms": {k: sorted(round(x, 3) for x in v) for k, v in latency_ms.items()},
+        "topology": "nats-server (fsync on), engine, session, gateway each a child process; "
+        "httpx / websockets load generator in the bench process",
+    }
