@@ -19,18 +19,19 @@ import grpc
 import structlog
 
 from cellwar.v1 import engine_pb2, session_pb2, session_pb2_grpc
-from cellwar.v1.codes import CommandType, ErrorCode, RemovalReason
+from cellwar.v1.codes import ErrorCode
 from services.common.errors import ServiceError, abort
 from services.common.jsonwire import dumps
 from services.session.adapters.directory import Directory
 from services.session.adapters.profiles import Profiles, public
+from services.session.domain.commands import Command
 from services.session.domain.game import Game, broken_error
 from services.session.entrypoints.presence import Presence
 from services.session.entrypoints.progress import ProgressRelay
 from services.session.entrypoints.ticker import WANTED_S
 from services.session.service_layer.cache import GameCache
 from services.session.service_layer.library import Library
-from services.session.service_layer.loop import Command, CommandLoop, Outcome
+from services.session.service_layer.loop import CommandLoop, Outcome
 from services.session.service_layer.spectators import Spectators
 from services.session.service_layer.visibility import (
     check_fork,
@@ -125,10 +126,6 @@ class SessionServicer(session_pb2_grpc.SessionServicer):
         version = await self.loop.version_after(outcome, player_id)
         return session_pb2.CommandReply(seq=version, player_id=player_id, view=view)
 
-    async def _run(self, request, command_type: str, actor: int, payload: bytes) -> Outcome:
-        return await self.loop.handle(
-            Command(request.game_id, command_type, actor, payload, request.command_id)
-        )
 
     @rpc
     async def CreateGame(self, request, context):  # noqa: N802 - gRPC method names
@@ -167,29 +164,34 @@ class SessionServicer(session_pb2_grpc.SessionServicer):
 
     @rpc
     async def Join(self, request, context):  # noqa: N802
-        join = {"name": request.name}
-        if request.profile_id:  # recorded by the engine in a rated game only
-            join["profile_id"] = request.profile_id
-        outcome = await self._run(request, CommandType.JOIN, 0, dumps(join))
+        # the profile is recorded by the engine in a rated game only
+        outcome = await self.loop.handle(
+            Command.join(request.game_id, request.name, request.profile_id, request.command_id)
+        )
         return await self._reply(outcome, outcome.player_id)
 
     @rpc
     async def Act(self, request, context):  # noqa: N802
         action = _json_object(request.action, "action")
-        outcome = await self._run(request, CommandType.ACTION, request.player_id, dumps(action))
+        outcome = await self.loop.handle(
+            Command.act(request.game_id, request.player_id, action, request.command_id)
+        )
         return await self._reply(outcome, request.player_id)
 
     @rpc
     async def EndTurn(self, request, context):  # noqa: N802
-        outcome = await self._run(request, CommandType.END_TURN, request.player_id, b"{}")
+        outcome = await self.loop.handle(
+            Command.end_turn(request.game_id, request.player_id, request.command_id)
+        )
         return await self._reply(outcome, request.player_id)
 
     @rpc
     async def Leave(self, request, context):  # noqa: N802
         # The same command as a disconnect past the timeout; the engine plans a rollback
         # when the policy says so (its own CellWar turn).
-        payload = dumps({"player_id": request.player_id, "reason": RemovalReason.LEFT})
-        outcome = await self._run(request, CommandType.REMOVE_PLAYER, request.player_id, payload)
+        outcome = await self.loop.handle(
+            Command.leave(request.game_id, request.player_id, request.command_id)
+        )
         return await self._reply(outcome, request.player_id)
 
     @rpc

@@ -32,24 +32,23 @@ from datetime import datetime
 
 import structlog
 
-from cellwar.v1.codes import CommandType, ErrorCode
+from cellwar.v1.codes import ErrorCode
 from services.common.errors import ServiceError
 from services.common.settings import Settings
 from services.session.adapters.directory import Directory
 from services.session.adapters.leases import Leases
+from services.session.domain.commands import Command
 from services.session.domain.game import Game
 from services.session.entrypoints.presence import Presence
 from services.session.entrypoints.timers import TurnTimers
 from services.session.service_layer.cache import GameCache
-from services.session.service_layer.loop import Command, CommandLoop
+from services.session.service_layer.loop import CommandLoop
 from services.session.service_layer.projections import directory_entry
 
 log = structlog.get_logger("cellwar.session.keeper")
 
 #: Seconds between two passes of the disconnect clocks.
 CLOCK_INTERVAL_S = 0.25
-#: Command id of an expiry (the same on every instance).
-EXPIRE_COMMAND_ID = "expire"
 #: Games adopted (lease taken, game loaded) per lease pass at most, so a backlog (old
 #: directory entries after an upgrade, many orphans after a crash) loads gradually.
 ADOPT_PER_PASS = 100
@@ -245,9 +244,7 @@ class Keeper:
 
     async def _expire(self, game_id: str) -> None:
         try:
-            outcome = await self.loop.handle(
-                Command(game_id, CommandType.EXPIRE, 0, b"{}", EXPIRE_COMMAND_ID)
-            )
+            outcome = await self.loop.handle(Command.expire(game_id))
             log.info("game_expired", game_id=game_id, seq=outcome.seq, repeated=outcome.repeated)
         except ServiceError as exc:
             log.info("game_not_expired", game_id=game_id, code=exc.code, error=exc.message)

@@ -47,15 +47,16 @@ import nats.js.errors
 import structlog
 from nats.js.kv import KeyValue
 
-from cellwar.v1.codes import CommandType, ErrorCode, RemovalReason
+from cellwar.v1.codes import ErrorCode
 from services.common.errors import ServiceError
 from services.common.jsonwire import dumps
 from services.common.nats.kv import KvMirror, put_with_ttl
 from services.common.tasks import every
 from services.session.adapters.kv import safe_key
+from services.session.domain.commands import Command
 from services.session.domain.game import Game
 from services.session.service_layer.cache import GameCache
-from services.session.service_layer.loop import Command, CommandLoop
+from services.session.service_layer.loop import CommandLoop
 
 log = structlog.get_logger("cellwar.session.presence")
 
@@ -70,11 +71,6 @@ _DONE_CODES = frozenset(
         ErrorCode.UNKNOWN_PLAYER,
     }
 )
-
-
-def disconnect_command_id(player_id: int) -> str:
-    """The command id of a removal for being away: the same on every instance."""
-    return f"disconnect:p{player_id}"
 
 
 class Presence:
@@ -370,12 +366,8 @@ class Presence:
         assert self.loop is not None, "the command loop is wired at start"
         structlog.contextvars.clear_contextvars()
         structlog.contextvars.bind_contextvars(game_id=game_id, player_id=player_id)
-        payload = dumps({"player_id": player_id, "reason": RemovalReason.DISCONNECTED})
-        command = Command(
-            game_id, CommandType.REMOVE_PLAYER, 0, payload, disconnect_command_id(player_id)
-        )
         try:
-            outcome = await self.loop.handle(command)
+            outcome = await self.loop.handle(Command.disconnect(game_id, player_id))
             log.info(
                 "player_disconnected",
                 game_id=game_id,

@@ -32,20 +32,13 @@ from collections.abc import Callable, Iterable
 
 import structlog
 
-from cellwar.v1.codes import CommandType
 from services.common.errors import ServiceError
-from services.common.jsonwire import dumps
+from services.session.domain.commands import Command
 from services.session.domain.game import Game
 from services.session.service_layer.cache import GameCache
-from services.session.service_layer.loop import Command, CommandLoop
+from services.session.service_layer.loop import CommandLoop
 
 log = structlog.get_logger("cellwar.session.timers")
-
-
-def timeout_command_id(turn_seq: int) -> str:
-    """The command id of the timeout of the turn that began at ``turn_seq`` (the same on
-    every instance, so it lands once)."""
-    return f"timeout:{turn_seq}"
 
 
 class TurnTimers:
@@ -94,12 +87,8 @@ class TurnTimers:
             )
 
     async def _time_out(self, game_id: str, turn_seq: int, late_s: float) -> None:
-        payload = dumps({"turn_seq": turn_seq})
-        command = Command(
-            game_id, CommandType.TIME_OUT, 0, payload, timeout_command_id(turn_seq)
-        )
         try:
-            outcome = await self.loop.handle(command)
+            outcome = await self.loop.handle(Command.time_out(game_id, turn_seq))
         except ServiceError as exc:
             # NO_CHANGE: the turn ended meanwhile (a player's end_turn, another instance)
             log.info("turn_not_timed_out", game_id=game_id, turn_seq=turn_seq, code=exc.code)

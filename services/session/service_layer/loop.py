@@ -56,6 +56,7 @@ from services.session.adapters.event_store import (
     DuplicateCommandError,
     StoreUnavailable,
 )
+from services.session.domain.commands import Command
 from services.session.domain.game import Game, broken_error, meta_of
 from services.session.domain.idempotency import (
     command_digest,
@@ -80,26 +81,6 @@ IN_FLIGHT_TRIES = 2
 IN_FLIGHT_BACKOFF_S = 0.5
 #: Command key of the repair that writes a missing ``GameFinished``.
 REPAIR_KEY = "p0:repair:finish"
-
-
-@dataclass(frozen=True)
-class Command:
-    """A command for one game (the imperative; its events are past tense).
-
-    Attributes:
-        game_id: the game.
-        type: :class:`cellwar.v1.codes.CommandType` (not ``create``: see
-            :meth:`CommandLoop.create`).
-        actor: the acting player (0 = the system: a join, a disconnect, an expiry).
-        payload: JSON bytes (compact, key-sorted: the digest compares bytes).
-        command_id: the client's idempotency key ("" = none), scoped here per player.
-    """
-
-    game_id: str
-    type: str
-    actor: int
-    payload: bytes = b"{}"
-    command_id: str = ""
 
 
 @dataclass(frozen=True)

@@ -12,9 +12,9 @@ from cellwar.v1 import engine_pb2, events_pb2
 from cellwar.v1.codes import CommandType, ErrorCode, EventType
 from services.common.errors import ServiceError
 from services.common.jsonwire import dumps
-from services.session.entrypoints.presence import disconnect_command_id
+from services.session.domain.commands import Command, disconnect_command_id
 from services.session.service_layer.cache import GameCache
-from services.session.service_layer.loop import Command, CommandLoop
+from services.session.service_layer.loop import CommandLoop
 from tests.support.fakes import InProcessEngine, MemoryBackend, MemoryEventLog, MemorySnapshots
 
 LIFE = {"width": 16, "height": 16, "players": 2, "budget": 10}

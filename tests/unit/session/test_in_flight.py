@@ -11,8 +11,9 @@ from cellwar.v1.codes import CommandType, ErrorCode
 from services.common.errors import ServiceError
 from services.common.jsonwire import dumps
 from services.session.adapters.event_store import ConcurrencyError
+from services.session.domain.commands import Command
 from services.session.service_layer.cache import GameCache
-from services.session.service_layer.loop import Command, CommandLoop
+from services.session.service_layer.loop import CommandLoop
 from tests.support.fakes import InProcessEngine, MemoryBackend, MemoryEventLog, MemorySnapshots
 
 LIFE = {"width": 16, "height": 16, "players": 2, "budget": 10}

@@ -21,9 +21,10 @@ import engine
 from cellwar.v1.codes import CommandType, EventType
 from services.common.jsonwire import dumps
 from services.engine.server import new_run_cache
+from services.session.domain.commands import Command
 from services.session.entrypoints.ticker import Ticker
 from services.session.service_layer.cache import GameCache
-from services.session.service_layer.loop import Command, CommandLoop
+from services.session.service_layer.loop import CommandLoop
 from services.session.service_layer.projections import SnapshotProjection
 from tests.support.fakes import InProcessEngine, MemoryBackend, MemoryEventLog, MemorySnapshots
 

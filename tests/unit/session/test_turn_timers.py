@@ -11,10 +11,11 @@ import json
 
 from cellwar.v1.codes import CommandType, EventType
 from services.common.jsonwire import dumps
+from services.session.domain.commands import Command, timeout_command_id
 from services.session.domain.game import event_time, iso_time, merge_view
-from services.session.entrypoints.timers import TurnTimers, timeout_command_id
+from services.session.entrypoints.timers import TurnTimers
 from services.session.service_layer.cache import GameCache
-from services.session.service_layer.loop import Command, CommandLoop
+from services.session.service_layer.loop import CommandLoop
 from tests.support.fakes import InProcessEngine, MemoryBackend, MemoryEventLog, MemorySnapshots
 
 UNITS = [
