@@ -1,4 +1,4 @@
-"""A CellWar bot that plays only through the public API (client/sdk.py; the seed's rules).
+"""A CellWar bot that plays only through the public API (client/sdk/; the seed's rules).
 
 :class:`CellWarBot` joins a game, follows it on the WebSocket stream (with a polling
 fallback: every ``poll_s`` seconds without a message, and for good once the stream

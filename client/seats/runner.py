@@ -1,6 +1,6 @@
 """The bots one runner plays: :class:`SeatRunner` (docs/bot-seats.md).
 
-A bot is an ordinary player of the public API (client/sdk.py): it joins through
+A bot is an ordinary player of the public API (client/sdk/): it joins through
 ``POST /game/{id}/join`` and plays through the REST API and its own WebSocket, with the
 existing bots and policies:
 

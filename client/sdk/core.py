@@ -1,0 +1,326 @@
+"""What both clients share and that does no I/O: errors, seats, URLs, request shapes, the
+retry schedule, and the reading of stream and command frames (docs/api/websocket.md)."""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import quote, urlsplit, urlunsplit
+
+import httpx
+from websockets.exceptions import ConnectionClosed
+
+#: Default timeout of one HTTP request (seconds); also the longest wait of a command's
+#: answer on the stream socket before it is sent again over REST.
+DEFAULT_TIMEOUT_S = 30.0
+
+#: Games asked per lobby page (the most ``GET /games`` gives).
+LOBBY_PAGE = 200
+
+#: The stream's subprotocol; the token rides beside it as ``bearer.<token>`` so it never
+#: appears in a URL (gateway/routes/stream.py).
+STREAM_SUBPROTOCOL = "cellwar.v1"
+
+#: Ticket statuses after which a ticket never changes (docs/api/index.md "Matchmaking").
+FINAL_TICKET_STATUSES = frozenset({"matched", "cancelled", "expired"})
+
+#: First wait before a retry of an unavailable server (seconds); doubled up to RETRY_MAX_WAIT_S.
+RETRY_FIRST_WAIT_S = 0.25
+RETRY_MAX_WAIT_S = 2.0
+
+#: Transport errors of a server that is restarting: nothing listens, or it closed the
+#: connection under the request.
+_RESTARTING = (httpx.ConnectError, httpx.RemoteProtocolError, httpx.ReadError)
+
+#: ``on_retry(reason, wait_s)``: told before each wait of a retry.
+RetryHook = Callable[[str, float], None]
+
+#: Stream frames a command socket keeps for its reader (the oldest are dropped first;
+#: ``finished`` is always kept, being the last).
+MESSAGES_KEPT = 256
+
+
+class ApiError(Exception):
+    """An error answer of the CellWar API.
+
+    Attributes:
+        status: HTTP status (401, 403, 404, 409, 422, 429, 503, ...), or the WebSocket
+            close code minus 4000 for a stream closed with an error.
+        code: machine code, e.g. ``"OUT_OF_ZONE"``, ``"UNAUTHORIZED"``.
+        message: the server's explanation.
+        seq: the event the error is about (an imported log's first bad seq), or None.
+    """
+
+    def __init__(self, status: int, code: str, message: str, seq: int | None = None) -> None:
+        super().__init__(f"{status} {code}: {message}")
+        self.status = status
+        self.code = code
+        self.message = message
+        self.seq = seq
+
+
+@dataclass(frozen=True)
+class Seat:
+    """A joined player: keep ``token``, it is the seat.
+
+    Attributes:
+        game_id: the game.
+        player_id: seat number (from 1); also the player's colour in Life.
+        token: the signed player token (``Authorization: Bearer <token>``).
+    """
+
+    game_id: str
+    player_id: int
+    token: str
+
+
+def _error_of(status: int, body: Any) -> ApiError:
+    """The ApiError of ``{"error": {"code", "message", "seq"?}}``.
+
+    Raises:
+        KeyError, TypeError: ``body`` is not this API's error body.
+    """
+    err = body["error"]
+    seq = err.get("seq")
+    return ApiError(status, str(err["code"]), str(err["message"]), seq if isinstance(seq, int) else None)
+
+
+def _raise_for_error(response: httpx.Response) -> None:
+    """Raises the :class:`ApiError` of an error answer (``HTTP_ERROR`` when its body is not
+    this API's: a proxy, another server); nothing for a success."""
+    if response.is_success:
+        return
+    try:
+        raise _error_of(response.status_code, response.json())
+    except (ValueError, KeyError, TypeError):
+        message = response.text.strip()[:500] or response.reason_phrase or "an answer with no body"
+    raise ApiError(response.status_code, "HTTP_ERROR", message)
+
+
+class _Retries:
+    """Waits of one call's retries while the server is unavailable (a 503 answer, or a
+    restarting server), for at most ``budget_s`` seconds; only for calls safe to repeat
+    (GET, or a POST with its Idempotency-Key: the server applies it once)."""
+
+    def __init__(self, budget_s: float, method: str, kwargs: dict[str, Any], on_retry: RetryHook | None) -> None:
+        headers = kwargs.get("headers") or {}
+        safe = method in ("GET", "HEAD") or "Idempotency-Key" in headers
+        self.deadline = time.monotonic() + budget_s if safe and budget_s > 0 else None
+        self.wait = RETRY_FIRST_WAIT_S
+        self.on_retry = on_retry
+
+    def after(self, response: httpx.Response) -> float | None:
+        """None for an answer to return; the wait before the next try of a 503.
+
+        Raises:
+            ApiError: an error answer not to be retried (or the last 503).
+        """
+        reason = _unavailable(response)
+        wait = self.next_wait(reason) if reason else None
+        if wait is None:
+            _raise_for_error(response)
+        return wait
+
+    def after_error(self, exc: Exception) -> float:
+        """The wait before the next try after a transport error; re-raises ``exc`` when
+        the call must fail now."""
+        wait = self.next_wait(f"{type(exc).__name__}: {exc}")
+        if wait is None:
+            raise exc
+        return wait
+
+    def next_wait(self, reason: str) -> float | None:
+        """Seconds to wait before the next try, None when the call must fail now."""
+        if self.deadline is None:
+            return None
+        left = self.deadline - time.monotonic()
+        if left <= 0:
+            return None
+        wait = min(self.wait, left)
+        self.wait = min(self.wait * 2, RETRY_MAX_WAIT_S)
+        if self.on_retry is not None:
+            self.on_retry(reason, wait)
+        return wait
+
+
+def _unavailable(response: httpx.Response) -> str | None:
+    """Why ``response`` is worth a retry (a 503), else None."""
+    if response.status_code != 503:
+        return None
+    try:
+        return f"503 {response.json()['error']['code']}"
+    except (ValueError, KeyError, TypeError):
+        return "503"
+
+
+def _auth(token: str | None) -> dict[str, str]:
+    return {"Authorization": f"Bearer {token}"} if token else {}
+
+
+def _post_headers(token: str | None, idempotency_key: str | None, profile_token: str | None = None) -> dict[str, str]:
+    headers = _auth(token)
+    headers["Idempotency-Key"] = idempotency_key or str(uuid.uuid4())
+    if profile_token:
+        headers["X-Profile-Token"] = profile_token
+    return headers
+
+
+def _cells(cells: Iterable[Sequence[int]]) -> list[list[int]]:
+    return [[int(c[0]), int(c[1])] for c in cells]
+
+
+def _stamp_action(x: Any, y: Any, pattern: str | None, rle: str | None, rotation: int) -> dict[str, Any]:
+    """The JSON body of a stamp, checked here so a swapped argument fails at once
+    (``stamp(game_id, token, x, y, pattern)``: coordinates first)."""
+    if isinstance(x, bool) or not isinstance(x, int) or isinstance(y, bool) or not isinstance(y, int):
+        raise TypeError(f"stamp(game_id, token, x, y, pattern): x and y must be ints, got {x!r}, {y!r}")
+    if (pattern is None) == (rle is None):
+        raise TypeError("stamp needs exactly one of pattern (a library id) or rle (RLE text)")
+    action: dict[str, Any] = {"type": "stamp", "x": x, "y": y, "rotation": rotation}
+    if rle is not None:
+        action["rle"] = rle
+    else:
+        action["pattern"] = pattern
+    return action
+
+
+def _ws_url(base_url: str, path: str, query: str) -> str:
+    parts = urlsplit(base_url)
+    scheme = "wss" if parts.scheme == "https" else "ws"
+    return urlunsplit((scheme, parts.netloc, parts.path.rstrip("/") + path, query, ""))
+
+
+def stream_url(base_url: str, game_id: str, token: str | None) -> str:
+    """The WebSocket URL of a game's stream (``ws://`` or ``wss://``)."""
+    query = f"token={quote(token, safe='')}" if token else ""
+    return _ws_url(base_url, f"/game/{quote(game_id, safe='')}/stream", query)
+
+
+def stream_subprotocols(token: str | None) -> list[str]:
+    """The subprotocols to offer on a game's stream: ``cellwar.v1`` and, with a token,
+    ``bearer.<token>``."""
+    return [STREAM_SUBPROTOCOL, f"bearer.{token}"] if token else [STREAM_SUBPROTOCOL]
+
+
+def spectate_url(base_url: str, game_id: str, delay_s: float | None = None) -> str:
+    """The WebSocket URL of a delayed spectator's stream (``?spectate=1&delay_s=N``)."""
+    query = "spectate=1" + (f"&delay_s={delay_s:g}" if delay_s is not None else "")
+    return _ws_url(base_url, f"/game/{quote(game_id, safe='')}/stream", query)
+
+
+def ticket_stream_url(base_url: str, ticket_id: str, token: str | None) -> str:
+    """The WebSocket URL of a matchmaking ticket's stream (``ws://`` or ``wss://``); with
+    ``token`` it is in the query (old style; the SDK itself offers it as a subprotocol)."""
+    query = f"token={quote(token, safe='')}" if token else ""
+    return _ws_url(base_url, f"/matchmaking/tickets/{quote(ticket_id, safe='')}/stream", query)
+
+
+def _seat_of(ticket: dict[str, Any]) -> Seat:
+    """The seat of a ticket that ended; raises ApiError when it ended without a match."""
+    if ticket.get("status") == "matched" and ticket.get("match"):
+        m = ticket["match"]
+        return Seat(str(m["game_id"]), int(m["player_id"]), str(m["player_token"]))
+    status = str(ticket.get("status", "")).upper()
+    raise ApiError(409, f"TICKET_{status}", f"the ticket ended {ticket.get('status')}: {ticket.get('reason') or ''}")
+
+
+def _jsonl_request(game_id: str, token: str | None, from_seq: int) -> tuple[str, str, dict[str, Any]]:
+    """``(method, path, kwargs)`` of the event log as JSON Lines."""
+    params = {"from_seq": from_seq, "format": "jsonl"}
+    return "GET", f"/game/{game_id}/events", {"params": params, "headers": _auth(token)}
+
+
+def _ws_options(subprotocols: list[str] | None) -> dict[str, Any]:
+    """``websockets`` connect options of every stream socket (either client)."""
+    return {"max_size": None, "open_timeout": 30, "subprotocols": subprotocols or [STREAM_SUBPROTOCOL]}
+
+
+class _Frames:
+    """Reads the JSON frames of a stream socket: an ``error`` frame is kept as the
+    explanation of the close that follows it; a frame for which ``is_last(frame)`` holds
+    ends the stream (``finished``; a ticket's final status)."""
+
+    def __init__(self, is_last: Callable[[dict[str, Any]], bool]) -> None:
+        self.is_last = is_last
+        self.last_error: dict[str, Any] | None = None
+        self.done = False
+
+    def read(self, raw: str | bytes) -> dict[str, Any] | None:
+        """The message to deliver, None for an error frame."""
+        message = json.loads(raw)
+        if message.get("type") == "error":
+            self.last_error = message
+            return None
+        self.done = self.is_last(message)
+        return message
+
+    def close_error(self, code: int | None, reason: str | None = None) -> ApiError | None:
+        """The ApiError of a socket closed with a 4xxx code, else None (a clean close)."""
+        if code is None or not 4000 <= code < 5000:
+            return None
+        err = (self.last_error or {}).get("error") or {}
+        return ApiError(code - 4000, str(err.get("code", reason or "ERROR")), str(err.get("message", "")))
+
+    def closed(self, exc: ConnectionClosed) -> None:
+        """Raises the ApiError of the close ``exc`` reports, if it is one."""
+        rcvd = exc.rcvd
+        err = self.close_error(rcvd.code if rcvd is not None else None, rcvd.reason if rcvd is not None else None)
+        if err is not None:
+            raise err from None
+
+
+def _finished(message: dict[str, Any]) -> bool:
+    return message.get("type") == "finished"
+
+
+def _ticket_final(message: dict[str, Any]) -> bool:
+    return message.get("status") in FINAL_TICKET_STATUSES
+
+
+class _Fallback:
+    """A command's answer that says: send it again over REST (same key; the server applies
+    it once): the socket closed, timed out or answered 503."""
+
+
+FALLBACK = _Fallback()
+
+
+class _CommandFrames(_Frames):
+    """The frames of a command socket (docs/api/websocket.md "Commands"): builds
+    ``action`` / ``end_turn`` frames; sorts what arrives into answers of commands
+    (``result`` / ``error`` with an ``id``) and messages of the stream."""
+
+    def __init__(self) -> None:
+        super().__init__(_finished)
+
+    @staticmethod
+    def command(key: str, action: dict[str, Any] | None) -> str:
+        """The frame of a command: an action (``action`` given) or the end of the turn."""
+        frame: dict[str, Any] = {"type": "end_turn", "id": key}
+        if action is not None:
+            frame = {"type": "action", "id": key, "action": action}
+        return json.dumps(frame, separators=(",", ":"))
+
+    def sort(self, raw: str | bytes) -> tuple[str | None, Any]:
+        """``(id, answer)`` of a command's answer: ``{"seq", "view"}``, an
+        :class:`ApiError`, or :data:`FALLBACK` for a 503; ``(None, message)`` of a stream
+        message; ``(None, None)`` of an error frame before a close."""
+        message = json.loads(raw)
+        kind, key = message.get("type"), message.get("id")
+        if key is not None and kind == "result":
+            return str(key), {"seq": message["seq"], "view": message["view"]}
+        if key is not None and kind == "error":
+            status = int(message.get("status", 0))
+            try:
+                return str(key), FALLBACK if status == 503 else _error_of(status, message)
+            except (KeyError, TypeError):
+                return str(key), ApiError(status, "HTTP_ERROR", json.dumps(message)[:500])
+        if kind == "error":
+            self.last_error = message
+            return None, None
+        self.done = _finished(message)
+        return None, message

@@ -1,0 +1,278 @@
+"""The blocking client: the operations of :mod:`client.sdk.ops` run on ``httpx.Client``
+and ``websockets.sync`` (notebooks, scripts, a policy's thread)."""
+
+from __future__ import annotations
+
+import collections
+import json
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import httpx
+import websockets
+import websockets.sync.client
+from websockets.exceptions import ConnectionClosed
+
+from client.sdk.core import (
+    _RESTARTING,
+    DEFAULT_TIMEOUT_S,
+    FALLBACK,
+    MESSAGES_KEPT,
+    RetryHook,
+    _CommandFrames,
+    _finished,
+    _Frames,
+    _jsonl_request,
+    _raise_for_error,
+    _Retries,
+    _ticket_final,
+    _ws_options,
+    spectate_url,
+    stream_subprotocols,
+    stream_url,
+    ticket_stream_url,
+)
+from client.sdk.ops import CommandOperations, Operations, Steps, install
+
+
+def _run(owner: Any, steps: Steps) -> Any:
+    """Run an operation's steps on ``owner`` (each a blocking method); its result."""
+    reply: Any = None
+    error: Exception | None = None
+    while True:
+        try:
+            name, args, kwargs = steps.throw(error) if error is not None else steps.send(reply)
+        except StopIteration as done:
+            return done.value
+        try:
+            reply, error = getattr(owner, name)(*args, **kwargs), None
+        except Exception as exc:  # noqa: BLE001 - thrown into the operation, which decides
+            reply, error = None, exc
+
+
+def _blocking(op: Callable[..., Steps]) -> Callable[..., Any]:
+    def method(self: Any, *args: Any, **kwargs: Any) -> Any:
+        return _run(self, op(self, *args, **kwargs))
+
+    return method
+
+
+class CellWarClient(Operations):
+    """Blocking client with the same methods as :class:`AsyncCellWarClient`.
+
+    Args:
+        base_url: e.g. ``"http://localhost:8000"``.
+        timeout: seconds per HTTP request (and per command's answer on a socket).
+        transport: an httpx transport (tests).
+        retry_unavailable_s, on_retry: as :class:`AsyncCellWarClient`.
+
+    Use as ``with CellWarClient(url) as api: ...`` or call :meth:`close`. All methods
+    raise :class:`ApiError` on an error answer and ``httpx.HTTPError`` when the server
+    cannot be reached. :meth:`wait_for_match` polls (no ticket stream).
+    """
+
+    def __init__(
+        self,
+        base_url: str,
+        *,
+        timeout: float = DEFAULT_TIMEOUT_S,
+        transport: httpx.BaseTransport | None = None,
+        retry_unavailable_s: float = 0.0,
+        on_retry: RetryHook | None = None,
+    ) -> None:
+        self.base_url = base_url.rstrip("/")
+        self.timeout_s = timeout
+        self._http = httpx.Client(base_url=self.base_url, timeout=timeout, transport=transport)
+        self.retry_unavailable_s = retry_unavailable_s
+        self.on_retry = on_retry
+
+    def __enter__(self) -> CellWarClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Close the HTTP connection pool."""
+        self._http.close()
+
+    def _call(self, method: str, path: str, **kwargs: Any) -> Any:
+        """One request with its retries (:class:`client.sdk.core._Retries`); the JSON answer."""
+        retries = _Retries(self.retry_unavailable_s, method, kwargs, self.on_retry)
+        while True:
+            try:
+                response = self._http.request(method, path, **kwargs)
+            except _RESTARTING as exc:
+                wait = retries.after_error(exc)
+            else:
+                wait = retries.after(response)
+                if wait is None:
+                    return response.json()
+            time.sleep(wait)
+
+    def _sleep(self, seconds: float) -> None:
+        time.sleep(seconds)
+
+    def events_jsonl(self, game_id: str, token: str | None = None, from_seq: int = 0) -> Iterator[dict[str, Any]]:
+        """The event log streamed as JSON Lines (``?format=jsonl``), one event at a time."""
+        method, path, kwargs = _jsonl_request(game_id, token, from_seq)
+        with self._http.stream(method, path, **kwargs) as r:
+            if not r.is_success:
+                r.read()
+                _raise_for_error(r)
+            for line in r.iter_lines():
+                if line.strip():
+                    yield json.loads(line)
+
+    # -- WebSocket streams
+
+    def stream(self, game_id: str, token: str | None = None) -> Iterator[dict[str, Any]]:
+        """Blocking iterator over the stream's messages; ends after ``finished``.
+
+        Raises:
+            ApiError: the server closed the stream with an error code (4401, 4404, ...).
+        """
+        # the token as the subprotocol bearer.<token>, never in the URL (it would reach logs)
+        yield from self._messages(stream_url(self.base_url, game_id, None), stream_subprotocols(token))
+
+    def spectate(self, game_id: str, delay_s: float | None = None) -> Iterator[dict[str, Any]]:
+        """A delayed spectator's stream (see :meth:`AsyncCellWarClient.spectate`)."""
+        yield from self._messages(spectate_url(self.base_url, game_id, delay_s))
+
+    def watch_ticket(self, ticket_id: str, ticket_token: str) -> Iterator[dict[str, Any]]:
+        """The ticket now and at each status change; ends after a final status."""
+        url = ticket_stream_url(self.base_url, ticket_id, None)
+        yield from self._messages(url, stream_subprotocols(ticket_token), _ticket_final)
+
+    def _messages(
+        self, url: str, subprotocols: list[str] | None = None, is_last: Callable[[dict[str, Any]], bool] = _finished
+    ) -> Iterator[dict[str, Any]]:
+        """The JSON messages of a stream WebSocket until the last one or a clean close."""
+        frames = _Frames(is_last)
+        with websockets.sync.client.connect(url, **_ws_options(subprotocols)) as ws:
+            try:
+                for raw in ws:
+                    message = frames.read(raw)
+                    if message is not None:
+                        yield message
+                        if frames.done:
+                            return
+            except ConnectionClosed as exc:
+                frames.closed(exc)
+                return
+            err = frames.close_error(ws.close_code)
+            if err is not None:
+                raise err
+
+    def commands(self, game_id: str, token: str) -> Commands:
+        """The seat's commands over its stream socket, falling back to REST without one
+        (see :meth:`AsyncCellWarClient.commands`)::
+
+            with api.commands(game_id, seat.token) as cmds:
+                answer = cmds.act({"unit_id": 7, "dx": 1, "dy": 0})   # {"seq", "view"}
+                cmds.end_turn()
+        """
+        return Commands(self, game_id, token)
+
+
+install(CellWarClient, Operations, _blocking)
+
+
+class Commands(CommandOperations):
+    """The blocking commands of one seat over its stream socket (see
+    :class:`client.sdk.AsyncCommands`), for one thread: a command reads the socket until
+    its answer, keeping the stream frames it reads on the way for :meth:`messages`.
+
+    Attributes:
+        open_error: why the socket could not be opened (then every command goes over
+            REST), else None.
+    """
+
+    def __init__(self, client: CellWarClient, game_id: str, token: str) -> None:
+        self._client, self.game_id, self.token = client, game_id, token
+        self._frames = _CommandFrames()
+        self._kept: collections.deque[dict[str, Any]] = collections.deque(maxlen=MESSAGES_KEPT)
+        self._ws: Any = None
+        self._closed: ConnectionClosed | None = None
+        self.open_error: Exception | None = None
+
+    def __enter__(self) -> Commands:
+        url = stream_url(self._client.base_url, self.game_id, None)
+        try:
+            self._ws = websockets.sync.client.connect(url, **_ws_options(stream_subprotocols(self.token)))
+        except (OSError, websockets.WebSocketException) as exc:
+            self.open_error = exc
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Close the socket (commands after this go over REST)."""
+        if self._ws is not None:
+            self._ws.close()
+
+    @property
+    def over_socket(self) -> bool:
+        """Whether commands go over the socket now (else over REST)."""
+        return self._ws is not None and self._closed is None
+
+    def messages(self) -> Iterator[dict[str, Any]]:
+        """The socket's stream messages (see :meth:`AsyncCommands.messages`).
+
+        Raises:
+            ApiError: the server closed the socket with an error (4401 → status 401, ...).
+            OSError, websockets.WebSocketException: the socket could not be opened.
+        """
+        if self.open_error is not None:
+            raise self.open_error
+        while True:
+            while self._kept:
+                message = self._kept.popleft()
+                yield message
+                if _finished(message):
+                    return
+            if not self.over_socket:
+                if self._closed is not None:
+                    self._frames.closed(self._closed)
+                return
+            self._receive(None)
+
+    def _receive(self, timeout: float | None) -> tuple[str | None, Any]:
+        """One frame sorted (:meth:`_CommandFrames.sort`), a stream message kept; ``(None,
+        None)`` once the socket is closed.
+
+        Raises:
+            TimeoutError: no frame within ``timeout`` seconds.
+        """
+        try:
+            key, item = self._frames.sort(self._ws.recv(timeout))
+        except ConnectionClosed as exc:
+            self._closed = exc
+            return None, None
+        if key is None and item is not None:
+            self._kept.append(item)
+        return key, item
+
+    def _exchange(self, key: str, action: dict[str, Any] | None) -> Any:
+        """Send one command's frame and read until its answer (:data:`FALLBACK` when the
+        socket closes first or no answer comes within the client's timeout)."""
+        deadline = time.monotonic() + self._client.timeout_s
+        try:
+            self._ws.send(_CommandFrames.command(key, action))
+            while self.over_socket:
+                got, answer = self._receive(max(0.0, deadline - time.monotonic()))
+                if got == key:
+                    return answer
+        except ConnectionClosed as exc:  # from send: the socket was closed
+            self._closed = exc
+        except TimeoutError:
+            pass
+        return FALLBACK
+
+    def _rest(self, name: str, *args: Any, **kwargs: Any) -> Any:
+        return getattr(self._client, name)(*args, **kwargs)
+
+
+install(Commands, CommandOperations, _blocking)
