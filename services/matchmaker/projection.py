@@ -72,9 +72,10 @@ from services.common.tasks import cancel
 from services.matchmaker import ratings as rating_rules
 from services.matchmaker.session_port import SessionPort
 from services.matchmaker.store import (
-    Bucket,
     Conflict,
     EventLog,
+    EventSink,
+    KvStore,
     MatchEvent,
     Mirror,
     game_marker_key,
@@ -321,7 +322,9 @@ class RatingsProjection:
     """Consumes ``GameFinished`` and keeps the OpenSkill ratings (module docstring).
 
     Args:
-        js: JetStream context.
+        js: JetStream context (the ``GAME_EVENTS`` consumer); None: no consumer
+            (:meth:`start` does nothing; :meth:`rate` is called per finished game by
+            whoever owns the projection; ``logs`` and ``events`` must be given).
         games: the ``MATCH_GAMES`` bucket (which games are rated, their seats).
         ratings: the ``RATINGS`` bucket.
         session: for the final view of a finished game (its ranks).
@@ -329,23 +332,30 @@ class RatingsProjection:
         clock: unix time in seconds.
         logs: the games' logs (default: read from ``GAME_EVENTS``).
         heal_on_start: run :meth:`heal` before consuming (the default).
+        events: where ``GameRated`` goes (default: ``MATCH_EVENTS`` through ``js``).
+
+    Raises:
+        ValueError: no ``js``, and no ``logs`` or no ``events``.
     """
 
     def __init__(
         self,
-        js: JetStreamContext,
-        games: Bucket,
-        ratings: Bucket,
+        js: JetStreamContext | None,
+        games: KvStore,
+        ratings: KvStore,
         session: SessionPort,
         games_mirror: Mirror | None = None,
         clock: Callable[[], float] = time.time,
         logs: GameLogs | None = None,
         heal_on_start: bool = True,
+        events: EventSink | None = None,
     ) -> None:
+        if js is None and (logs is None or events is None):
+            raise ValueError("a projection without js needs logs and events")
         self.js = js
         self.logs = logs or StreamGameLogs(js)
         self.heal_on_start = heal_on_start
-        self.events = EventLog(js)
+        self.events = events or EventLog(js)
         self.games = games
         self.ratings = ratings
         self.session = session
@@ -357,7 +367,11 @@ class RatingsProjection:
         self.games_rated = 0
 
     def start(self) -> None:
-        """Start consuming in the background (waits for ``GAME_EVENTS`` to exist)."""
+        """Start consuming in the background (waits for ``GAME_EVENTS`` to exist); without
+        ``js``, nothing to consume: nothing happens."""
+        if self.js is None:
+            log.info("ratings_projection_without_consumer")
+            return
         self._task = asyncio.create_task(self._run(), name="ratings-projection")
 
     async def stop(self) -> None:
@@ -683,7 +697,7 @@ class RatingsProjection:
             except Conflict:
                 continue
             if self.games_mirror is not None:
-                await self.games_mirror.apply(game_id, new, rev)
+                self.games_mirror.apply_now(game_id, new, rev)
             return
 
 

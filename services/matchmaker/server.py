@@ -1,6 +1,7 @@
-"""Wiring of the matchmaker service: NATS (buckets + stream), the session channel, the
-matching loop, the ratings projection and the grpc.aio server. :func:`create_server`
-is the one place."""
+"""The matchmaker's gRPC face: :class:`MatchmakerServicer` (each RPC calls one method of
+the :class:`~services.matchmaker.service.Matchmaker` facade) and :func:`create_server`,
+which serves ``bootstrap(await nats_ports(...), settings)`` (services/matchmaker/bootstrap.py)
+with health and reflection."""
 
 from __future__ import annotations
 
@@ -15,15 +16,14 @@ import structlog
 from nats.aio.client import Client as NATS
 
 from cellwar.v1 import matchmaker_pb2, matchmaker_pb2_grpc
-from services.common import grpcutil, natsconn
+from services.common import grpcutil
 from services.common.errors import ServiceError, abort
-from services.common.natsconn import retrying
 from services.common.settings import Settings
-from services.matchmaker import store
+from services.matchmaker.bootstrap import bootstrap, nats_ports
 from services.matchmaker.domain import MatchErrorCode
 from services.matchmaker.projection import RatingsProjection
-from services.matchmaker.service import Matchmaker, MatchmakerOptions, wait_of
-from services.matchmaker.session_port import GrpcSession
+from services.matchmaker.service import Matchmaker
+from services.matchmaker.tickets import wait_of
 
 log = structlog.get_logger("cellwar.matchmaker")
 
@@ -200,35 +200,14 @@ async def create_server(
             step it refuses for good (services/common/natsconn.py).
     """
     settings = settings or Settings()
-
-    wait = settings.nats_connect_timeout_s
-    nc = await natsconn.connect(
-        nats_url, name="cellwar-matchmaker", deadline_s=wait, **natsconn.settings_options(settings)
-    )
-    js = nc.jetstream(timeout=10.0)
-    reps = settings.stream_replicas
-
-    async def bucket(name: str, **kw) -> store.Bucket:
-        return store.Bucket(
-            await retrying(name, lambda: store.ensure_bucket(js, name, replicas=reps, **kw), wait)
-        )
-
-    tickets = await bucket(store.TICKETS, max_age_s=store.TICKETS_MAX_AGE_S)
-    games = await bucket(store.GAMES)
-    ratings = await bucket(store.RATINGS)
-    await retrying("events stream", lambda: store.ensure_events_stream(js, replicas=reps), wait)
-    channel = grpc.aio.insecure_channel(session_target, options=grpcutil.GRPC_OPTIONS)
-    session = GrpcSession(channel)
-    options = MatchmakerOptions(
-        interval_s=settings.matchmaker_interval_s,
-        ticket_ttl_s=settings.ticket_ttl_s,
-        claim_timeout_s=settings.match_claim_timeout_s,
-        concurrency=settings.matchmaker_concurrency,
-    )
-    mm = Matchmaker(js, tickets, games, ratings, session, options)
-    await mm.start()
-    projection = RatingsProjection(js, games, ratings, session, games_mirror=mm.games_mirror)
-    projection.start()
+    ports = await nats_ports(nats_url, session_target, settings)
+    core = bootstrap(ports, settings)
+    try:
+        await core.start()
+    except BaseException:
+        await ports.close()
+        raise
+    mm = core.matchmaker
     closing = asyncio.Event()
     server = grpcutil.new_server()
     matchmaker_pb2_grpc.add_MatchmakerServicer_to_server(MatchmakerServicer(mm, closing), server)
@@ -243,5 +222,5 @@ async def create_server(
         session=session_target,
         tickets=len(mm.ticket_mirror.entries),
     )
-    app = MatchmakerApp(server, port, nc, channel, mm, projection, closing, settings)
+    app = MatchmakerApp(server, port, ports.nc, ports.session_channel, mm, core.projection, closing, settings)
     return server, port, app

@@ -1,4 +1,5 @@
-"""The matchmaker's NATS adapters: KV buckets, the event stream, live mirrors of buckets.
+"""The matchmaker's stores: KV bucket names and key layouts, JSON values with
+revision-checked writes, live mirrors of buckets, the event stream.
 
 Buckets (JSON values, file storage, history 1, created at start when missing):
 
@@ -20,16 +21,20 @@ the audit trail of :class:`MatchEvent` (JSON), de-duplicated by ``Nats-Msg-Id``.
 
 Every write that depends on what was read is revision-checked (``kv.update(last=
 revision)``); a lost race is :class:`Conflict` to the caller, never a silent overwrite.
+
+The service layer sees a bucket as a :class:`KvStore` and the stream as an
+:class:`EventSink`: :class:`Bucket` and :class:`EventLog` here are the NATS ones,
+services/matchmaker/memory.py holds in-memory ones with the same semantics. Opening
+buckets, the bucket name and the watch are :mod:`services.common.nats.kv`'s.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from enum import StrEnum
-from typing import Any
+from typing import Any, Protocol
 
 import nats.errors
 import nats.js.errors
@@ -40,7 +45,6 @@ from nats.js.kv import KeyValue
 
 from services.common.errors import ServiceError
 from services.common.nats import kv as nats_kv
-from services.common.tasks import cancel
 
 log = structlog.get_logger("cellwar.matchmaker.store")
 
@@ -55,6 +59,8 @@ EVENTS_SUBJECT_PREFIX = "matchmaking.events"
 TICKETS_MAX_AGE_S = 3600.0
 #: Age of the events of MATCH_EVENTS (seconds).
 EVENTS_MAX_AGE_S = 7 * 24 * 3600.0
+#: Revision-checked writes of the service layer tried before giving up with ``CONFLICT``.
+MAX_ATTEMPTS = 20
 
 
 class MatchEvent(StrEnum):
@@ -81,6 +87,16 @@ def unavailable(exc: BaseException) -> ServiceError:
 def dumps(obj: Any) -> bytes:
     """Compact, key-sorted JSON bytes."""
     return json.dumps(obj, sort_keys=True, separators=(",", ":")).encode()
+
+
+def loads(key: str, raw: bytes | None) -> dict[str, Any] | None:
+    """The JSON object stored at ``key`` (None: not JSON, or not an object)."""
+    try:
+        value = json.loads(raw or b"null")
+    except ValueError:
+        log.error("kv_value_not_json", key=key)
+        return None
+    return value if isinstance(value, dict) else None
 
 
 def ticket_key(ticket_id: str) -> str:
@@ -132,8 +148,77 @@ async def ensure_events_stream(js: JetStreamContext, *, replicas: int = 1) -> No
         await js.update_stream(config)
 
 
+#: ``on_change(key, raw value or None when deleted, revision)`` of a :class:`Feed`.
+RawChangeFn = Callable[[str, bytes | None, int], None]
+
+
+class Feed(Protocol):
+    """A watch of a bucket's keys (:class:`services.common.nats.kv.KvMirror` for NATS):
+    after :meth:`start` it calls its ``on_change`` with every current key, then with
+    each change, in revision order."""
+
+    async def start(self) -> None:
+        """Open the watch (returns at once; :meth:`wait_ready` for the current keys)."""
+        ...
+
+    async def wait_ready(self, timeout: float) -> bool:
+        """Wait up to ``timeout`` seconds for the current keys; True when they are in."""
+        ...
+
+    async def stop(self) -> None:
+        """Close the watch."""
+        ...
+
+
+class KvStore(Protocol):
+    """One bucket of JSON objects with revision-checked writes, as the service layer
+    uses it. Revisions grow with every write to the bucket (any key). Every method
+    raises :class:`~services.common.errors.ServiceError` ``UNAVAILABLE`` when the store
+    cannot be reached."""
+
+    async def get(self, key: str) -> tuple[dict[str, Any], int] | None:
+        """``(value, revision)``, or None when the key is absent (or not a JSON object)."""
+        ...
+
+    async def create(self, key: str, value: dict[str, Any]) -> int:
+        """Write ``key`` only if it does not exist; the revision. Raises Conflict."""
+        ...
+
+    async def update(self, key: str, value: dict[str, Any], revision: int) -> int:
+        """Write ``key`` if its revision is still ``revision``; the new one. Raises Conflict."""
+        ...
+
+    async def put(self, key: str, value: dict[str, Any]) -> int:
+        """Write ``key`` unconditionally; the revision."""
+        ...
+
+    async def delete(self, key: str) -> None:
+        """Delete ``key`` (absent: nothing happens)."""
+        ...
+
+    async def keys(self) -> list[str]:
+        """Every key (a snapshot)."""
+        ...
+
+    def feed(self, keys: str, on_change: RawChangeFn) -> Feed:
+        """A watch of the keys matching ``keys`` (``t.>``; ``>`` = all), not started."""
+        ...
+
+
+class EventSink(Protocol):
+    """Where the audit trail of :class:`MatchEvent` goes (``MATCH_EVENTS``)."""
+
+    def publish(self, event: MatchEvent, data: dict[str, Any], msg_id: str) -> None:
+        """Queue one event; a repeat of ``msg_id`` is dropped. Never raises."""
+        ...
+
+    async def flush(self, timeout: float = 5.0) -> None:
+        """Wait (up to ``timeout`` seconds) for the events queued so far."""
+        ...
+
+
 class Bucket:
-    """JSON values in one KV bucket with revision-checked writes.
+    """:class:`KvStore` over one NATS KV bucket.
 
     Args:
         kv: the bucket.
@@ -141,6 +226,11 @@ class Bucket:
 
     def __init__(self, kv: KeyValue) -> None:
         self.kv = kv
+
+    @property
+    def name(self) -> str:
+        """The bucket's name, e.g. ``"MATCH_TICKETS"``."""
+        return nats_kv.bucket_name(self.kv)
 
     async def get(self, key: str) -> tuple[dict[str, Any], int] | None:
         """``(value, revision)``, or None when the key is absent.
@@ -154,14 +244,8 @@ class Bucket:
             return None
         except (TimeoutError, nats.errors.Error) as exc:
             raise unavailable(exc) from exc
-        try:
-            value = json.loads(entry.value or b"null")
-        except ValueError:
-            log.error("kv_value_not_json", key=key)
-            return None
-        if not isinstance(value, dict):
-            return None
-        return value, int(entry.revision or 0)
+        value = loads(key, entry.value)
+        return None if value is None else (value, int(entry.revision or 0))
 
     async def create(self, key: str, value: dict[str, Any]) -> int:
         """Write ``key`` only if it does not exist; returns the revision.
@@ -224,65 +308,59 @@ class Bucket:
         except (TimeoutError, nats.errors.Error) as exc:
             raise unavailable(exc) from exc
 
+    def feed(self, keys: str, on_change: RawChangeFn) -> Feed:
+        """A :class:`services.common.nats.kv.KvMirror` of the keys matching ``keys``."""
+        return nats_kv.KvMirror(self.kv, on_change, keys)
+
 
 #: Called with (key, value or None when deleted, revision) for each change of a mirror.
-ChangeFn = Callable[[str, dict[str, Any] | None, int], Awaitable[None] | None]
+ChangeFn = Callable[[str, dict[str, Any] | None, int], None]
 
 
 class Mirror:
-    """A live in-memory copy of the keys of a bucket under ``prefix`` (a KV watch).
+    """A live in-memory copy of the keys of a bucket under ``prefix`` (over the bucket's
+    :meth:`KvStore.feed`).
 
     ``entries[key] = (value, revision)``. :meth:`start` returns once the bucket's
     current content is loaded. Local writes may be applied at once with :meth:`apply`
     (the watch later delivers the same revision, which is then ignored).
 
     Args:
-        kv: the bucket.
+        bucket: the bucket.
         prefix: e.g. ``"t."`` (watched as ``t.>``); ``""`` for every key.
         on_change: called after each change.
     """
 
-    def __init__(self, kv: KeyValue, prefix: str = "", on_change: ChangeFn | None = None) -> None:
-        self.kv = kv
+    def __init__(self, bucket: KvStore, prefix: str = "", on_change: ChangeFn | None = None) -> None:
+        self.bucket = bucket
         self.prefix = prefix
         self.on_change = on_change
         self.entries: dict[str, tuple[dict[str, Any], int]] = {}
-        self._watcher: Any = None
-        self._task: asyncio.Task[None] | None = None
-        self._ready = asyncio.Event()
+        self._feed = bucket.feed(f"{prefix}>" if prefix else ">", self._raw_change)
 
     async def start(self, timeout: float = 30.0) -> None:
-        """Start watching; returns when the current content is loaded (seconds)."""
-        pattern = f"{self.prefix}>" if self.prefix else ">"
-        self._watcher = await self.kv.watch(pattern)
-        self._task = asyncio.create_task(self._run(), name=f"mirror-{self.prefix or 'all'}")
-        await asyncio.wait_for(self._ready.wait(), timeout)
+        """Start watching; returns when the current content is loaded.
+
+        Raises:
+            TimeoutError: not loaded within ``timeout`` seconds.
+        """
+        await self._feed.start()
+        if not await self._feed.wait_ready(timeout):
+            raise TimeoutError(f"mirror of {self.prefix or 'all'} keys not loaded in {timeout} s")
 
     async def stop(self) -> None:
         """Stop watching."""
-        if self._watcher is not None:
-            with contextlib.suppress(Exception):
-                await self._watcher.stop()
-        await cancel(self._task)
-        self._task = None
+        await self._feed.stop()
 
-    async def _run(self) -> None:
-        async for entry in self._watcher:
-            if entry is None:  # the initial content is all delivered
-                self._ready.set()
-                continue
-            try:
-                if entry.operation in ("DEL", "PURGE"):
-                    await self.apply(entry.key, None, int(entry.revision or 0))
-                    continue
-                value = json.loads(entry.value or b"null")
-                if isinstance(value, dict):
-                    await self.apply(entry.key, value, int(entry.revision or 0))
-            except Exception:  # noqa: BLE001 - one bad entry must not stop the mirror
-                log.exception("mirror_entry_failed", key=entry.key)
-        self._ready.set()
+    def _raw_change(self, key: str, raw: bytes | None, revision: int) -> None:
+        if raw is None:
+            self.apply_now(key, None, int(revision or 0))
+            return
+        value = loads(key, raw)
+        if value is not None:
+            self.apply_now(key, value, int(revision or 0))
 
-    async def apply(self, key: str, value: dict[str, Any] | None, revision: int) -> None:
+    def apply_now(self, key: str, value: dict[str, Any] | None, revision: int) -> None:
         """Take ``value`` at ``revision`` for ``key`` (None: deleted) unless a newer
         revision is already held."""
         old = self.entries.get(key)
@@ -293,15 +371,17 @@ class Mirror:
         else:
             self.entries[key] = (value, revision)
         if self.on_change is not None:
-            result = self.on_change(key, value, revision)
-            if asyncio.iscoroutine(result):
-                await result
+            self.on_change(key, value, revision)
+
+    async def apply(self, key: str, value: dict[str, Any] | None, revision: int) -> None:
+        """:meth:`apply_now`, for callers that await it."""
+        self.apply_now(key, value, revision)
 
 
 class EventLog:
-    """Appends :class:`MatchEvent` s to ``MATCH_EVENTS`` in the background: the KV
+    """:class:`EventSink` over ``MATCH_EVENTS``: appends in the background (the KV
     buckets are the record and the stream is the audit trail, so a request never waits
-    for an event's (fsync'd) acknowledgement, and a failed publish is logged, never raised.
+    for an event's fsync'd acknowledgement), and a failed publish is logged, never raised.
 
     Args:
         js: JetStream context.
