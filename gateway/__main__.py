@@ -39,8 +39,8 @@ def main() -> int:
         # default would trust X-Forwarded-For from 127.0.0.1.
         proxy_headers=False,
         ws="websockets-sansio",
-        # A message above the gateway's own limit is closed with 1008 by the app
-        # (gateway/limits.py); uvicorn's bound, above it, only caps what is buffered.
+        # A message above the gateway's own limit is refused by the app with an error
+        # frame (gateway/limits.py); uvicorn's bound, above it, caps what is buffered.
         ws_max_size=max(64 * 1024, 4 * settings.ws_max_message_bytes or 4 * 1024 * 1024),
         # Longer than nginx's upstream keepalive_timeout (deploy/nginx.conf): nginx never
         # reuses a connection the gateway is closing (a 502).

@@ -21,7 +21,13 @@ from gateway.deps import session_client
 from gateway.errors import install_error_handlers
 from gateway.fanout import FanoutHub
 from gateway.headers import SecurityHeaders, inline_script_policy
-from gateway.limits import BodyReadTimeout, BodySizeLimit, RateLimit, WebSocketLimits
+from gateway.limits import (
+    BodyReadTimeout,
+    BodySizeLimit,
+    RateLimit,
+    WebSocketLimits,
+    command_buckets,
+)
 from gateway.observability import AccessLogMiddleware, Metrics
 from gateway.redact import install_log_redaction
 from gateway.routes import bots, campaign, games, health, matchmaking, patterns, replay, stream
@@ -165,6 +171,8 @@ def create_app(
     app.state.ticket_signer = TicketSigner(secret, ticket_ttl_s=settings.ticket_ttl_s)
     app.state.metrics = Metrics()
     app.state.shared_windows = SharedWindows(settings) if settings.shared_limits else None
+    # One command bucket per seat for its REST commands and its stream's command frames.
+    app.state.command_buckets = command_buckets(settings.rate_limit_per_s, settings.rate_limit_burst)
     install_error_handlers(app)
     # add_middleware wraps: the last added runs first.
     app.add_middleware(BodySizeLimit, max_bytes=settings.max_body_bytes)
@@ -181,6 +189,7 @@ def create_app(
         read_concurrency=settings.read_concurrency,
         read_global_per_s=settings.read_global_per_s,
         shared=app.state.shared_windows,
+        buckets=app.state.command_buckets,
     )
     app.add_middleware(
         WebSocketLimits,

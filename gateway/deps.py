@@ -24,6 +24,9 @@ from services.common.settings import Settings, grpc_addresses
 
 #: Deadline of one unary call to the session service (seconds).
 RPC_TIMEOUT_S = 15.0
+#: Length of a command id (``Idempotency-Key`` header, a stream command frame's ``id``).
+COMMAND_ID_MIN_CHARS = 1
+COMMAND_ID_MAX_CHARS = 200
 
 
 def session_client(settings: Settings) -> tuple[Any, list[grpc.aio.Channel]]:
@@ -118,8 +121,8 @@ async def command_id(
         str | None,
         Header(
             alias="Idempotency-Key",
-            min_length=1,
-            max_length=200,
+            min_length=COMMAND_ID_MIN_CHARS,
+            max_length=COMMAND_ID_MAX_CHARS,
             pattern=IDEMPOTENCY_KEY_PATTERN,
             description="Retry-safe key (1..200 printable ASCII characters, no spaces, e.g. a uuid4): a "
             "request retried with the same key is applied once. A key belongs to one game and "

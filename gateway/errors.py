@@ -62,6 +62,9 @@ class Code(StrEnum):
     RATE_LIMITED = "RATE_LIMITED"
     BUSY = "BUSY"
     SEQ_OUT_OF_RANGE = "SEQ_OUT_OF_RANGE"
+    #: A game stream frame whose ``type`` is not a command the server knows (``action``,
+    #: ``end_turn``; docs/api/websocket.md): nothing is applied, the socket stays open (422).
+    UNKNOWN_FRAME_TYPE = "UNKNOWN_FRAME_TYPE"
     UNAVAILABLE = "UNAVAILABLE"
     INTERNAL = "INTERNAL"
     # bot seats, answered by the bot runner through the gateway (docs/bot-seats.md)

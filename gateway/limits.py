@@ -305,6 +305,12 @@ def client_address(scope: Scope) -> str:
     return host
 
 
+def player_bucket_key(game_id: str, player_id: int) -> str:
+    """The command bucket of a seat: one budget for its REST commands and its WebSocket
+    command frames (gateway/ws_commands.py)."""
+    return f"player:{game_id}:{player_id}"
+
+
 #: Longest Retry-After of a costly read refused for its address's flood (seconds).
 READ_MAX_DEBT_S = 60.0
 #: Retry-After of a 503 BUSY (seconds): BUSY_RETRY_AFTER_S plus a random 0 ..
@@ -312,6 +318,12 @@ READ_MAX_DEBT_S = 60.0
 #: clients does not come back in one burst.
 BUSY_RETRY_AFTER_S = 1
 BUSY_RETRY_SPREAD_S = 3
+
+
+def command_buckets(rate: float, burst: int) -> TokenBuckets | None:
+    """The command buckets of ``rate`` requests/s and ``burst`` (None when either is 0:
+    no limit)."""
+    return TokenBuckets(rate, burst) if rate > 0 and burst > 0 else None
 
 
 class RateLimit:
@@ -332,6 +344,9 @@ class RateLimit:
         shared: the create and join windows of the whole deployment
             (:class:`gateway.shared_limits.SharedWindows`), checked after this process's
             own; None = this process counts alone.
+        buckets: the command buckets to use instead of new ones of ``rate`` / ``burst``
+            (the app's ``state.command_buckets``, which the stream's command frames take
+            from too).
     """
 
     #: Longest wait of a costly read for a slot (seconds).
@@ -350,11 +365,12 @@ class RateLimit:
         read_concurrency: int = 0,
         read_global_per_s: float = 0.0,
         shared: Any = None,
+        buckets: TokenBuckets | None = None,
     ) -> None:
         self.app = app
         self.signer = signer
         self.shared = shared
-        self.buckets = TokenBuckets(rate, burst) if rate > 0 and burst > 0 else None
+        self.buckets = buckets if buckets is not None else command_buckets(rate, burst)
         self.windows = {
             CREATE: MovingWindow(create_per_min) if create_per_min > 0 else None,
             JOIN: MovingWindow(join_per_min) if join_per_min > 0 else None,
@@ -383,7 +399,7 @@ class RateLimit:
             scheme, _, token = auth.partition(" ")
             player = self.signer.player_of(token.strip()) if scheme.lower() == "bearer" else None
             if player is not None:
-                return f"player:{player.game_id}:{player.player_id}"
+                return player_bucket_key(player.game_id, player.player_id)
         return f"ip:{client_address(scope)}"
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -551,23 +567,37 @@ class BodyReadTimeout:
 WS_POLICY_CLOSE = 1008
 
 
+#: Scope key of a WebSocket's :class:`WebSocketLimits` credit: a callable that gives the
+#: socket's bucket back the token of the message just read (a command frame, which the
+#: player's command bucket pays for instead: gateway/ws_commands.py).
+WS_CREDIT_KEY = "cellwar.ws_credit"
+#: Key of the ``websocket.receive`` message that stands for a message above the size
+#: limit (its value: the message's size in bytes; no ``text``, no ``bytes``).
+WS_TOO_LARGE_KEY = "cellwar.too_large"
+
+
 class WebSocketLimits:
     """ASGI middleware: the limits of every WebSocket route (game stream, ticket stream).
 
-    - A message above ``max_message_bytes`` closes its socket with 1008 and the reason
-      ``PAYLOAD_TOO_LARGE: ...``.
     - Inbound messages take a token from the socket's own bucket (``messages_per_s``
       refill, ``burst`` size); a message meeting an empty bucket closes the socket with
-      1008 and the reason ``RATE_LIMITED: ...``. No client of the platform sends more
-      than a few messages (the streams are one-way), so a flood is cut after ``burst``.
+      1008 and the reason ``RATE_LIMITED: ...``: a flood is cut after ``burst``. The app
+      may give a message's token back (``scope[WS_CREDIT_KEY]()``): the game stream
+      does for a player's command frames, which its command bucket pays for, so the
+      socket's bucket counts only the other messages (docs/api/websocket.md).
+    - A message above ``max_message_bytes`` (within the bucket) is not passed on: the
+      app receives ``{"type": "websocket.receive", WS_TOO_LARGE_KEY: size}`` instead
+      (no ``text``, no ``bytes``), and the game stream answers it with an error frame
+      ``PAYLOAD_TOO_LARGE``; the socket stays open. (uvicorn's ``ws_max_size``,
+      gateway/__main__.py, closes a far larger one with 1009 before it is buffered.)
     - At most ``max_per_address`` sockets open at once per client address
       (:func:`client_address`, after the trusted-proxy rewrite); one more is refused
       before the handshake with HTTP 429 ``RATE_LIMITED`` + ``Retry-After`` (servers
       without the ASGI WebSocket denial response: close 1008 before accept, a 403).
 
     After a limit's close, the app reads ``websocket.disconnect`` (code 1008) and what it
-    still sends is dropped. Messages passed to the app, limit closes and refusals are
-    counted in ``metrics`` (gateway/observability.py).
+    still sends is dropped. Messages passed to the app (oversized ones too), limit
+    closes and refusals are counted in ``metrics`` (gateway/observability.py).
 
     Args:
         app: the wrapped ASGI app.
@@ -610,6 +640,13 @@ class WebSocketLimits:
         tokens, at = self.burst, self.clock()
         closed = False
 
+        def credit() -> None:
+            nonlocal tokens
+            if self.rate > 0:
+                tokens = min(self.burst, tokens + 1.0)
+
+        scope[WS_CREDIT_KEY] = credit
+
         async def policed() -> Message:
             nonlocal tokens, at, closed
             if closed:
@@ -617,8 +654,8 @@ class WebSocketLimits:
             message = await receive()
             if message["type"] != "websocket.receive":
                 return message
-            reason = self._violation(message)
-            if reason is None and self.rate > 0:
+            reason = None
+            if self.rate > 0:
                 now = self.clock()
                 tokens = min(self.burst, tokens + (now - at) * self.rate)
                 at = now
@@ -632,6 +669,9 @@ class WebSocketLimits:
             if reason is None:
                 if self.metrics is not None:
                     self.metrics.ws_inbound.inc()
+                size = self._oversize(message)
+                if size:
+                    return {"type": "websocket.receive", WS_TOO_LARGE_KEY: size}
                 return message
             closed = True
             kind = reason.partition(":")[0]
@@ -656,16 +696,14 @@ class WebSocketLimits:
             else:
                 self.open.pop(address, None)
 
-    def _violation(self, message: Message) -> str | None:
-        """The close reason of a message above the size limit, else None."""
+    def _oversize(self, message: Message) -> int:
+        """The size of a message above the size limit (bytes), else 0."""
         if self.max_message_bytes <= 0:
-            return None
+            return 0
         data = message.get("bytes")
         text = message.get("text")
         size = len(data) if data is not None else len(text.encode()) if text is not None else 0
-        if size > self.max_message_bytes:
-            return f"{Code.PAYLOAD_TOO_LARGE}: a message above {self.max_message_bytes} bytes"
-        return None
+        return size if size > self.max_message_bytes else 0
 
     async def _refuse(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Refuse a socket past the address cap, before the handshake completes."""

@@ -39,6 +39,11 @@ class Metrics:
         ws_limit_closes: ``cellwar_ws_limit_closes_total{reason}`` sockets closed with
             1008 by a limit (``RATE_LIMITED``, ``PAYLOAD_TOO_LARGE``).
         ws_refused: ``cellwar_ws_refused_total`` sockets refused past the per-address cap.
+        ws_commands: ``cellwar_ws_commands_total{type, status}`` command frames of the
+            game stream answered (``type``: ``action`` / ``end_turn`` / ``invalid``;
+            ``status``: 200 for a result, else the error frame's status).
+        ws_command_latency: ``cellwar_ws_command_duration_seconds{type}`` from a command
+            frame's turn in its socket's order to its reply sent (seconds).
     """
 
     def __init__(self) -> None:
@@ -81,6 +86,19 @@ class Metrics:
         self.ws_refused = Counter(
             "cellwar_ws_refused",
             "WebSockets refused before the handshake: too many open from one address.",
+            registry=self.registry,
+        )
+        self.ws_commands = Counter(
+            "cellwar_ws_commands",
+            "Command frames of the game stream answered, by type and status.",
+            ["type", "status"],
+            registry=self.registry,
+        )
+        self.ws_command_latency = Histogram(
+            "cellwar_ws_command_duration_seconds",
+            "Game stream command latency in seconds (session call to reply sent), by type.",
+            ["type"],
+            buckets=LATENCY_BUCKETS,
             registry=self.registry,
         )
         self.ws_upstreams = Gauge(

@@ -1,14 +1,20 @@
-"""JSON answers built from the session's JSON bytes without parsing them again.
+"""JSON answers and frames built from the session's JSON bytes without parsing them again.
 
 The session returns views as compact JSON bytes; wrapping them byte-wise keeps the
 action round trip cheap (docs/benchmarks.md) while the answer stays the documented shape.
+The game stream's command replies (gateway/ws_commands.py) are built here too, with
+orjson for the parts the gateway writes itself.
 """
 
 from __future__ import annotations
 
-import json
+from typing import TYPE_CHECKING, Any
 
+import orjson
 from fastapi.responses import Response
+
+if TYPE_CHECKING:
+    from gateway.errors import ApiError
 
 
 def _view_bytes(view: bytes) -> bytes:
@@ -17,7 +23,7 @@ def _view_bytes(view: bytes) -> bytes:
 
 def seq_view_json(seq: int, view: bytes, type_: str | None = None) -> bytes:
     """``{"seq": n, "view": {...}}`` (with ``"type"`` first when given) as bytes."""
-    head = b'{"type":' + json.dumps(type_).encode() + b"," if type_ is not None else b"{"
+    head = b'{"type":' + orjson.dumps(type_) + b"," if type_ is not None else b"{"
     return head + b'"seq":' + str(int(seq)).encode() + b',"view":' + _view_bytes(view) + b"}"
 
 
@@ -29,3 +35,29 @@ def seq_view_response(seq: int, view: bytes, status_code: int = 200) -> Response
 def raw_json_response(body: bytes, status_code: int = 200) -> Response:
     """An HTTP answer whose body is already JSON bytes."""
     return Response(body or b"null", status_code=status_code, media_type="application/json")
+
+
+def result_frame(command_id: str, seq: int, view: bytes) -> str:
+    """The stream's reply to a command that was applied (or found applied):
+    ``{"type": "result", "id": KEY, "seq": n, "view": {...}}``, the view's bytes as the
+    session gave them."""
+    return (
+        b'{"type":"result","id":' + orjson.dumps(command_id) + b',"seq":' + str(int(seq)).encode()
+        + b',"view":' + _view_bytes(view) + b"}"
+    ).decode()
+
+
+#: Seconds a client waits before sending again after a 429 or 503 error frame, when the
+#: error does not say (the REST answers' ``Retry-After``).
+DEFAULT_RETRY_AFTER_S = 1
+
+
+def error_frame(command_id: str | None, err: ApiError, retry_after_s: int | None = None) -> str:
+    """The stream's reply to a command that was refused: ``{"type": "error", "id": KEY |
+    null, "status": HTTP status, "error": {"code", "message"}}`` (+ ``"seq"`` in
+    ``error`` when the error names an event; + ``"retry_after"`` seconds for 429 and 503,
+    as REST's ``Retry-After``)."""
+    frame: dict[str, Any] = {"type": "error", "id": command_id, "status": err.status, **err.body()}
+    if err.status in (429, 503):
+        frame["retry_after"] = retry_after_s if retry_after_s is not None else DEFAULT_RETRY_AFTER_S
+    return orjson.dumps(frame).decode()

@@ -14,6 +14,7 @@ from fastapi import APIRouter, Body, Path, Query, Request, status
 from fastapi.responses import Response
 
 from cellwar.v1 import session_pb2
+from gateway import commands
 from gateway.deps import (
     RPC_TIMEOUT_S,
     CommandId,
@@ -40,7 +41,6 @@ from gateway.schemas import (
     JoinBody,
     Joined,
     ValidActionsOut,
-    action_json,
     config_json,
 )
 from gateway.wire import raw_json_response, seq_view_response
@@ -200,14 +200,10 @@ async def _must_exist(session: Any, game_id: str) -> None:
 async def act(
     game_id: GameId, action: Annotated[ActionBody, Body()], player: CurrentPlayer, session: SessionDep, cid: CommandId
 ) -> Response:
-    """POST /game/{id}/action → ``{"seq", "view"}``."""
-    reply = await session.Act(
-        session_pb2.ActRequest(
-            game_id=game_id, player_id=player.player_id, action=_dumps(action_json(action)), command_id=cid
-        ),
-        timeout=RPC_TIMEOUT_S,
-    )
-    return seq_view_response(reply.seq, reply.view)
+    """POST /game/{id}/action → ``{"seq", "view"}`` (gateway/commands.py, shared with the
+    stream's ``action`` frames)."""
+    seq, view = await commands.act(session, game_id, player.player_id, action, cid)
+    return seq_view_response(seq, view)
 
 
 @router.post(
@@ -217,12 +213,10 @@ async def act(
     summary="End your turn (Life redraw: ready)",
 )
 async def end_turn(game_id: GameId, player: CurrentPlayer, session: SessionDep, cid: CommandId) -> Response:
-    """POST /game/{id}/end_turn → ``{"seq", "view"}``."""
-    reply = await session.EndTurn(
-        session_pb2.EndTurnRequest(game_id=game_id, player_id=player.player_id, command_id=cid),
-        timeout=RPC_TIMEOUT_S,
-    )
-    return seq_view_response(reply.seq, reply.view)
+    """POST /game/{id}/end_turn → ``{"seq", "view"}`` (gateway/commands.py, shared with the
+    stream's ``end_turn`` frames)."""
+    seq, view = await commands.end_turn(session, game_id, player.player_id, cid)
+    return seq_view_response(seq, view)
 
 
 @router.post(

@@ -1,9 +1,13 @@
-"""WS /game/{id}/stream: the session's Watch stream bridged to a WebSocket
-(docs/api/websocket.md).
+"""WS /game/{id}/stream: the session's Watch stream bridged to a WebSocket, and the
+player's commands over it (docs/api/websocket.md).
 
 Messages (JSON text frames): ``{"type": "view", "seq", "view"}`` after every change and
 every generation batch, then ``{"type": "finished", "seq", "view"}``, after which the
-server closes with 1000. The player token is optional (without one the viewer is a
+server closes with 1000 (once the commands already read are answered). The client may
+send commands, ``{"type": "action", "id", "action"}`` and ``{"type": "end_turn", "id"}``,
+answered in order with ``{"type": "result", "id", "seq", "view"}`` or ``{"type":
+"error", "id", "status", "error"}`` (gateway/ws_commands.py; REST's validation and
+session call, gateway/commands.py). The player token is optional (without one the viewer is a
 spectator) and travels, preferably, as a WebSocket subprotocol: offer
 ``Sec-WebSocket-Protocol: cellwar.v1, bearer.<token>`` (JavaScript: ``new WebSocket(url,
 ["cellwar.v1", "bearer." + token])``); the server selects ``cellwar.v1``. A URL never
@@ -34,10 +38,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 from collections.abc import Callable, Coroutine
 from typing import Any
 
+import orjson
 import structlog
 from fastapi import APIRouter, WebSocket, WebSocketDisconnect
 from starlette.websockets import WebSocketState
@@ -47,6 +51,7 @@ from gateway.fanout import Subscription
 from gateway.observability import Metrics
 from gateway.replay_streams import pump_spectator
 from gateway.ws_auth import offered_token, selected_subprotocol
+from gateway.ws_commands import CommandChannel
 
 router = APIRouter(tags=["stream"])
 log = structlog.get_logger("gateway.stream")
@@ -55,7 +60,7 @@ log = structlog.get_logger("gateway.stream")
 async def _close_with_error(websocket: WebSocket, err: ApiError) -> None:
     """Send the error frame and close with 4000 + HTTP status."""
     with contextlib.suppress(Exception):
-        await websocket.send_text(json.dumps({"type": "error", **err.body()}, separators=(",", ":")))
+        await websocket.send_text(orjson.dumps({"type": "error", **err.body()}).decode())
         await websocket.close(code=err.ws_close_code, reason=err.code[:120])
 
 
@@ -70,14 +75,6 @@ async def _pump(websocket: WebSocket, frames: Subscription, metrics: Metrics) ->
 def _kind(frame: str) -> str:
     """``type`` of a ``{"type":"...",...}`` frame (built by gateway/wire.py)."""
     return frame[9 : frame.index('"', 9)]
-
-
-async def _drain(websocket: WebSocket) -> None:
-    """Read (and ignore) client frames until the client disconnects."""
-    while True:
-        message = await websocket.receive()
-        if message["type"] == "websocket.disconnect":
-            return
 
 
 def _delay(value: str | None) -> float | None:
@@ -106,8 +103,9 @@ async def stream(
     delay_s: str | None = None,
 ) -> None:
     """Bridge ``Session.Watch(game_id, player_id)`` to this WebSocket until the game ends
-    or the client goes. ``?spectate=1&delay_s=N``: a delayed spectator
-    (``Session.Spectate``, one upstream per socket; no token needed)."""
+    or the client goes, and run the client's command frames (gateway/ws_commands.py).
+    ``?spectate=1&delay_s=N``: a delayed spectator (``Session.Spectate``, one upstream per
+    socket; no token needed)."""
     app = websocket.app
     await websocket.accept(subprotocol=selected_subprotocol(websocket.scope))
     structlog.contextvars.bind_contextvars(game_id=game_id)
@@ -120,20 +118,32 @@ async def stream(
         await _close_with_error(websocket, err)
         return
     structlog.contextvars.bind_contextvars(player_id=player_id)
+    channel = CommandChannel(
+        websocket,
+        game_id,
+        token if player_id else None,
+        player_id,
+        app.state.session,
+        app.state.signer,
+        app.state.command_buckets,
+        app.state.metrics,
+    )
     if spectating:
-        await _spectate(websocket, game_id, delay)
+        await _spectate(websocket, game_id, delay, channel)
         return
     frames = app.state.fanout.subscribe(game_id, player_id)
     log.info("ws_open")
-    await _serve(websocket, _pump(websocket, frames, app.state.metrics), frames.close, "ws_pump_failed")
+    await _serve(websocket, _pump(websocket, frames, app.state.metrics), frames.close, "ws_pump_failed", channel)
     log.info("ws_closed")
 
 
-async def _spectate(websocket: WebSocket, game_id: str, delay_s: float | None) -> None:
+async def _spectate(
+    websocket: WebSocket, game_id: str, delay_s: float | None, channel: CommandChannel
+) -> None:
     """A delayed spectator's socket: frames of ``Session.Spectate`` until the delayed view
     reaches the end (close 1000) or the client goes; errors as the error frame + close."""
     log.info("ws_spectator_open", delay_s=delay_s)
-    await _serve(websocket, pump_spectator(websocket, game_id, delay_s), None, "ws_spectator_failed")
+    await _serve(websocket, pump_spectator(websocket, game_id, delay_s), None, "ws_spectator_failed", channel)
     log.info("ws_spectator_closed")
 
 
@@ -142,21 +152,30 @@ async def _serve(
     pumping: Coroutine[Any, Any, None],
     cleanup: Callable[[], None] | None,
     failed_event: str,
+    channel: CommandChannel,
 ) -> None:
-    """Run ``pumping`` (frames to the socket) beside a drain of what the client sends,
-    until either ends; then ``cleanup`` and the close: 1000 when the frames ended (the
-    game finished) or the client is still there, the error frame + its close code for
-    an :class:`ApiError`, ``INTERNAL`` (logged as ``failed_event``) for anything else."""
+    """Run ``pumping`` (frames to the socket) beside the ``channel``'s reader and worker
+    (what the client sends, answered in order), until the pump or the reader ends; then
+    ``cleanup`` and the close: 1000 when the frames ended (the game finished: after the
+    replies to the commands already read) or the client is still there, the error frame +
+    its close code for an :class:`ApiError`, ``INTERNAL`` (logged as ``failed_event``) for
+    anything else."""
     pump = asyncio.create_task(pumping)
-    drain = asyncio.create_task(_drain(websocket))
+    reader = asyncio.create_task(channel.read())
+    worker = asyncio.create_task(channel.work())
+    tasks = (pump, reader, worker)
     try:
-        done, _ = await asyncio.wait({pump, drain}, return_when=asyncio.FIRST_COMPLETED)
+        done, _ = await asyncio.wait({pump, reader, worker}, return_when=asyncio.FIRST_COMPLETED)
+        if pump in done and not pump.cancelled() and pump.exception() is None and worker not in done:
+            # The game finished: the commands already read still get their replies.
+            reader.cancel()
+            await channel.finish()
     finally:
-        for task in (pump, drain):
+        for task in tasks:
             task.cancel()
         if cleanup is not None:
             cleanup()
-        for task in (pump, drain):
+        for task in tasks:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
     if pump in done and not pump.cancelled():
@@ -169,6 +188,11 @@ async def _serve(
             await _close_with_error(websocket, exc)
         elif not isinstance(exc, WebSocketDisconnect | RuntimeError):
             log.warning(failed_event, error=repr(exc))
+            await _close_with_error(websocket, ApiError(500, "INTERNAL", "stream failed"))
+    elif worker in done and not worker.cancelled() and worker.exception() is not None:
+        exc = worker.exception()
+        if not isinstance(exc, WebSocketDisconnect | RuntimeError):
+            log.warning("ws_commands_failed", error=repr(exc))
             await _close_with_error(websocket, ApiError(500, "INTERNAL", "stream failed"))
     elif websocket.client_state == WebSocketState.CONNECTED:
         with contextlib.suppress(Exception):

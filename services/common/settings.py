@@ -152,10 +152,11 @@ class Settings(BaseSettings):
             ``cellwar-limits`` (at ``nats_url``), so they hold for all gateways together
             (docs/security.md); off: each gateway process counts alone.
         ws_max_message_bytes: largest message a client may send on a WebSocket (bytes;
-            larger: close 1008; 0 = no limit).
+            larger: not read, the game stream answers a 413 error frame; 0 = no limit).
         ws_messages_per_s / ws_message_burst: inbound messages per WebSocket, a token
             bucket (refill per second, size); an empty bucket closes the socket with 1008
-            (0 in either = no limit).
+            (0 in either = no limit). A player's command frames take from its
+            ``rate_limit_per_s`` bucket instead (docs/api/websocket.md).
         ws_max_per_address: WebSockets open at once per client address in one gateway
             (one more is refused with 429 ``RATE_LIMITED``; 0 = no cap).
         http_keep_alive_s: the gateway closes an idle keep-alive connection after this

@@ -1,5 +1,5 @@
 """The edge's limits on the real gateway in front of the real stack (docs/security.md):
-WebSocket message rate and size (close 1008), the per-address socket cap (429 before
+WebSocket message rate (close 1008) and size (an error frame), the per-address socket cap (429 before
 the handshake, by the real client address behind a trusted proxy), security headers on
 every answer, and the body read timeout (a body trickled at 10 B/s is cut)."""
 
@@ -73,16 +73,29 @@ async def test_a_websocket_flood_is_closed_with_1008_after_the_burst(stack):
         assert _sample(app, "cellwar_ws_limit_closes_total", {"reason": "RATE_LIMITED"}) == 1
 
 
-async def test_a_websocket_message_above_the_size_limit_is_closed_with_1008(stack):
+async def test_a_websocket_message_above_the_size_limit_is_answered_and_the_socket_stays(stack):
     async with _gateway(stack, ws_max_message_bytes=1000) as (app, url):
         game_id = await _game(url)
         async with websockets.connect(url.replace("http", "ws") + f"/game/{game_id}/stream") as ws:
-            await ws.send("y" * 1000)  # at the limit: taken
-            await ws.send("y" * 1001)
-            closed = await _closed_by_server(ws)
-        assert closed.rcvd is not None and closed.rcvd.code == 1008
-        assert closed.rcvd.reason.startswith("PAYLOAD_TOO_LARGE")
-        assert _sample(app, "cellwar_ws_inbound_messages_total") == 1
+            assert json.loads(await asyncio.wait_for(ws.recv(), 30))["type"] == "view"
+            await ws.send("y" * 1000)  # at the limit: read (and refused as not JSON)
+            await ws.send("y" * 1001)  # above: not read at all
+            first = json.loads(await asyncio.wait_for(ws.recv(), 30))
+            second = json.loads(await asyncio.wait_for(ws.recv(), 30))
+            assert (first["status"], first["error"]["code"]) == (422, "MALFORMED")
+            assert second == {
+                "type": "error",
+                "id": None,
+                "status": 413,
+                "error": {
+                    "code": "PAYLOAD_TOO_LARGE",
+                    "message": "a frame of 1001 bytes is above the stream's limit "
+                    "(CELLWAR_WS_MAX_MESSAGE_BYTES); send this command over REST",
+                },
+            }
+            await ws.ping()  # still open
+        assert _sample(app, "cellwar_ws_inbound_messages_total") == 2
+        assert _sample(app, "cellwar_ws_limit_closes_total", {"reason": "PAYLOAD_TOO_LARGE"}) == 0
 
 
 async def test_the_ticket_stream_has_the_same_limits(stack):

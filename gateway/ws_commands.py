@@ -1,0 +1,322 @@
+"""Commands sent over ``WS /game/{id}/stream`` (docs/api/websocket.md "Commands").
+
+A client may send, on its player socket, the frames
+
+- ``{"type": "action", "id": KEY, "action": {...}}`` (``action``: the REST body of
+  ``POST /game/{id}/action``),
+- ``{"type": "end_turn", "id": KEY}`` (``POST /game/{id}/end_turn``),
+
+and the server answers each, in the order they were sent, with
+``{"type": "result", "id": KEY, "seq": n, "view": {...}}`` (REST's ``{"seq", "view"}``)
+or ``{"type": "error", "id": KEY, "status": 409, "error": {"code", "message"}}`` (REST's
+status and body; + ``"retry_after"`` seconds with 429 and 503). ``id`` is the command
+id with the rules of REST's ``Idempotency-Key`` (1..200 printable ASCII characters, no
+space; a key belongs to one game and one player, shared with REST: a command resent
+with the same key, over either, is applied once and answered with the same ``seq``; the
+same key with another body → 422 ``IDEMPOTENCY_KEY_REUSED``). Validation and the
+session call are REST's own (gateway/commands.py).
+
+A frame that is not a command is answered with an error frame and nothing is applied;
+the socket stays open (``id`` is the frame's ``id`` when it is a string, else null):
+
+=====================================================  ======  ======================
+frame                                                  status  code
+=====================================================  ======  ======================
+above ``CELLWAR_WS_MAX_MESSAGE_BYTES`` (4 KiB)          413     ``PAYLOAD_TOO_LARGE``
+not JSON, not an object, a field beyond the type's      422     ``MALFORMED``
+``id`` missing or not a valid key, ``action`` not a     422     ``MALFORMED``
+valid action body (REST's message)
+another ``type``                                        422     ``UNKNOWN_FRAME_TYPE``
+a command on a spectator's socket (no player token)     403     ``FORBIDDEN``
+over the seat's command bucket (REST's, shared)         429     ``RATE_LIMITED``
+the player token expired since the socket opened        401     ``TOKEN_EXPIRED``
+=====================================================  ======  ======================
+
+Limits: a player's command frame takes a token from the seat's command bucket, the
+one its REST commands take from (``CELLWAR_RATE_LIMIT_PER_S`` 50/s, burst 100:
+``gateway.limits.player_bucket_key``), and gives the socket's own flood bucket
+(``CELLWAR_WS_MESSAGES_PER_S`` 5/s, burst 20) its token back
+(``gateway.limits.WS_CREDIT_KEY``): commands go as fast over the socket as over REST,
+while anything else (bad frames, a spectator's frames) still closes the socket with
+1008 after the burst.
+
+Order: one reader decodes and checks frames as they come and queues their replies (at
+most :data:`MAX_PENDING` waiting; then it stops reading until one is done), one worker
+runs them one after the other (the session call, then the reply), so replies leave in
+the order of the frames and a command starts after the previous one was answered. View
+frames of the socket are sent meanwhile by the stream's pump; a command's ``result``
+and the ``view`` frame of the same change come in either order.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import math
+import re
+import time
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import TYPE_CHECKING, Any
+
+import grpc
+import orjson
+import structlog
+from fastapi import WebSocket
+from pydantic import BaseModel
+
+from gateway import commands
+from gateway.deps import COMMAND_ID_MAX_CHARS, COMMAND_ID_MIN_CHARS
+from gateway.errors import ApiError, Code, from_rpc_error
+from gateway.limits import WS_CREDIT_KEY, WS_TOO_LARGE_KEY, player_bucket_key
+from gateway.wire import error_frame, result_frame
+from services.common.jsonwire import IDEMPOTENCY_KEY_PATTERN
+
+if TYPE_CHECKING:
+    from gateway.limits import TokenBuckets
+    from gateway.observability import Metrics
+    from gateway.tokens import TokenSigner
+
+log = structlog.get_logger("gateway.ws_commands")
+
+#: Replies a socket may have waiting in order (commands queued behind the running one);
+#: past it the socket's frames are not read until one is answered.
+MAX_PENDING = 32
+#: Longest wait for the commands already read when the game's stream ends (seconds).
+FINISH_TIMEOUT_S = 15.0
+
+
+class FrameType(StrEnum):
+    """``type`` of the frames of the game stream (docs/api/websocket.md)."""
+
+    # server → client
+    VIEW = "view"
+    FINISHED = "finished"
+    RESULT = "result"
+    ERROR = "error"
+    # client → server
+    ACTION = "action"
+    END_TURN = "end_turn"
+
+
+#: The fields each command frame may have (others: ``MALFORMED``, as REST's strict bodies).
+_FIELDS: dict[str, frozenset[str]] = {
+    FrameType.ACTION: frozenset({"type", "id", "action"}),
+    FrameType.END_TURN: frozenset({"type", "id"}),
+}
+_KEY = re.compile(IDEMPOTENCY_KEY_PATTERN.removeprefix("^").removesuffix("$"))
+
+
+def check_command_id(value: Any) -> str:
+    """The command id of a frame: a string of 1..200 printable ASCII characters without
+    spaces (REST's ``Idempotency-Key`` rules, gateway/deps.py).
+
+    Raises:
+        ApiError: 422 ``MALFORMED``.
+    """
+    if (
+        not isinstance(value, str)
+        or not COMMAND_ID_MIN_CHARS <= len(value) <= COMMAND_ID_MAX_CHARS
+        or _KEY.fullmatch(value) is None
+    ):
+        raise ApiError(
+            422,
+            Code.MALFORMED,
+            f"id: a command frame needs an 'id' of {COMMAND_ID_MIN_CHARS}..{COMMAND_ID_MAX_CHARS} "
+            "printable ASCII characters without spaces (the Idempotency-Key rules)",
+        )
+    return value
+
+
+@dataclass(frozen=True)
+class Command:
+    """A checked command frame: ``type`` (``action`` / ``end_turn``), its id, the action."""
+
+    type: str
+    id: str
+    action: BaseModel | None = None
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """The error frame of a frame refused before any session call."""
+
+    type: str
+    id: str | None
+    error: ApiError
+    retry_after_s: int | None = None
+
+
+class CommandChannel:
+    """The commands of one game stream socket: :meth:`read` decodes and checks what the
+    client sends, :meth:`work` runs and answers it in order.
+
+    Args:
+        websocket: the accepted socket.
+        game_id: the game of the path.
+        token: the socket's player token (None: a spectator; its commands are 403).
+        player_id: the token's seat (0 for a spectator).
+        session: the session stub.
+        signer: verifies ``token`` again at each command (401 ``TOKEN_EXPIRED`` once it
+            expired while the socket was open, as REST answers it).
+        buckets: the seats' command buckets shared with REST (None: no rate limit).
+        metrics: the gateway's metrics.
+    """
+
+    def __init__(
+        self,
+        websocket: WebSocket,
+        game_id: str,
+        token: str | None,
+        player_id: int,
+        session: Any,
+        signer: TokenSigner,
+        buckets: TokenBuckets | None,
+        metrics: Metrics,
+    ) -> None:
+        self.websocket = websocket
+        self.game_id = game_id
+        self.token = token
+        self.player_id = player_id
+        self.session = session
+        self.signer = signer
+        self.buckets = buckets
+        self.metrics = metrics
+        self._credit = websocket.scope.get(WS_CREDIT_KEY)
+        self._queue: asyncio.Queue[Command | Refusal] = asyncio.Queue(MAX_PENDING)
+
+    # ------------------------------------------------------------------ reading
+
+    async def read(self) -> None:
+        """Read the client's frames until it disconnects, queueing a reply for each."""
+        while True:
+            message = await self.websocket.receive()
+            if message["type"] == "websocket.disconnect":
+                return
+            await self._queue.put(self.decode(message))
+
+    def decode(self, message: dict[str, Any]) -> Command | Refusal:
+        """The command of a ``websocket.receive`` message, or the refusal to answer.
+
+        Checks, in REST's order: the frame's shape and id, the seat (a spectator's
+        socket: 403), the command bucket (429), the token (401), the action body (422).
+        """
+        if WS_TOO_LARGE_KEY in message:
+            return Refusal(
+                "invalid",
+                None,
+                ApiError(
+                    413,
+                    Code.PAYLOAD_TOO_LARGE,
+                    f"a frame of {message[WS_TOO_LARGE_KEY]} bytes is above the stream's limit "
+                    "(CELLWAR_WS_MAX_MESSAGE_BYTES); send this command over REST",
+                ),
+            )
+        data = message.get("text")
+        if data is None:
+            data = message.get("bytes") or b""
+        try:
+            frame = orjson.loads(data)
+        except orjson.JSONDecodeError:
+            return Refusal("invalid", None, ApiError(422, Code.MALFORMED, "a frame is one JSON object in UTF-8"))
+        if not isinstance(frame, dict):
+            return Refusal("invalid", None, ApiError(422, Code.MALFORMED, "a frame is one JSON object"))
+        raw_id = frame.get("id")
+        echo = raw_id if isinstance(raw_id, str) else None
+        kind = frame.get("type")
+        fields = _FIELDS.get(kind) if isinstance(kind, str) else None
+        if fields is None:
+            return Refusal(
+                "invalid",
+                echo,
+                ApiError(
+                    422,
+                    Code.UNKNOWN_FRAME_TYPE,
+                    f"unknown frame type {kind!r}: a client sends 'action' or 'end_turn'"[:300],
+                ),
+            )
+        try:
+            extra = sorted(set(frame) - fields)
+            if extra:
+                raise ApiError(422, Code.MALFORMED, f"{extra[0]}: Extra inputs are not permitted"[:300])
+            key = check_command_id(raw_id)
+        except ApiError as err:
+            return Refusal(kind, echo, err)
+        if self.token is None:
+            return Refusal(
+                kind,
+                key,
+                ApiError(
+                    403,
+                    Code.FORBIDDEN,
+                    "a spectator's stream cannot act: open it with a player token",
+                ),
+            )
+        # A command: the seat's command bucket pays for it, not the socket's.
+        if self._credit is not None:
+            self._credit()
+        if self.buckets is not None:
+            wait = self.buckets.take(player_bucket_key(self.game_id, self.player_id))
+            if wait > 0:
+                return Refusal(
+                    kind,
+                    key,
+                    ApiError(429, Code.RATE_LIMITED, f"too many requests; retry in {wait:.2f} s"),
+                    max(1, math.ceil(wait)),
+                )
+        try:
+            self.signer.verify(self.token, self.game_id)
+            if kind == FrameType.ACTION:
+                if "action" not in frame:
+                    raise ApiError(422, Code.MALFORMED, "action: Field required (the REST action body)")
+                return Command(kind, key, commands.parse_action(frame["action"]))
+        except ApiError as err:
+            return Refusal(kind, key, err)
+        return Command(kind, key)
+
+    # ------------------------------------------------------------------ working
+
+    async def work(self) -> None:
+        """Answer the queued frames one after the other until cancelled."""
+        while True:
+            item = await self._queue.get()
+            try:
+                await self._answer(item)
+            finally:
+                self._queue.task_done()
+
+    async def finish(self, timeout_s: float = FINISH_TIMEOUT_S) -> None:
+        """Wait until every frame read so far is answered (at most ``timeout_s``)."""
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._queue.join(), timeout_s)
+
+    async def _answer(self, item: Command | Refusal) -> None:
+        started = time.perf_counter()
+        if isinstance(item, Refusal):
+            text, status = error_frame(item.id, item.error, item.retry_after_s), item.error.status
+        else:
+            text, status = await self._run(item)
+        await self.websocket.send_text(text)
+        self.metrics.ws_commands.labels(item.type, str(status)).inc()
+        if isinstance(item, Command):
+            self.metrics.ws_command_latency.labels(item.type).observe(time.perf_counter() - started)
+
+    async def _run(self, command: Command) -> tuple[str, int]:
+        """The reply frame of ``command`` and its status (200 for a result)."""
+        try:
+            if command.type == FrameType.ACTION:
+                assert command.action is not None
+                seq, view = await commands.act(
+                    self.session, self.game_id, self.player_id, command.action, command.id
+                )
+            else:
+                seq, view = await commands.end_turn(self.session, self.game_id, self.player_id, command.id)
+        except grpc.RpcError as exc:
+            err = from_rpc_error(exc)
+            if err.status >= 500:
+                log.warning("ws_command_failed", code=err.code, status=err.status, message=err.message)
+            return error_frame(command.id, err), err.status
+        except Exception as exc:  # noqa: BLE001 - answered INTERNAL, as REST's handler does
+            log.exception("ws_command_error", error=repr(exc))
+            return error_frame(command.id, ApiError(500, Code.INTERNAL, "internal error")), 500
+        return result_frame(command.id, seq, view), 200
