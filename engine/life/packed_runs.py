@@ -42,7 +42,7 @@ from typing import Any
 import numpy as np
 
 from engine.life import game as life
-from engine.life import stability
+from engine.life import slots, stability
 from engine.life.kernel import PackedBoards, pack, unpack
 from engine.life.state import LifePlayer, LifeState
 
@@ -453,20 +453,39 @@ def _relink(pb: PackedBoards, flat: np.ndarray) -> None:
 
 
 class PackedLifeKind:
-    """The run kind of :mod:`services.engine.runs` for running ``life`` states."""
+    """The run kind of :mod:`services.engine.runs` for running ``life`` states: hard-edged
+    games in the slots of a shared pool (:mod:`engine.life.slots`, one kernel call per
+    generation for all of them), torus games as :class:`PackedRun` chunks.
+
+    Args:
+        slotted: hard-edged games go to slot pools (False: every game a PackedRun).
+    """
+
+    def __init__(self, slotted: bool = True) -> None:
+        self.slotted = slotted
 
     def accepts(self, state: Any) -> bool:
         """Running ``life`` states (not the campaign's)."""
         return isinstance(state, LifeState) and state.kind == "life" and state.phase == "running"
 
-    def start(self, state: Any) -> PackedRun:
+    def start(self, state: Any) -> PackedRun | slots.SlotRun:
         """The packed run of ``state``."""
+        if self.slotted and not state.config.torus:
+            return slots.SlotRun(state)
         return PackedRun(state)
 
     def advance(self, runs: Sequence[tuple[Any, int]]) -> list[int]:
-        """See :func:`advance`."""
-        return advance(runs)
+        """See :func:`advance` and :func:`engine.life.slots.advance`."""
+        ran = [0] * len(runs)
+        slotted = [i for i, (run, _) in enumerate(runs) if isinstance(run, slots.SlotRun)]
+        chunked = [i for i, (run, _) in enumerate(runs) if not isinstance(run, slots.SlotRun)]
+        for indices, fn in ((slotted, slots.advance), (chunked, advance)):
+            if indices:
+                for i, n in zip(indices, fn([runs[i] for i in indices]), strict=True):
+                    ran[i] = n
+        return ran
 
     def release(self, run: Any) -> None:
-        """Nothing to give back (a run owns its planes)."""
-        return None
+        """A slot run gives its slot back; a PackedRun owns its planes."""
+        if isinstance(run, slots.SlotRun):
+            run.release()

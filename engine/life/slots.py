@@ -1,0 +1,548 @@
+"""Running hard-edged Life games side by side in one bit-packed pool, advanced by one
+kernel call per generation for all of them (the batched tick of the engine's run cache,
+docs/architecture/ticking.md).
+
+Layout. Games of one size and colour set live in *slots* of a :class:`SlotPool`: each
+slot is ``nwb`` words wide (``ceil(w / 64)``, one more when ``w`` is a multiple of 64),
+``m`` slots sit side by side in a *strip* (a row of ``m * nwb`` words in the kernel's
+plain layout, :mod:`engine.life.layouts`), and strips are stacked with the kernel's ghost
+rows between them. The bits past column ``w - 1`` of a slot are its *guard band*: the
+kernel treats a strip as one wide hard-edged board, and after each band of rows the
+guard bits are cleared (one strided AND per plane and band, :class:`Strips`), so a slot's
+cells see dead cells beyond its last column, exactly as a hard edge. Nothing is copied
+per tick: a slot stays in the pool while its game runs.
+
+Rules after each generation, for every slot at once (numpy over the pool): live cells
+per plane (popcounts) give the colours' counts, hence extinction; ``max_generations``;
+stability as the plain path decides it (the board equals one of the previous 15) with
+fingerprints first: each board's population and a 64-bit keyed sum of its words
+(``sum(word * key) mod 2**64``, one ``einsum``); a board whose fingerprint differs from
+every previous board's is no repeat. Slots where something happens (a count reached 0,
+the last generation, a fingerprint or a recorded population matched) are handed to the
+per-game code, which decides exactly as :class:`engine.life.packed_runs.PackedRun` does
+(a fingerprint match is settled by the plain path's ``tick(base, done)``). The
+canonical digests of the boards a planned record lists (the 15 before the checkpoint)
+are sha256 of the slot's words (:func:`engine.life.stability.planes_digest`).
+
+A call that advances only some of a pool's games: when they are at least half of the
+pool, the pool advances in place and the others' slots are saved and restored around
+each generation; otherwise the games named are copied into a scratch pool and back.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+
+import numpy as np
+
+from engine.life import game as life
+from engine.life import stability
+from engine.life.bitplan import Program
+from engine.life.kernel import pack, unpack
+from engine.life.layouts import Op, Plain, _const
+from engine.life.state import LifePlayer, LifeState
+
+__all__ = ["SlotPool", "SlotRun", "advance", "pool_of"]
+
+H = stability.HISTORY
+#: Words per strip the pool aims at (slots per strip = this // slot width, >= 1).
+STRIP_WORDS = 128
+#: Kinds of a history entry: none, a board of the base's recorded history (population and
+#: canonical digest known, no fingerprint), a board this run made (fingerprint known).
+EMPTY, RECORDED, SEEN = 0, 1, 2
+
+_AND = np.bitwise_and
+
+
+class Strips(Plain):
+    """The plain layout of ``n`` strips of ``m`` slots of ``nwb`` words, whose guard bits
+    (columns ``w ..`` of each slot) are cleared with the edge refresh of every band.
+
+    Args:
+        n: strips; h: rows; w: a slot's columns; nwb: words per slot; m: slots per strip.
+    """
+
+    def __init__(self, n: int, h: int, w: int, nwb: int, m: int) -> None:
+        super().__init__(n, h, m * nwb * 64, False)
+        self.slot_w, self.nwb, self.m = w, nwb, m
+        b = w - (nwb - 1) * 64  # a slot's cells in its last word (0: a guard word)
+        self.last_mask = _const((1 << b) - 1) if b > 0 else _const(0)
+
+    def edge_ops(self, plane: np.ndarray, r0: int, r1: int, tmp: np.ndarray) -> list[Op]:
+        ops = super().edge_ops(plane, r0, r1, tmp)
+        g = self.grid(plane)[r0:r1]
+        last = g[:, self.nwb : 1 + self.m * self.nwb : self.nwb]  # each slot's last word
+        return [*ops, (_AND, last, self.last_mask, last)]
+
+
+def _geometry(w: int) -> tuple[int, int]:
+    """(words per slot, slots per strip) of boards ``w`` columns wide."""
+    nwb = -(-w // 64) + (1 if w % 64 == 0 else 0)
+    return nwb, max(1, STRIP_WORDS // nwb)
+
+
+def _keys(shape: tuple[int, ...]) -> np.ndarray:
+    """Fixed odd 64-bit keys of the given shape (the same in every process)."""
+    rng = np.random.default_rng(0x5107_C311)
+    return rng.integers(0, 2**63, size=shape, dtype=np.uint64) * np.uint64(2) + np.uint64(1)
+
+
+class SlotPool:
+    """Hard-edged boards of one size and colour set in slots (module docstring).
+
+    Per-slot state lives in arrays indexed by slot: ``pop``/``fp``/``canon`` of the board
+    now, ``hpop``/``hfp``/``hcanon``/``hkind`` of the previous 15 (oldest first, column
+    14 the newest), ``done``, ``gen`` (generation), ``limit`` (``max_generations``),
+    ``record_at`` (planned checkpoint, 0 none), ``out`` (per colour 1..4: that player is
+    out or absent).
+
+    Args:
+        h, w: rows and columns; colours: (1, 2) or (1, 2, 3, 4).
+    """
+
+    def __init__(self, h: int, w: int, colours: tuple[int, ...], strips: int = 0) -> None:
+        self.h, self.w, self.colours = h, w, colours
+        self.nw = -(-w // 64)  # the words :func:`engine.life.kernel.pack` gives a row
+        self.nwb, self.m = _geometry(w)
+        self.n_planes = 2 if len(colours) == 2 else 4
+        self.keys = _keys((self.n_planes, h, self.nwb))
+        self.strips = 0
+        self.program: Program | None = None
+        self.free: list[int] = []
+        self.runs: dict[int, SlotRun] = {}
+        self._scratch: dict[int, SlotPool] = {}
+        self._arrays(0)
+        if strips:
+            self._grow(strips)
+
+    # ------------------------------------------------------------------ storage
+
+    def _arrays(self, size: int) -> None:
+        old = getattr(self, "pop", None)
+        n = 0 if old is None else old.shape[0]
+
+        def grown(name: str, shape: tuple[int, ...], dtype, fill=0) -> np.ndarray:
+            a = np.full((size, *shape), fill, dtype=dtype)
+            if n:
+                a[:n] = getattr(self, name)
+            return a
+
+        self.pop = grown("pop", (), np.int64)
+        self.fp = grown("fp", (), np.uint64)
+        self.canon = grown("canon", (), object, b"")
+        self.hpop = grown("hpop", (H,), np.int64, -1)
+        self.hfp = grown("hfp", (H,), np.uint64)
+        self.hcanon = grown("hcanon", (H,), object, b"")
+        self.hkind = grown("hkind", (H,), np.int8, EMPTY)
+        self.done = grown("done", (), np.int64)
+        self.gen = grown("gen", (), np.int64)
+        self.limit = grown("limit", (), np.int64)
+        self.record_at = grown("record_at", (), np.int64)
+        self.out = grown("out", (5,), bool, True)
+        self.running = grown("running", (), bool, False)
+
+    def _grow(self, strips: int) -> None:
+        """Room for ``strips`` strips (planes copied over)."""
+        geo = Strips(strips, self.h, self.w, self.nwb, self.m)
+        program = Program(geo, self.n_planes)
+        if self.program is not None:
+            for new, old in zip(program.planes, self.program.planes, strict=True):
+                new[: old.size - 1] = old[: old.size - 1]  # whole strips, then zeros
+        for plane in program.planes:
+            for f, a, b, out in geo.refresh_ops(plane, program._col):
+                f(a, b, out)
+        old_size = self.strips * self.m
+        self.program, self.strips = program, strips
+        self._arrays(strips * self.m)
+        self.free.extend(range(strips * self.m - 1, old_size - 1, -1))
+
+    @property
+    def size(self) -> int:
+        """Slots held (free or not)."""
+        return self.strips * self.m
+
+    def data(self, p: int) -> np.ndarray:
+        """(strips, h, m, nwb) view of plane ``p``'s data words now."""
+        assert self.program is not None
+        b = self.program.geo.boards(self.program.planes[p])
+        return b[:, 1 : self.h + 1, 1 : 1 + self.m * self.nwb].reshape(
+            self.strips, self.h, self.m, self.nwb
+        )
+
+    def words(self, slots: np.ndarray | Sequence[int]) -> np.ndarray:
+        """A copy of the slots' words: (k, P, h, nwb)."""
+        idx = np.asarray(slots, dtype=np.int64)
+        si, sj = idx // self.m, idx % self.m
+        return np.stack([self.data(p)[si, :, sj, :] for p in range(self.n_planes)], axis=1)
+
+    def put_words(self, slots: np.ndarray | Sequence[int], words: np.ndarray) -> None:
+        """Write (k, P, h, nwb) words into the slots."""
+        idx = np.asarray(slots, dtype=np.int64)
+        si, sj = idx // self.m, idx % self.m
+        for p in range(self.n_planes):
+            self.data(p)[si, :, sj, :] = words[:, p]
+
+    def board_words(self, board: np.ndarray) -> np.ndarray:
+        """The (P, h, nwb) words of an (h, w) uint8 board (planes: alive, then colour b of
+        two colours ``a < b``, or colours 1, 2, 3)."""
+        values = [0, self.colours[1]] if self.n_planes == 2 else [0, 1, 2, 3]
+        out = np.zeros((self.n_planes, self.h, self.nwb), dtype=np.uint64)
+        for p, v in enumerate(values):
+            out[p, :, : self.nw] = pack(board != 0 if v == 0 else board == v)
+        return out
+
+    def board(self, words: np.ndarray) -> np.ndarray:
+        """The (h, w) uint8 board of one slot's (P, h, nwb) words."""
+        alive = unpack(np.ascontiguousarray(words[0]), self.w)
+        if self.n_planes == 2:
+            a, b = self.colours
+            if a != 1:
+                alive *= np.uint8(a)
+            alive += unpack(np.ascontiguousarray(words[1]), self.w) * np.uint8(b - a)
+            return alive
+        alive *= np.uint8(4)
+        for k in range(1, 4):
+            alive -= unpack(np.ascontiguousarray(words[k]), self.w) * np.uint8(4 - k)
+        return alive
+
+    def take(self) -> int:
+        """A free slot (all its words 0)."""
+        if not self.free:
+            self._grow(max(1, 2 * self.strips))
+        return self.free.pop()
+
+    def give_back(self, slot: int) -> None:
+        """The slot is free again (its words cleared: empty boards stay empty)."""
+        self.runs.pop(slot, None)
+        self.running[slot] = False
+        self.put_words([slot], np.zeros((1, self.n_planes, self.h, self.nwb), dtype=np.uint64))
+        self.free.append(slot)
+
+    # ------------------------------------------------------------------ measures
+
+    def measure(self) -> tuple[np.ndarray, np.ndarray]:
+        """Live cells per slot and plane (size, P) int64, and each slot's fingerprint
+        (size,) uint64 (keyed sum of its words over all planes, mod 2**64)."""
+        counts = np.empty((self.size, self.n_planes), dtype=np.int64)
+        fp = np.zeros(self.size, dtype=np.uint64)
+        for p in range(self.n_planes):
+            d = self.data(p)
+            counts[:, p] = np.bitwise_count(d).sum(axis=(1, 3), dtype=np.int64).reshape(-1)
+            fp += np.einsum("nhmw,hw->nm", d, self.keys[p]).reshape(-1)
+        return counts, fp
+
+    def colour_counts(self, counts: np.ndarray) -> np.ndarray:
+        """(k, 5) live cells: column 0 all, column c colour c, from plane counts (k, P)."""
+        out = np.zeros((counts.shape[0], 5), dtype=np.int64)
+        out[:, 0] = counts[:, 0]
+        if self.n_planes == 2:
+            a, b = self.colours
+            out[:, b] = counts[:, 1]
+            out[:, a] = counts[:, 0] - counts[:, 1]
+        else:
+            out[:, 1:4] = counts[:, 1:4]
+            out[:, 4] = counts[:, 0] - counts[:, 1:4].sum(axis=1)
+        return out
+
+    def digests(self, slots: Sequence[int]) -> list[bytes]:
+        """Canonical stability digests (version 3+, :func:`engine.life.stability.planes_digest`)
+        of the slots' boards now."""
+        data = self.words(slots)[..., : self.nw]  # (k, P, h, nw)
+        if self.n_planes == 2:  # alive and colour 2: the canonical planes of (1, 2)
+            planes = np.ascontiguousarray(data, dtype="<u8")
+            return [stability.planes_digest(planes[j]) for j in range(planes.shape[0])]
+        alive, p1, p2, p3 = data[:, 0], data[:, 1], data[:, 2], data[:, 3]
+        cells = {1: p1, 2: p2, 3: p3, 4: alive & ~(p1 | p2 | p3)}
+        planes = np.ascontiguousarray(
+            np.stack(stability.canonical_planes(cells, alive, keep_empty=True), axis=1)
+        )
+        third = planes[:, 2].any(axis=(1, 2))
+        return [
+            stability.planes_digest(planes[j, : 3 if third[j] else 2])
+            for j in range(planes.shape[0])
+        ]
+
+
+_POOLS: dict[tuple, SlotPool] = {}
+
+
+def pool_of(state: LifeState) -> SlotPool:
+    """The pool of a hard-edged running Life state's size and colour set."""
+    colours = (1, 2) if state.config.players == 2 else (1, 2, 3, 4)
+    key = (state.config.height, state.config.width, colours)
+    pool = _POOLS.get(key)
+    if pool is None:
+        pool = _POOLS[key] = SlotPool(*key)
+    return pool
+
+
+class SlotRun:
+    """One running hard-edged Life game between two recorded states, in a pool slot
+    (the interface of :class:`engine.life.packed_runs.PackedRun`).
+
+    Args:
+        state: the recorded state the run starts from (running, current rules, hard
+            edges); nothing run yet.
+        pool: the pool to take a slot of (default: the shared one of its shape).
+    """
+
+    def __init__(self, state: LifeState, pool: SlotPool | None = None) -> None:
+        if state.kind != "life" or state.phase != "running" or state.config.torus:
+            raise ValueError("a slot run needs a running hard-edged life state")
+        self.template = state
+        self.pool = pool = pool or pool_of(state)
+        self.slot = s = pool.take()
+        pool.runs[s] = self
+        self.players: tuple[LifePlayer, ...] = state.players
+        self._final: LifeState | None = None
+        words = pool.board_words(state.grid)
+        pool.put_words([s], words[None])
+        counts = np.bitwise_count(words).sum(axis=(1, 2), dtype=np.int64)
+        pool.pop[s] = counts[0]
+        pool.fp[s] = np.einsum("phw,phw->", words, pool.keys)
+        pool.canon[s] = b""
+        hist = state.history[-H:]
+        pool.hpop[s], pool.hfp[s], pool.hcanon[s], pool.hkind[s] = -1, 0, b"", EMPTY
+        for k, (p, digest) in enumerate(hist, start=H - len(hist)):
+            pool.hpop[s, k], pool.hcanon[s, k], pool.hkind[s, k] = p, digest, RECORDED
+        pool.done[s], pool.gen[s] = 0, state.generation
+        pool.limit[s], pool.record_at[s] = state.config.max_generations, 0
+        pool.out[s] = True
+        for p in state.players:
+            pool.out[s, p.id] = p.out
+        pool.running[s] = True
+        self.released = False
+
+    # ------------------------------------------------------------------ the Run protocol
+
+    @property
+    def done(self) -> int:
+        return int(self.pool.done[self.slot])
+
+    @property
+    def generation(self) -> int:
+        return int(self.pool.gen[self.slot])
+
+    @property
+    def running(self) -> bool:
+        return bool(self.pool.running[self.slot])
+
+    def plan(self, checkpoint: int) -> None:
+        """The caller records the run once ``done`` reaches ``checkpoint`` (0 = no plan)."""
+        self.pool.record_at[self.slot] = checkpoint
+
+    def rebase(self, state: LifeState) -> None:
+        """The run was recorded as ``state``: count again from there."""
+        self.template = state
+        self.pool.done[self.slot] = 0
+
+    def release(self) -> None:
+        """Give the slot back (the run left the cache)."""
+        if not self.released:
+            self.released = True
+            self.pool.give_back(self.slot)
+
+    def _board(self) -> np.ndarray:
+        return self.pool.board(self.pool.words([self.slot])[0])
+
+    def state(self) -> LifeState:
+        """The game now, exactly as ``tick(base, done)`` gives it (see
+        :meth:`engine.life.packed_runs.PackedRun.state`)."""
+        pool, s = self.pool, self.slot
+        done = int(pool.done[s])
+        if not done:
+            return self.template
+        if not pool.running[s]:
+            if self._final is None:
+                self._final = life.tick(self.template, done)
+            return self._final
+        kinds = pool.hkind[s]
+        known = kinds != EMPTY
+        if not all(pool.hcanon[s][known]):
+            return life.tick(self.template, done)
+        history = tuple(
+            (int(pool.hpop[s, k]), bytes(pool.hcanon[s, k])) for k in range(H) if kinds[k] != EMPTY
+        )
+        return replace(
+            self.template,
+            board=self._board().tobytes(),
+            generation=int(pool.gen[s]),
+            history=history,
+            players=self.players,
+        )
+
+    def view_state(self) -> LifeState:
+        """The game now for views (board, generation, players; the base's history)."""
+        pool, s = self.pool, self.slot
+        if not pool.running[s]:
+            return self.state()
+        if not pool.done[s]:
+            return self.template
+        return replace(
+            self.template,
+            board=self._board().tobytes(),
+            generation=int(pool.gen[s]),
+            players=self.players,
+        )
+
+    # ------------------------------------------------------------------ rules (rare path)
+
+    def after(self, counts: np.ndarray, fp: int) -> None:
+        """The rules after one generation for a flagged slot (``done`` and the generation
+        already counted, the previous board pushed): extinction, ``max_generations``,
+        stability, in :func:`engine.life.game.tick`'s order. ``counts``: (5,) live cells."""
+        pool, s = self.pool, self.slot
+        players = self.players
+        if any(not p.out and counts[p.id] == 0 for p in players):
+            self.players = players = tuple(
+                replace(p, out=True) if not p.out and counts[p.id] == 0 else p for p in players
+            )
+            for p in players:
+                pool.out[s, p.id] = p.out
+        if sum(1 for p in players if not p.out) <= 1 or pool.gen[s] >= pool.limit[s]:
+            pool.running[s] = False
+            return
+        pop = int(counts[0])
+        canon = None
+        for k in range(H):
+            kind = pool.hkind[s, k]
+            if kind == EMPTY or pool.hpop[s, k] != pop:
+                continue
+            if kind == RECORDED:
+                if canon is None:
+                    canon = pool.digests([s])[0]
+                if canon == bytes(pool.hcanon[s, k]):
+                    pool.running[s] = False
+                    return
+            elif int(pool.hfp[s, k]) == fp:  # the same fingerprint: the plain path decides
+                final = life.tick(self.template, int(pool.done[s]))
+                if final.phase != "running":
+                    pool.running[s], self._final = False, final
+                    return
+        if canon is not None:
+            pool.canon[s] = canon
+
+
+def advance(runs: Sequence[tuple[SlotRun, int]]) -> list[int]:
+    """Advance each run by up to its generations; runs of one pool share one kernel call
+    per generation. A run stops where the rules stop it. Returns the generations each ran."""
+    ran = [0] * len(runs)
+    by_pool: dict[int, list[int]] = {}
+    for i, (run, n) in enumerate(runs):
+        if n > 0 and run.running:
+            by_pool.setdefault(id(run.pool), []).append(i)
+    for indices in by_pool.values():
+        pool = runs[indices[0]][0].pool
+        slots = np.array([runs[i][0].slot for i in indices], dtype=np.int64)
+        gens = np.array([runs[i][1] for i in indices], dtype=np.int64)
+        before = pool.done[slots].copy()
+        _advance_pool(pool, slots, gens)
+        after = pool.done[slots]
+        for i, b, a in zip(indices, before, after, strict=True):
+            ran[i] = int(a - b)
+    return ran
+
+
+def _advance_pool(pool: SlotPool, slots: np.ndarray, gens: np.ndarray) -> None:
+    """Advance ``slots`` of ``pool`` by up to ``gens`` generations each (see the module
+    docstring for slots advanced in place or in a scratch pool)."""
+    live = int(pool.running.sum())
+    if 2 * len(slots) < live:
+        _advance_scratch(pool, slots, gens)
+        return
+    for g in range(1, int(gens.max()) + 1):
+        active = slots[(gens >= g) & pool.running[slots]]
+        if active.size == 0:
+            break
+        _generation(pool, active)
+
+
+def _advance_scratch(pool: SlotPool, slots: np.ndarray, gens: np.ndarray) -> None:
+    """Copy the slots into a scratch pool of their own, advance them there, copy back."""
+    k = len(slots)
+    strips = 1 << max(-(-k // pool.m) - 1, 0).bit_length()
+    scratch = pool._scratch.get(strips)
+    if scratch is None:
+        scratch = pool._scratch[strips] = SlotPool(pool.h, pool.w, pool.colours, strips)
+    local = np.arange(k, dtype=np.int64)
+    names = (
+        "pop",
+        "fp",
+        "canon",
+        "hpop",
+        "hfp",
+        "hcanon",
+        "hkind",
+        "done",
+        "gen",
+        "limit",
+        "record_at",
+        "out",
+        "running",
+    )
+    for name in names:
+        getattr(scratch, name)[local] = getattr(pool, name)[slots]
+    scratch.put_words(local, pool.words(slots))
+    runs = [pool.runs[int(s)] for s in slots]
+    for j, run in enumerate(runs):
+        scratch.runs[j] = run
+        run.pool, run.slot = scratch, j
+    try:
+        for g in range(1, int(gens.max()) + 1):
+            active = local[(gens >= g) & scratch.running[local]]
+            if active.size == 0:
+                break
+            _generation(scratch, active)
+    finally:
+        for name in names:
+            getattr(pool, name)[slots] = getattr(scratch, name)[local]
+        pool.put_words(slots, scratch.words(local))
+        scratch.put_words(local, np.zeros((k, pool.n_planes, pool.h, pool.nwb), dtype=np.uint64))
+        scratch.running[local] = False
+        scratch.runs.clear()
+        for s, run in zip(slots, runs, strict=True):
+            run.pool, run.slot = pool, int(s)
+
+
+def _generation(pool: SlotPool, active: np.ndarray) -> None:
+    """One generation of the ``active`` slots (running ones) of ``pool``: the kernel over
+    the whole pool (other slots holding boards saved and restored), then the rules."""
+    assert pool.program is not None
+    # canonical digests of the boards the planned record will list
+    ra, done = pool.record_at[active], pool.done[active]
+    need = active[(ra > 0) & (done >= ra - H) & (pool.canon[active] == b"")]
+    if need.size:
+        pool.canon[need] = pool.digests(need)
+    # the board now becomes the newest previous board
+    for name, now in (("hpop", "pop"), ("hfp", "fp"), ("hcanon", "canon")):
+        h = getattr(pool, name)
+        h[active, :-1] = h[active, 1:]
+        h[active, -1] = getattr(pool, now)[active]
+    pool.hkind[active, :-1] = pool.hkind[active, 1:]
+    pool.hkind[active, -1] = SEEN
+    # boards that must not move this generation
+    held = pool.running.copy()
+    held[active] = False
+    keep = np.flatnonzero(held)
+    saved = pool.words(keep) if keep.size else None
+    pool.program.run()
+    if saved is not None:
+        pool.put_words(keep, saved)
+    counts, fp = pool.measure()
+    counts, fp = counts[active], fp[active]
+    pool.done[active] += 1
+    pool.gen[active] += 1
+    cc = pool.colour_counts(counts)
+    extinct = ((cc[:, 1:] == 0) & ~pool.out[active, 1:]).any(axis=1)
+    last = pool.gen[active] >= pool.limit[active]
+    hp, hk = pool.hpop[active], pool.hkind[active]
+    same_pop = (hp == cc[:, :1]) & (hk != EMPTY)
+    match = same_pop & ((hk == RECORDED) | (pool.hfp[active] == fp[:, None]))
+    flagged = extinct | last | match.any(axis=1)
+    pool.pop[active] = cc[:, 0]
+    pool.fp[active] = fp
+    pool.canon[active] = b""
+    for j in np.flatnonzero(flagged):
+        s = int(active[j])
+        pool.runs[s].after(cc[j], int(fp[j]))
