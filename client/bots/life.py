@@ -21,10 +21,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import re
 from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
 
+from cellwar.v1 import board_codec
 from client.bot_base import ApiBot
 from client.sdk import ApiError, AsyncCellWarClient, Seat
 
@@ -43,42 +43,21 @@ STAMPS: dict[str, tuple[int, int]] = {"beehive": (4, 6), "loaf": (4, 7), "boat":
 #: How often each figure is picked (still lifes mostly, so games settle).
 FIGURE_WEIGHTS: dict[str, int] = {"block": 5, "beehive": 2, "blinker": 2, "tub": 1, "r_pentomino": 2}
 
-_RLE_TOKEN = re.compile(r"(\d*)([p-y][A-X]|[.A-X$!bo])")
-
 OnView = Callable[["LifeBot", dict[str, Any]], Awaitable[None] | None]
 
 
 def decode_board(rle: str, width: int, height: int) -> list[list[int]]:
-    """Decode the view's multi-state RLE (``.`` dead, ``A`` colour 1, ``B`` colour 2, ...,
-    ``$`` ends a row, ``!`` the board) into ``height`` rows of ``width`` ints.
+    """Decode a view's ``board`` (multi-state: ``.`` dead, ``A`` colour 1, ``B`` colour
+    2, ...) or ``visible`` (two-state ``b``/``o``) text into ``height`` rows of ``width``
+    ints, ``rows[y][x]``: ``cellwar.v1.board_codec.decode_rows`` (the format: header and
+    ``#`` lines skipped, rows padded with dead cells). An empty text (a view without the
+    field) is an all-dead board.
 
-    Header (``x = ...``) and comment (``#``) lines are skipped; ``b``/``o`` (two-state
-    RLE) read as dead / colour 1. Missing cells are dead.
+    Raises:
+        cellwar.v1.board_codec.BoardFormatError: a malformed text or a live cell outside
+            ``width`` x ``height`` (a ``ValueError``).
     """
-    rows = [[0] * width for _ in range(height)]
-    body = "".join(line for line in rle.splitlines() if line and not line.startswith(("#", "x ", "x=")))
-    x = y = 0
-    for count_text, tag in _RLE_TOKEN.findall(body):
-        count = int(count_text) if count_text else 1
-        if tag == "!":
-            break
-        if tag == "$":
-            y += count
-            x = 0
-            continue
-        if tag in (".", "b"):
-            value = 0
-        elif tag == "o":
-            value = 1
-        elif len(tag) == 2:  # pA..yX: states above 24 (not used by 4 colours)
-            value = (ord(tag[0]) - ord("p") + 1) * 24 + ord(tag[1]) - ord("A") + 1
-        else:
-            value = ord(tag) - ord("A") + 1
-        if value and 0 <= y < height:
-            for i in range(x, min(x + count, width)):
-                rows[y][i] = value
-        x += count
-    return rows
+    return board_codec.decode_rows(rle or "!", width, height)
 
 
 def _me(view: dict[str, Any]) -> dict[str, Any]:
@@ -252,7 +231,7 @@ class LifeBot(ApiBot):
         x0, y0, x1, y1 = (int(v) for v in zone)
         taken: set[tuple[int, int]] = set(reserved)
         if board is not None:
-            taken = {(x, y) for y in range(y0, y1) for x in range(x0, x1) if board[y][x]}
+            taken |= {(x, y) for y in range(y0, y1) for x in range(x0, x1) if board[y][x]}
         chosen: list[tuple[int, int]] = []
         names = list(FIGURE_WEIGHTS)
         weights = [FIGURE_WEIGHTS[n] for n in names]

@@ -1,5 +1,6 @@
 """The CellWar observation: a player's view (``engine.cellwar.fog.get_visible_state``) as fog planes, and the
-nine-vector action index. numpy only, no engine: the local and the remote environment,
+nine-vector action index. numpy and the views' board codec (``cellwar.v1.board_codec``,
+standard library) only, no engine: the local and the remote environment,
 the bots and the trained policy all read observations through this module.
 
 Planes of ``observation`` (``(C, H, W) uint8``, 0 or 1, ``C = 10``; cell (x, y) is
@@ -38,6 +39,8 @@ from typing import Any
 
 import numpy as np
 
+from cellwar.v1 import board_codec
+
 OWN_INFANTRY, OWN_FORTIFICATION, OWN_FACTORY = 0, 1, 2
 ENEMY_INFANTRY, ENEMY_FORTIFICATION, ENEMY_FACTORY = 3, 4, 5
 VISIBLE, ACTING, PENDING, STANDING_2 = 6, 7, 8, 9
@@ -69,36 +72,25 @@ def action_index(dx: int, dy: int) -> int:
     return (dy + 1) * 3 + (dx + 1)
 
 
-# Reads RLE as engine.cellwar.fog.rle_to_mask does, on its own: the trained policy plays
-# with numpy alone (tests/rl/test_policies.py), so this module must not import the engine.
+# The views' board codec (cellwar.v1, standard library only), not the engine's decoder:
+# the trained policy plays with numpy alone (tests/rl/test_policies.py), so this module
+# must not import the engine.
 @lru_cache(maxsize=4096)
 def _mask_from_rle(text: str, width: int, height: int) -> np.ndarray:
-    mask = np.zeros((height, width), dtype=np.uint8)
-    x = y = 0
-    count = ""
-    for ch in text:
-        if ch.isdigit():
-            count += ch
-            continue
-        n = int(count) if count else 1
-        count = ""
-        if ch == "!":
-            break
-        if ch == "$":
-            y += n
-            x = 0
-        elif ch in "bo":
-            if ch == "o" and y < height:
-                mask[y, x : x + n] = 1
-            x += n
-    mask.setflags(write=False)
-    return mask
+    cells = board_codec.decode_board(text, width, height, max_state=1)
+    return np.frombuffer(bytes(cells), dtype=np.uint8).reshape(height, width)  # read-only
 
 
 def visible_mask(view: Mapping[str, Any]) -> np.ndarray:
-    """The view's ``visible`` two-state RLE (``o`` visible) as a read-only ``(H, W) uint8``
-    array (decoded once per distinct text: views repeat)."""
-    return _mask_from_rle(str(view.get("visible") or ""), int(view["width"]), int(view["height"]))
+    """The view's ``visible`` two-state text (``o`` visible, ``b`` fogged;
+    ``cellwar.v1.board_codec``) as a read-only ``(H, W) uint8`` array of 0/1 (decoded once
+    per distinct text: views repeat). A view without ``visible`` sees nothing.
+
+    Raises:
+        cellwar.v1.board_codec.BoardFormatError: a malformed text, a state other than
+            ``b``/``o`` or a visible cell outside the board (a ``ValueError``).
+    """
+    return _mask_from_rle(str(view.get("visible") or "!"), int(view["width"]), int(view["height"]))
 
 
 def encode_view(view: Mapping[str, Any], acting: tuple[int, int] | None = None) -> np.ndarray:

@@ -20,15 +20,16 @@ Decisions where the seed is silent (recorded here):
   player for a spectator or once finished); ``out`` and ``connected`` are public (the
   turn order visibly skips a player who is out).
 - ``visible`` is a two-state RLE of the visible mask, every row written in full:
-  ``o`` visible, ``b`` fogged, rows end with ``$``, the last with ``!``.
+  ``o`` visible, ``b`` fogged, rows end with ``$``, the last with ``!`` (the views' board
+  codec, ``cellwar.v1.board_codec.encode_mask``, which defines the format).
 """
 
 from __future__ import annotations
 
 from functools import lru_cache
-from itertools import groupby
 from typing import Any
 
+from cellwar.v1 import board_codec
 from engine.cellwar.state import COLOURS, FINISHED, PLAYING, CellWarState
 
 
@@ -75,49 +76,22 @@ def is_visible(mask: int, width: int, x: int, y: int) -> bool:
 
 @lru_cache(maxsize=16384)
 def mask_to_rle(mask: int, width: int, height: int) -> str:
-    """The two-state RLE body of a mask (``o`` set, ``b`` unset; rows end ``$``, last ``!``).
+    """The view's ``visible`` text of a mask (``cellwar.v1.board_codec.encode_mask``:
+    ``o`` set, ``b`` unset, every row in full; rows end ``$``, the last ``!``).
     Cached: a turn's views repeat the same few masks."""
-    row_mask = (1 << width) - 1
-    rows = []
-    for y in range(height):
-        bits = format(mask >> (y * width) & row_mask, f"0{width}b")[::-1]  # x = 0 first
-        runs = []
-        for ch, group in groupby(bits):
-            n = len(list(group))
-            runs.append(f"{n if n > 1 else ''}{'o' if ch == '1' else 'b'}")
-        rows.append("".join(runs))
-    return "$".join(rows) + "!"
+    return board_codec.encode_mask(mask, width, height)
 
 
 def rle_to_mask(text: str, width: int, height: int) -> int:
-    """Inverse of :func:`mask_to_rle` (also reads standard RLE: ``n$``, short rows).
+    """Inverse of :func:`mask_to_rle` (``cellwar.v1.board_codec.decode_mask``: also reads
+    ``n$`` and short rows).
 
     Raises:
-        ValueError: unknown characters or cells outside ``width`` x ``height``.
+        ValueError: a malformed text (``board_codec.BoardFormatError``, with line and
+            column), a state other than ``b``/``o``, or a live cell outside ``width`` x
+            ``height``.
     """
-    mask = 0
-    x = y = 0
-    count = ""
-    for ch in text:
-        if ch.isdigit():
-            count += ch
-            continue
-        n = int(count) if count else 1
-        count = ""
-        if ch == "!":
-            break
-        if ch == "$":
-            y += n
-            x = 0
-        elif ch in "bo":
-            if x + n > width or y >= height:
-                raise ValueError("RLE run outside the board")
-            if ch == "o":
-                mask |= ((1 << n) - 1) << (y * width + x)
-            x += n
-        elif not ch.isspace():
-            raise ValueError(f"unexpected RLE character {ch!r}")
-    return mask
+    return board_codec.decode_mask(text, width, height)
 
 
 def get_visible_state(

@@ -63,9 +63,12 @@ Boards are ``(h, w)`` ``uint8`` arrays: 0 dead, ``k`` = state (colour) ``k``.
 Every malformed input raises :class:`PatternError` (a ``ValueError``) with 1-based
 ``line`` and ``column``.
 
-The view helpers :func:`board_to_rle_body` / :func:`rle_body_to_board` encode the
-multi-state board of a game view (docs/api/index.md "Views") with numpy only (no per-cell Python);
-the decoder is strict (version 1's tag set: views are written by the engine).
+The view helpers :func:`board_to_rle_body` / :func:`rle_body_to_board` are numpy fast
+paths (no per-cell Python) of the views' board codec, ``cellwar.v1.board_codec`` (the one
+definition of the format, docs/api/index.md "Views and `seq`"): their tag tables come
+from it, and whatever the vectorised decoder does not take on (spaces, comment lines, a
+state above 24, a malformed text) is decoded by the codec itself, so both read the same
+texts the same way.
 """
 
 from __future__ import annotations
@@ -75,6 +78,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 import numpy as np
+
+from cellwar.v1 import board_codec
 
 __all__ = [
     "MAX_SIDE",
@@ -93,7 +98,7 @@ __all__ = [
 MAX_SIDE = 4096
 """Largest width or height :func:`parse` accepts (guards memory)."""
 
-MAX_STATE = 24
+MAX_STATE = board_codec.LETTER_STATES
 """Largest cell state written as one letter (``X``)."""
 
 _LINE_MAX = 70
@@ -754,8 +759,12 @@ def _parse_life106(lines: list[str], first: int) -> Pattern:
 # --------------------------------------------------------------------------- encoding
 
 _DOLLAR, _BANG, _ZERO = ord("$"), ord("!"), ord("0")
-_CHARS_TWO = np.frombuffer(b"bo", dtype=np.uint8)
-_CHARS_MULTI = np.frombuffer(b"." + bytes(range(ord("A"), ord("A") + MAX_STATE)), dtype=np.uint8)
+#: Tags by state: two-state (``b``/``o``) and one-letter multi-state (``.``, ``A``..``X``),
+#: the board codec's.
+_CHARS_TWO = np.frombuffer(board_codec.MASK_TAGS.encode("ascii"), dtype=np.uint8)
+_CHARS_MULTI = np.frombuffer(
+    "".join(board_codec.state_tag(k) for k in range(MAX_STATE + 1)).encode("ascii"), dtype=np.uint8
+)
 
 
 def _check_board(board: np.ndarray) -> np.ndarray:
@@ -860,41 +869,46 @@ def _encode(board: np.ndarray, chars: np.ndarray) -> tuple[np.ndarray, np.ndarra
 
 
 def board_to_rle_body(board: np.ndarray) -> str:
-    """The multi-state RLE body of a view board, on one line.
+    """The view's ``board`` text (``cellwar.v1.board_codec.encode_board``, byte for byte),
+    on one line, vectorised.
 
     Args:
-        board: (h, w) uint8, 0 dead, k = colour k (1..24).
+        board: (h, w) uint8, 0 dead, k = colour k (1..255).
 
     Returns:
         ``.`` dead, ``A`` colour 1, ``B`` colour 2, ...; each row ends with ``$`` (blank
         rows as ``n$``), trailing dead cells and blank rows are left out, ``!`` ends it
-        (an empty board is ``"!"``). Decode with :func:`rle_body_to_board`.
+        (an empty board is ``"!"``). Decode with :func:`rle_body_to_board`. A board with
+        states above 24 (two-letter tags ``pA``..``yO``) is written by the codec itself.
 
     Raises:
-        ValueError: not 2-D, or a state above 24.
+        ValueError: not 2-D, or a state outside 0..255.
     """
-    out, _ = _encode(_check_board(board), _CHARS_MULTI)
+    b = _check_board(board)
+    if b.size and int(b.max()) > MAX_STATE:
+        return board_codec.encode_board(b.tobytes(), b.shape[1], b.shape[0])
+    out, _ = _encode(b, _CHARS_MULTI)
     return out.tobytes().decode("ascii")
 
 
+#: Character -> state for the vectorised decoder: the codec's one-character tags; 254 '$',
+#: 253 a digit, 255 anything else (the decoder then leaves the text to the general reader).
 _BODY_LUT = np.full(256, 255, dtype=np.uint8)
-_BODY_LUT[ord(".")] = 0
-_BODY_LUT[ord("b")] = 0
-_BODY_LUT[ord("o")] = 1
-for _k in range(MAX_STATE):
-    _BODY_LUT[ord("A") + _k] = _k + 1
+for _tag, _state in board_codec.SINGLE_TAGS.items():
+    _BODY_LUT[ord(_tag)] = _state
 _BODY_LUT[_DOLLAR] = 254
 _BODY_LUT[_ZERO : _ZERO + 10] = 253
 _POW10 = np.array([10**k for k in range(_MAX_COUNT_DIGITS + 1)], dtype=np.int32)
 
 
 def rle_body_to_board(body: str, width: int, height: int) -> np.ndarray:
-    """Decode an RLE body (no header) into a (height, width) uint8 board.
+    """Decode a view's ``board`` or ``visible`` text into a (height, width) uint8 board:
+    ``cellwar.v1.board_codec.decode_board`` (its format and errors), vectorised for the
+    clean texts the engine writes; anything else is decoded by the codec.
 
     Args:
-        body: items as written by :func:`board_to_rle_body` (or any RLE body: the
-            general reader takes over for anything unusual, so errors match
-            :func:`parse`).
+        body: items as written by :func:`board_to_rle_body` (or any text the codec
+            reads: comment and header lines, spaces between items, ``pA``..``yO``).
         width: board width (columns), 0..MAX_SIDE.
         height: board height (rows), 0..MAX_SIDE.
 
@@ -902,7 +916,8 @@ def rle_body_to_board(body: str, width: int, height: int) -> np.ndarray:
         A new (height, width) uint8 array.
 
     Raises:
-        PatternError: malformed body, or a live cell outside width x height.
+        PatternError: malformed body, or a live cell outside width x height (the
+            codec's message, line and column).
         ValueError: width or height out of range.
     """
     if not (0 <= width <= MAX_SIDE and 0 <= height <= MAX_SIDE):
@@ -910,14 +925,16 @@ def rle_body_to_board(body: str, width: int, height: int) -> np.ndarray:
     board = _fast_body(body, width, height)
     if board is not None:
         return board
-    lines = body.replace("\r\n", "\n").replace("\r", "\n").split("\n")
-    if not any(ln.strip() for ln in lines):
-        raise PatternError("empty RLE body", 1, 1)
-    return _decode_rle_lines(lines, 0, width, height, golly=False)
+    try:
+        cells = board_codec.decode_board(body, width, height)
+    except board_codec.BoardFormatError as exc:
+        raise PatternError(exc.message, exc.line, exc.column) from None
+    return np.frombuffer(cells, dtype=np.uint8).reshape(height, width)
 
 
 def _fast_body(body: str, width: int, height: int) -> np.ndarray | None:
-    """Vectorised decoder for clean bodies; None means "let the general reader decide"."""
+    """Vectorised decoder for clean bodies; None means "let the slower reader decide" (the
+    board codec for :func:`rle_body_to_board`, the general reader for :func:`parse`)."""
     try:
         raw = body.encode("ascii")
     except UnicodeEncodeError:
