@@ -25,10 +25,13 @@ lock on this instance:
    a lost race marks the game stale and goes round again (at most
    :data:`MAX_ATTEMPTS` times, then ``CONFLICT``). A race lost to a write the log
    does not show (the tail still at the fence: an append of the platform's own that
-   timed out during a quorum loss and is still in flight) is no conflict: the command is
-   tried again after :data:`IN_FLIGHT_BACKOFF_S`, and answered ``UNAVAILABLE`` (503 with
-   ``Retry-After``: retry the same request) when the log still does not show it
-   (docs/faults.md);
+   timed out during a quorum loss and is still in flight) is no conflict: the cache is
+   still the log (nothing to catch up), and the command is tried again after
+   :data:`IN_FLIGHT_BACKOFF_S`, paused without the game's lock (the other commands of
+   the game meanwhile meet the same fence, or the write once it shows), and answered
+   ``UNAVAILABLE`` (503 with ``Retry-After``: retry the same request) when the log still
+   does not show it (docs/faults.md). Whether the tail moved is one read of it
+   (:meth:`CommandLoop._log_moved`), for a lost race, a refusal and a create alike;
 6. **projections** (services/session/service_layer/projections.py: progress before the cache shows
    the new state; snapshot and directory after it), then the cache takes the new state
    and wakes the game's watchers.
@@ -176,70 +179,79 @@ class CommandLoop:
         """
         key = command_key(cmd.actor, cmd.command_id) if cmd.command_id else ""
         digest = command_digest(cmd.type, cmd.payload) if cmd.command_id else ""
-        game = await self.games.get(cmd.game_id)
-        in_flight = 0
-        async with game.lock:
-            attempt = 0
-            while attempt < self.max_attempts:
-                last = attempt == self.max_attempts - 1
-                attempt += 1
-                if game.stale:
-                    await self.games.refresh(game)
-                if game.broken:
-                    raise broken_error(game)
-                if key and key not in game.commands and game.commands_from > 1:
-                    await self.games.complete_commands(game)
-                repeated = repeated_command(game, key, digest)
-                if repeated is not None:
-                    log.info("command_repeated", game_id=game.game_id, command_id=key)
-                    return Outcome(game, repeated.seq, repeated.player_id, True)
-                if game.needs_finish and not await self._repair(game):
-                    continue
-                try:
-                    reply = await self._decide(game, cmd)
-                except ServiceError as exc:
-                    # A refusal must hold against the latest log, not a stale cache
-                    # (another instance may have written since): check, catch up, retry.
-                    if exc.code in (ErrorCode.UNAVAILABLE, ErrorCode.INTERNAL) or last:
-                        raise
-                    if await self.store.last_seq(game.game_id) == game.seq:
-                        raise
-                    log.info("cache_behind_log", game_id=game.game_id, seq=game.seq)
-                    game.stale = True
-                    continue
-                if len(reply.events) <= reply.ticked:
-                    return Outcome(game, game.seq, cmd.actor, versions=tuple(game.state.versions))
-                stored = await self._append(
-                    game,
-                    reply.events,
-                    reply.state,
-                    reply.views,
-                    recorded_command_id(key, digest),
-                    system=reply.ticked,
-                )
-                if stored is None:
-                    if await self._lost_in_flight(game):
+        attempt = in_flight = 0
+        while True:
+            game = await self.games.get(cmd.game_id)
+            async with game.lock:
+                while attempt < self.max_attempts:
+                    last = attempt == self.max_attempts - 1
+                    attempt += 1
+                    if game.stale:
+                        await self.games.refresh(game)
+                    if game.broken:
+                        raise broken_error(game)
+                    if key and key not in game.commands and game.commands_from > 1:
+                        await self.games.complete_commands(game)
+                    repeated = repeated_command(game, key, digest)
+                    if repeated is not None:
+                        log.info("command_repeated", game_id=game.game_id, command_id=key)
+                        return Outcome(game, repeated.seq, repeated.player_id, True)
+                    if game.needs_finish and not await self._repair(game):
+                        continue
+                    try:
+                        reply = await self._decide(game, cmd)
+                    except ServiceError as exc:
+                        # A refusal must hold against the latest log, not a stale cache
+                        # (another instance may have written since): check, catch up, retry.
+                        if exc.code in (ErrorCode.UNAVAILABLE, ErrorCode.INTERNAL) or last:
+                            raise
+                        if not await self._log_moved(game.game_id, game.seq):
+                            raise
+                        log.info("cache_behind_log", game_id=game.game_id, seq=game.seq)
+                        game.stale = True
+                        continue
+                    if len(reply.events) <= reply.ticked:
+                        return Outcome(game, game.seq, cmd.actor, versions=tuple(game.state.versions))
+                    stored = await self._append(
+                        game,
+                        reply.events,
+                        reply.state,
+                        reply.views,
+                        recorded_command_id(key, digest),
+                        system=reply.ticked,
+                    )
+                    if stored is not None:
+                        return Outcome(
+                            game,
+                            stored[-1].seq,
+                            stored[reply.ticked].actor or cmd.actor,
+                            versions=tuple(reply.state.versions),
+                        )
+                    if not await self._log_moved(game.game_id, game.seq):
+                        # lost to a write the log does not show: no other writer won, so
+                        # not a conflict, and the cache is the log (nothing to catch up)
+                        game.stale = False
+                        attempt -= 1
                         in_flight += 1
-                        attempt -= 1  # no other writer won: not a conflict
-                        if in_flight >= self.in_flight_tries:
-                            log.warning("append_in_flight", game_id=game.game_id, seq=game.seq)
-                            raise ServiceError(
-                                ErrorCode.UNAVAILABLE,
-                                f"game {cmd.game_id}: an earlier write is still in flight"
-                                " (the event store is recovering); retry the same request",
-                            )
-                        await asyncio.sleep(self.in_flight_backoff_s * in_flight)
-                    continue
-                return Outcome(
-                    game,
-                    stored[-1].seq,
-                    stored[reply.ticked].actor or cmd.actor,
-                    versions=tuple(reply.state.versions),
-                )
-        raise ServiceError(
-            ErrorCode.CONFLICT,
-            f"game {cmd.game_id} changed {self.max_attempts} times meanwhile; retry",
-        )
+                        self._check_in_flight(game, in_flight)
+                        break  # pause, without the lock: other commands find the same
+                else:
+                    raise ServiceError(
+                        ErrorCode.CONFLICT,
+                        f"game {cmd.game_id} changed {self.max_attempts} times meanwhile; retry",
+                    )
+            await asyncio.sleep(self.in_flight_backoff_s * in_flight)
+
+    def _check_in_flight(self, game: Game, in_flight: int) -> None:
+        """Raise ServiceError ``UNAVAILABLE`` once ``in_flight`` races in a row were lost to
+        a write the log does not show (:attr:`in_flight_tries`; docs/faults.md)."""
+        if in_flight >= self.in_flight_tries:
+            log.warning("append_in_flight", game_id=game.game_id, seq=game.seq)
+            raise ServiceError(
+                ErrorCode.UNAVAILABLE,
+                f"game {game.game_id}: an earlier write is still in flight"
+                " (the event store is recovering); retry the same request",
+            )
 
     async def create(
         self, kind: str, config: Any, command_id: str = "", profile_id: str = ""
@@ -367,7 +379,7 @@ class CommandLoop:
             retried = await self._retried(game_id, command_id, digest)
             if retried is not None:
                 return retried
-            if await self.store.last_seq(game_id) == 0:
+            if not await self._log_moved(game_id, 0):
                 # lost to a write the log does not show: our own timed-out try, in flight
                 raise ServiceError(
                     ErrorCode.UNAVAILABLE,
@@ -528,15 +540,17 @@ class CommandLoop:
         await self._project(game, stored, state, views)
         return stored
 
-    async def _lost_in_flight(self, game: Game) -> bool:
-        """After a lost race: True when the log's tail is still the fence (``game.seq``),
-        so the write the fence lost to is not in the log (yet): an append of ours that
-        timed out and is still in flight, not another writer's event.
+    async def _log_moved(self, game_id: str, seq: int) -> bool:
+        """Whether the log's tail is past per-game seq ``seq`` (what the cache, or a
+        create's fence, expected): one read of the tail. After a lost race, False means
+        the write the fence lost to is not in the log (yet): an append of ours that timed
+        out and is still in flight, not another writer's event. After a refusal, True
+        means the cache was behind the log.
 
         Raises:
             StoreUnavailable: NATS did not answer.
         """
-        return await self.store.last_seq(game.game_id) == game.seq
+        return await self.store.last_seq(game_id) != seq
 
     async def _project(
         self,

@@ -7,6 +7,8 @@ write, answered ``UNAVAILABLE`` (retryable), never ``CONFLICT``. On the in-memor
 
 from __future__ import annotations
 
+import asyncio
+
 from cellwar.v1.codes import CommandType, ErrorCode
 from services.common.errors import ServiceError
 from services.common.jsonwire import dumps
@@ -27,6 +29,16 @@ class InFlightLog(MemoryEventLog):
         super().__init__(backend)
         self.refusals = 0
         self.refused = 0
+        self.reads = 0  # reads of events
+        self.tail_reads = 0  # reads of the tail (last_seq)
+
+    async def read(self, *args, **kwargs):
+        self.reads += 1
+        return await super().read(*args, **kwargs)
+
+    async def last_seq(self, game_id):
+        self.tail_reads += 1
+        return await super().last_seq(game_id)
 
     async def append(self, game_id, events, expected_last_seq, command_id="", *, system=0):
         if self.refusals:
@@ -86,6 +98,42 @@ async def test_one_in_flight_refusal_is_retried_inside_the_session():
     assert [e.type for e in store.events(gid)] == [
         "GameCreated", "PlayerJoined", "PlayerJoined", "ActionApplied"
     ]
+
+
+async def test_a_race_lost_in_flight_costs_one_read_of_the_tail_and_no_catch_up():
+    backend = MemoryBackend()
+    loop, store = instance(backend)
+    gid = await seated(loop)
+    store.refusals = 1
+    store.reads = store.tail_reads = 0
+    outcome = await loop.handle(place(gid, "k3"))
+    assert outcome.seq == 4 and store.refused == 1
+    # the tail still at the fence: the cache is the log, nothing is read to catch up
+    assert (store.tail_reads, store.reads) == (1, 0)
+
+
+async def test_the_pause_after_an_in_flight_race_is_taken_without_the_game_lock(monkeypatch):
+    backend = MemoryBackend()
+    store = InFlightLog(backend)
+    engine = InProcessEngine()
+    games = GameCache(store, MemorySnapshots(), engine)
+    loop = CommandLoop(games, store, engine, in_flight_backoff_s=0.25)
+    gid = await seated(loop)
+    game = games.games[gid]
+    pauses: list[tuple[float, bool]] = []
+    real_sleep = asyncio.sleep
+
+    async def sleep(delay, *args, **kwargs):
+        if delay:
+            pauses.append((delay, game.lock.locked()))
+            delay = 0
+        return await real_sleep(delay, *args, **kwargs)
+
+    monkeypatch.setattr(asyncio, "sleep", sleep)
+    store.refusals = 1
+    outcome = await loop.handle(place(gid, "k4"))
+    assert outcome.seq == 4
+    assert pauses == [(0.25, False)]  # one pause of backoff x 1, the lock free meanwhile
 
 
 async def test_a_keyed_create_lost_to_its_own_in_flight_try_is_unavailable():
