@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from client.bots import FIGURES, LifeBot, decode_board
 
 
@@ -38,6 +40,33 @@ def test_chosen_cells_keep_clear_of_live_cells():
             board[y][x] = 0
     cells = LifeBot(None, "g", "b", seed=5).pick_cells(view([0, 0, 30, 60]), 20, board=board)
     assert all(11 <= x < 19 and 11 <= y < 19 for x, y in cells)
+
+
+def test_reserved_cells_are_kept_clear_of_when_a_board_is_given_too():
+    """``reserved`` (a stamp's square) and the board's live cells both count as taken: a
+    board given with ``reserved`` used to replace the reserved cells by the live ones."""
+    free = {(x, y) for y in range(10, 20) for x in range(10, 20)}
+    reserved = [(x, y) for y in range(60) for x in range(30) if (x, y) not in free]
+    empty = decode_board("!", 60, 60)
+    for seed in range(5):
+        cells = LifeBot(None, "g", "b", seed=seed).pick_cells(
+            view([0, 0, 30, 60]), 20, board=empty, reserved=reserved
+        )
+        assert cells, seed
+        assert all(11 <= x < 19 and 11 <= y < 19 for x, y in cells), seed
+    board = decode_board("!", 60, 60)
+    board[14][14] = 1  # a live cell inside the free window: kept clear of as well
+    cells = LifeBot(None, "g", "b", seed=1).pick_cells(view([0, 0, 30, 60]), 20, board=board, reserved=reserved)
+    assert all(11 <= x < 19 and 11 <= y < 19 and max(abs(x - 14), abs(y - 14)) > 1 for x, y in cells)
+
+
+def test_decode_board_is_the_view_codecs_and_refuses_what_is_not_a_board():
+    assert decode_board("", 3, 2) == [[0, 0, 0], [0, 0, 0]]  # a view without the field
+    assert decode_board("b2ob$2o2b!", 4, 2) == [[0, 1, 1, 0], [1, 1, 0, 0]]  # a fog mask
+    assert decode_board("2pA$yO!", 2, 2) == [[25, 25], [255, 0]]
+    for bad, message in (("4A!", "past the right edge"), ("$$A!", "below the board"), ("A?!", "'?'")):
+        with pytest.raises(ValueError, match=message):
+            decode_board(bad, 3, 2)
 
 
 def test_same_seed_same_choices():

@@ -1,9 +1,12 @@
 // Multi-state RLE (Golly's convention) as used by the CellWar view's `board`:
-// '.' dead, 'A' colour 1, 'B' colour 2, ... 'X' state 24, 'pA'..'yX' states 25..255;
+// '.' dead, 'A' colour 1, 'B' colour 2, ... 'X' state 24, 'pA'..'yO' states 25..255;
 // a run count may precede any token; '$' ends a row (a count skips rows); '!' ends it.
 // Two-state 'b' (dead) and 'o' (state 1) are accepted too. Trailing dead cells of a
 // row and trailing empty rows may be omitted. Header lines ("x = ...") and '#'
-// comment lines are skipped.
+// comment lines are skipped; lines may end with LF, CRLF or CR.
+// The format is defined by the views' board codec, proto/cellwar/v1/board_codec.py
+// (Python, `cellwar.v1.board_codec`); tests/client/test_rle_js.py runs this decoder and
+// encoder on the codec's texts and asserts the same cells and the same texts.
 
 /**
  * Decode an RLE board into a row-major Uint8Array of width*height states.
@@ -18,8 +21,8 @@ export function decodeBoard(text, width, height, out) {
   const cells = out && out.length === width * height ? out : new Uint8Array(width * height);
   cells.fill(0);
   if (!text) return cells;
-  const body = text.includes('\n')
-    ? text.split('\n').filter((l) => !/^\s*(#|x\s*=)/.test(l)).join('')
+  const body = text.includes('\n') || text.includes('\r') // LF, CRLF or CR line ends
+    ? text.split(/\r\n?|\n/).filter((l) => !/^\s*(#|x\s*=)/.test(l)).join('')
     : text;
   let x = 0;
   let y = 0;
@@ -46,7 +49,7 @@ export function decodeBoard(text, width, height, out) {
       x += run;
     } else if (c >= 112 && c <= 121) { // 'p'..'y' prefix of states > 24
       prefix = c - 111;
-      count = 0;
+      count = run; // the count belongs to the two-letter tag ('3pA' is three cells)
     } else if (c === 36) { // '$'
       y += run;
       x = 0;
