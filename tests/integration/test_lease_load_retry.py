@@ -40,7 +40,7 @@ async def test_a_lease_whose_game_cannot_be_loaded_is_released_and_the_load_retr
         # The game now asks for a holder (its directory entry says it is ticked).
         await app.directory.put(gid, {**entry, "lease": True})
         async with asyncio.timeout(20):
-            while not app.keeper._load_failures.get(gid):
+            while not app.keeper._load_failures.failures(gid):
                 app.keeper.poke()
                 await asyncio.sleep(0.05)
         # Released at once, in the bucket too: nobody renews a lease on it.

@@ -13,13 +13,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Container, Iterable
 
 import nats.errors
 import nats.js.errors
 import structlog
 from nats.js.kv import KeyValue
 
+from services.common.backoff import Backoff
 from services.common.nats.kv import KvMirror
 from services.common.tasks import cancel, every
 
@@ -49,7 +50,7 @@ class Leases:
         self.on_lost = on_lost
         self.held: dict[str, int] = {}  # game_id -> KV revision of our last write
         self._holders: dict[str, tuple[str, float]] = {}  # game_id -> (holder, loop time seen)
-        self._next_try: dict[str, float] = {}
+        self._retry = Backoff(ttl_s / 3, ttl_s / 3, self._now)  # failed tries: TTL/3
         self._task: asyncio.Task | None = None
         self.mirror = KvMirror(kv, self._on_change)
 
@@ -88,12 +89,13 @@ class Leases:
 
     async def acquire(self, game_ids: Iterable[str]) -> set[str]:
         """Try to take the lease of each game nobody holds; returns the ids newly taken.
-        A game held by another live instance is skipped; a failed try waits TTL/3."""
+        A game held by another live instance is skipped; a failed try waits TTL/3
+        (:class:`services.common.backoff.Backoff`), a taken one is forgotten there."""
         now = self._now()
         value = self.instance_id.encode()
         taken: set[str] = set()
         for gid in game_ids:
-            if gid in self.held or self._next_try.get(gid, 0.0) > now:
+            if gid in self.held or self._retry.waiting(gid):
                 continue
             holder = self.holder(gid)
             if holder is not None and holder != self.instance_id:
@@ -101,6 +103,7 @@ class Leases:
             try:
                 self.held[gid] = await self.kv.create(gid, value)
                 self._holders[gid] = (self.instance_id, now)
+                self._retry.forget(gid)
                 taken.add(gid)
                 log.info("lease_acquired", game_id=gid)
                 continue
@@ -108,29 +111,30 @@ class Leases:
                 pass
             except (TimeoutError, nats.errors.Error) as exc:
                 log.warning("lease_error", game_id=gid, error=str(exc))
-                self._next_try[gid] = now + self.ttl_s / 3
+                self._retry.failed(gid)
                 continue
             try:  # exists: ours after a restart?
                 entry = await self.kv.get(gid)
                 if entry.value == value:
                     self.held[gid] = await self.kv.update(gid, value, last=entry.revision)
+                    self._retry.forget(gid)
                     taken.add(gid)
                     log.info("lease_resumed", game_id=gid)
                     continue
             except (TimeoutError, nats.errors.Error) as exc:
                 log.debug("lease_busy", game_id=gid, error=str(exc))
-            self._next_try[gid] = now + self.ttl_s / 3
+            self._retry.failed(gid)
         return taken
 
-    def defer(self, game_id: str, delay_s: float) -> None:
-        """Do not try to take ``game_id``'s lease for ``delay_s`` seconds (a load that
-        failed is tried again later; meanwhile another instance may take it)."""
-        self._next_try[game_id] = self._now() + delay_s
+    def keep_retries(self, game_ids: Container[str]) -> None:
+        """Forget the failed tries of the games not in ``game_ids`` (no longer wanted: a
+        game another instance took, or that ended, leaves no entry behind)."""
+        self._retry.keep_only(game_ids)
 
     async def release(self, game_id: str) -> None:
         """Give a lease up (the game no longer needs a holder)."""
         rev = self.held.pop(game_id, None)
-        self._next_try.pop(game_id, None)
+        self._retry.forget(game_id)
         if rev is None:
             return
         self._holders.pop(game_id, None)

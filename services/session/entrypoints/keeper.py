@@ -10,8 +10,9 @@
   the command loop. A game this instance cannot load after taking its lease (NATS not
   answering: ``lease_game_not_loaded``) has its lease released at once (another
   instance may load it) and is tried again here after a backoff that doubles from
-  :data:`LOAD_RETRY_S` up to the lease TTL: a lease is never kept on a game nobody
-  ticks (docs/faults.md).
+  :data:`LOAD_RETRY_S` up to the lease TTL (services/common/backoff.py, the one the
+  lease tries use; a game no longer wanted is forgotten there): a lease is never kept
+  on a game nobody ticks (docs/faults.md).
 - **Disconnect clocks** of the games this instance holds, every
   :data:`CLOCK_INTERVAL_S` (services/session/entrypoints/presence.py).
 - **Turn timers** of the games this instance holds, in the same pass
@@ -33,6 +34,7 @@ from datetime import datetime
 import structlog
 
 from cellwar.v1.codes import ErrorCode
+from services.common.backoff import Backoff
 from services.common.errors import ServiceError
 from services.common.settings import Settings
 from services.session.adapters.directory import Directory
@@ -86,7 +88,8 @@ class Keeper:
         self._tasks: list[asyncio.Task] = []
         self._poked = asyncio.Event()
         self._expiring: dict[str, asyncio.Task] = {}
-        self._load_failures: dict[str, int] = {}  # game_id -> failed loads in a row
+        # game_id -> failed loads in a row and the next try (forgotten once not wanted)
+        self._load_failures = Backoff(LOAD_RETRY_S, settings.lease_ttl_s)
         self.timers = TurnTimers(games, loop)
 
     def needs_lease(self, game: Game) -> bool:
@@ -165,12 +168,15 @@ class Keeper:
         }
         wanted |= self.presence.tracked_games()
         wanted |= {g.game_id for g in self.games.loaded() if self.needs_lease(g)}
+        self._load_failures.keep_only(wanted)
+        self.leases.keep_retries(wanted)
         # nobody's, or ours by name but not held here: this instance restarted with the
         # same instance id and resumes them at once (Leases.acquire), not a TTL later
         orphans = [
             gid
             for gid in wanted
             if not self.leases.holds(gid)
+            and not self._load_failures.waiting(gid)
             and self.leases.holder(gid) in (None, self.leases.instance_id)
         ]
         for gid in await self.leases.acquire(orphans[:ADOPT_PER_PASS]):
@@ -187,12 +193,10 @@ class Keeper:
             await self.leases.release(game_id)
             if exc.code == ErrorCode.GAME_NOT_FOUND:
                 log.warning("lease_game_not_loaded", game_id=game_id, code=exc.code)
-                self._load_failures.pop(game_id, None)
+                self._load_failures.forget(game_id)
                 return
-            failures = self._load_failures.get(game_id, 0) + 1
-            self._load_failures[game_id] = failures
-            retry_s = min(LOAD_RETRY_S * 2 ** (failures - 1), self.settings.lease_ttl_s)
-            self.leases.defer(game_id, retry_s)
+            retry_s = self._load_failures.failed(game_id)
+            failures = self._load_failures.failures(game_id)
             log.warning(
                 "lease_game_not_loaded",
                 game_id=game_id,
@@ -202,7 +206,7 @@ class Keeper:
             )
             self.poke_in(retry_s)
             return
-        self._load_failures.pop(game_id, None)
+        self._load_failures.forget(game_id)
         if game.needs_finish:
             try:
                 async with game.lock:
