@@ -1,9 +1,13 @@
-"""The SDK's request and error handling, against the real gateway app in process."""
+"""The SDK's request and error handling, each test against the blocking and the async
+client (tests/client/flavours.py), on the real gateway app (uvicorn in process) or an
+httpx mock transport."""
 
 from __future__ import annotations
 
 import asyncio
+import inspect
 import json
+import socket
 
 import httpx
 import pytest
@@ -11,6 +15,30 @@ import pytest
 from client.sdk import ApiError, AsyncCellWarClient, CellWarClient, stream_url
 from gateway.app import create_app
 from services.common.settings import Settings
+from tests.client.flavours import client
+from tests.support.serve import serve
+
+
+def public_methods(cls: type) -> dict[str, inspect.Signature]:
+    return {name: inspect.signature(m) for name, m in inspect.getmembers(cls, callable) if not name.startswith("_")}
+
+
+def test_both_clients_have_the_same_methods_and_signatures():
+    sync, aio = public_methods(CellWarClient), public_methods(AsyncCellWarClient)
+    assert set(sync) - {"close", "__enter__", "__exit__"} == set(aio) - {"aclose"}
+    for name in set(sync) & set(aio):
+        assert sync[name].parameters == aio[name].parameters, name
+        returns = sync[name].return_annotation, aio[name].return_annotation
+        assert returns[0] == returns[1] or returns in {
+            ("Iterator[dict[str, Any]]", "AsyncIterator[dict[str, Any]]"), ("Commands", "AsyncCommands")
+        }, name
+    assert str(aio["create_game"]) == (
+        "(self, kind: 'str' = 'life', config: 'dict[str, Any] | None' = None, *, "
+        "idempotency_key: 'str | None' = None, profile_token: 'str | None' = None) -> 'str'"
+    )
+    assert inspect.iscoroutinefunction(AsyncCellWarClient.join) and not inspect.iscoroutinefunction(CellWarClient.join)
+    assert inspect.isasyncgenfunction(AsyncCellWarClient.stream) and inspect.isgeneratorfunction(CellWarClient.stream)
+    assert "GAME_FULL" in (CellWarClient.join.__doc__ or "") and CellWarClient.join.__doc__ == AsyncCellWarClient.join.__doc__
 
 
 def test_stream_url_follows_the_scheme_and_quotes_the_token():
@@ -18,59 +46,56 @@ def test_stream_url_follows_the_scheme_and_quotes_the_token():
     assert stream_url("https://h/api/", "g1", "a.b=") == "wss://h/api/game/g1/stream?token=a.b%3D"
 
 
-async def test_error_answers_raise_api_error_with_status_and_code():
+@pytest.fixture
+async def sessionless() -> tuple[str, object]:
+    """A gateway whose session service is down (nothing on 127.0.0.1:9): (url, app)."""
     app = create_app(Settings(session_addr="127.0.0.1:9", web_dir="/nonexistent"))
-    async with app.router.lifespan_context(app):
-        api = AsyncCellWarClient("http://gw", transport=httpx.ASGITransport(app=app))
-        async with api:
-            with pytest.raises(ApiError) as unauthorized:
-                await api.state("g1", "bad-token")
-            assert (unauthorized.value.status, unauthorized.value.code) == (401, "UNAUTHORIZED")
-            with pytest.raises(ApiError) as malformed:
-                await api.speed("g1", app.state.signer.issue("g1", 1), 3)
-            assert (malformed.value.status, malformed.value.code) == (422, "MALFORMED")
+    async with serve(app) as url:
+        yield url, app
 
 
-async def test_a_call_safe_to_repeat_is_tried_again_while_the_session_is_down():
+async def test_error_answers_raise_api_error_with_status_and_code(flavour, sessionless):
+    url, app = sessionless
+    async with client(flavour, url) as api:
+        with pytest.raises(ApiError) as unauthorized:
+            await api.state("g1", "bad-token")
+        assert (unauthorized.value.status, unauthorized.value.code) == (401, "UNAUTHORIZED")
+        with pytest.raises(ApiError) as malformed:
+            await api.speed("g1", app.state.signer.issue("g1", 1), 3)
+        assert (malformed.value.status, malformed.value.code) == (422, "MALFORMED")
+
+
+async def test_a_call_safe_to_repeat_is_tried_again_while_the_session_is_down(flavour, sessionless):
     """503 UNAVAILABLE (the gateway's session is down): tried again for the budget, then
     the 503 is raised; without a budget (the default) at once."""
-    app = create_app(Settings(session_addr="127.0.0.1:9", web_dir="/nonexistent"))
-    async with app.router.lifespan_context(app):
-        said: list[tuple[str, float]] = []
-        transport = httpx.ASGITransport(app=app)
-        patient = AsyncCellWarClient("http://gw", transport=transport, retry_unavailable_s=0.6,
-                                     on_retry=lambda reason, wait: said.append((reason, wait)))
-        async with patient:
-            with pytest.raises(ApiError) as err:
-                await patient.create_game("life")
-        assert (err.value.status, err.value.code) == (503, "UNAVAILABLE")
-        assert len(said) >= 2 and {r for r, _ in said} == {"503 UNAVAILABLE"}
-        assert said[0][1] == 0.25 and 0 < said[1][1] <= 0.5  # doubling, cut to what is left
-        said.clear()
-        hasty = AsyncCellWarClient("http://gw", transport=transport, on_retry=lambda r, w: said.append((r, w)))
-        async with hasty:
-            with pytest.raises(ApiError) as err:
-                await hasty.health()
-        assert err.value.status == 503 and said == []
+    url, _ = sessionless
+    said: list[tuple[str, float]] = []
+    async with client(flavour, url, retry_unavailable_s=1.5, on_retry=lambda r, w: said.append((r, w))) as patient:
+        with pytest.raises(ApiError) as err:
+            await patient.create_game("life")
+    assert (err.value.status, err.value.code) == (503, "UNAVAILABLE")
+    assert len(said) >= 2 and {r for r, _ in said} == {"503 UNAVAILABLE"}
+    assert said[0][1] == 0.25 and 0 < said[1][1] <= 0.5  # doubling, cut to what is left
+    said.clear()
+    async with client(flavour, url, on_retry=lambda r, w: said.append((r, w))) as hasty:
+        with pytest.raises(ApiError) as err:
+            await hasty.health()
+    assert err.value.status == 503 and said == []
 
 
-async def test_a_command_waits_for_a_restarting_server_and_is_applied_once():
+async def test_a_command_waits_for_a_restarting_server_and_is_applied_once(flavour):
     """Nothing listens yet (connection refused): the POST, with its Idempotency-Key, is
     tried again until the server is up, and answered."""
-    import socket
-
     from bench._bare import create_app as bare_app
     from gateway.tokens import TokenSigner
-    from tests.support.serve import serve
 
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     secret = "k" * 40
     said: list[str] = []
-    api = AsyncCellWarClient(f"http://127.0.0.1:{port}", retry_unavailable_s=30.0,
-                             on_retry=lambda reason, wait: said.append(reason))
-    async with api:
+    async with client(flavour, f"http://127.0.0.1:{port}", retry_unavailable_s=30.0,
+                      on_retry=lambda reason, wait: said.append(reason)) as api:
         call = asyncio.create_task(api.place("g1", TokenSigner(secret).issue("g1", 1), [(1, 1)]))
         while not said:  # refused at least once
             await asyncio.sleep(0.02)
@@ -80,47 +105,109 @@ async def test_a_command_waits_for_a_restarting_server_and_is_applied_once():
     assert answer["seq"] == 1 and answer["view"]["kind"] == "life"
 
 
-def test_sync_client_raises_api_error_on_a_non_json_error():
+async def test_a_non_json_error_raises_api_error_http_error(flavour):
     def handler(request: httpx.Request) -> httpx.Response:
         assert request.headers["Idempotency-Key"]
         return httpx.Response(502, text="bad gateway")
 
-    with CellWarClient("http://gw", transport=httpx.MockTransport(handler)) as api, pytest.raises(ApiError) as err:
-        api.create_game("life")
-    assert err.value.status == 502 and err.value.code == "HTTP_ERROR"
+    async with client(flavour, "http://gw", transport=httpx.MockTransport(handler)) as api:
+        with pytest.raises(ApiError) as err:
+            await api.create_game("life")
+    assert (err.value.status, err.value.code, err.value.message) == (502, "HTTP_ERROR", "bad gateway")
 
 
-@pytest.mark.integration
-async def test_sync_client_plays_through_the_real_gateway(gateway: str):
-    """The blocking client runs in a thread (the gateway serves in this event loop)."""
+async def test_an_error_body_gives_its_seq(flavour):
+    def handler(request: httpx.Request) -> httpx.Response:
+        assert request.headers["Content-Type"] == "application/x-ndjson" and request.content == b'{"seq":1}\n'
+        error = {"code": "LOG_MISMATCH", "message": "event 4 differs", "seq": 4}
+        return httpx.Response(422, json={"error": error})
 
-    def scenario() -> tuple[dict, dict, dict]:
-        with CellWarClient(gateway) as api:
-            game_id = api.create_game("life", {"width": 20, "height": 20, "budget": 5})
-            alice, bob = api.join(game_id, "alice"), api.join(game_id, "bob")
-            placed = api.place(game_id, alice.token, [(1, 1), (2, 1), (1, 2), (2, 2)])
-            api.end_turn(game_id, alice.token)
-            first_message = next(iter(api.stream(game_id, bob.token)))
-            return placed, api.state(game_id, bob.token), first_message
-
-    placed, bob_view, message = await asyncio.to_thread(scenario)
-    assert placed["view"]["players"][0]["budget_left"] == 1
-    assert bob_view["turn"] == 2 and bob_view["you"] == 2
-    assert message["type"] == "view" and message["view"]["you"] == 2
+    async with client(flavour, "http://gw", transport=httpx.MockTransport(handler)) as api:
+        with pytest.raises(ApiError) as err:
+            await api.import_log('{"seq":1}\n')
+    assert (err.value.status, err.value.code, err.value.seq) == (422, "LOG_MISMATCH", 4)
 
 
-def test_stamp_with_swapped_arguments_fails_before_any_request():
+async def test_stamp_with_swapped_arguments_fails_before_any_request(flavour):
     calls: list[httpx.Request] = []
 
     def handler(request: httpx.Request) -> httpx.Response:
         calls.append(request)
         return httpx.Response(200, json={"seq": 1, "view": {}})
 
-    with CellWarClient("http://gw", transport=httpx.MockTransport(handler)) as api:
+    async with client(flavour, "http://gw", transport=httpx.MockTransport(handler)) as api:
         with pytest.raises(TypeError, match="x and y must be ints"):
-            api.stamp("g1", "t", "glider", 3, 4)
+            await api.stamp("g1", "t", "glider", 3, 4)
         with pytest.raises(TypeError, match="exactly one of pattern"):
-            api.stamp("g1", "t", 3, 4)
-        api.stamp("g1", "t", 3, 4, "glider", rotation=1)
+            await api.stamp("g1", "t", 3, 4)
+        assert await api.stamp("g1", "t", 3, 4, "glider", rotation=1) == {"seq": 1, "view": {}}
     assert len(calls) == 1
     assert json.loads(calls[0].content) == {"type": "stamp", "x": 3, "y": 4, "rotation": 1, "pattern": "glider"}
+
+
+def ticket_server(statuses: list[str], seen: list[str]) -> httpx.MockTransport:
+    """A matchmaker answering POST /matchmaking/tickets, then ``statuses`` one GET at a time."""
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append(f"{request.method} {request.url.path}")
+        if request.method == "POST":
+            return httpx.Response(201, json={"ticket_id": "t1", "ticket_token": "tt"})
+        if request.method == "DELETE":
+            return httpx.Response(200, json={"status": "cancelled"})
+        status = statuses.pop(0) if len(statuses) > 1 else statuses[0]
+        match = {"game_id": "g7", "player_id": 2, "player_token": "pt"} if status == "matched" else None
+        return httpx.Response(200, json={"status": status, "match": match, "reason": "no one came"})
+
+    return httpx.MockTransport(handler)
+
+
+#: A base URL where no WebSocket answers (connection refused): the ticket's stream falls
+#: back to polling.
+NOWHERE = "http://127.0.0.1:9"
+
+
+async def test_find_match_polls_the_ticket_until_matched(flavour):
+    seen: list[str] = []
+    transport = ticket_server(["searching", "searching", "matched"], seen)
+    async with client(flavour, NOWHERE, transport=transport) as api:
+        seat = await api.find_match("cellwar", 2, "me")
+    assert (seat.game_id, seat.player_id, seat.token) == ("g7", 2, "pt")
+    assert seen == ["POST /matchmaking/tickets"] + ["GET /matchmaking/tickets/t1"] * 3
+
+
+async def test_find_match_cancels_the_ticket_when_the_wait_fails(flavour):
+    seen: list[str] = []
+    async with client(flavour, NOWHERE, transport=ticket_server(["expired"], seen)) as api:
+        with pytest.raises(ApiError) as expired:
+            await api.find_match("life")
+        assert (expired.value.status, expired.value.code) == (409, "TICKET_EXPIRED")
+        assert "no one came" in expired.value.message
+        assert seen == ["POST /matchmaking/tickets", "GET /matchmaking/tickets/t1", "DELETE /matchmaking/tickets/t1"]
+    async with client(flavour, NOWHERE, transport=ticket_server(["searching"], seen)) as api:
+        with pytest.raises(TimeoutError):
+            await api.wait_for_match("t1", "tt", timeout=0.1, poll_s=0.02)
+
+
+@pytest.mark.integration
+async def test_both_clients_play_through_the_real_gateway(flavour, gateway: str):
+    async with client(flavour, gateway) as api:
+        game_id = await api.create_game("life", {"width": 20, "height": 20, "budget": 5})
+        alice, bob = await api.join(game_id, "alice"), await api.join(game_id, "bob")
+        placed = await api.place(game_id, alice.token, [(1, 1), (2, 1), (1, 2), (2, 2)])
+        ended = await api.end_turn(game_id, alice.token)
+        [message] = await api.collect("stream", game_id, bob.token, limit=1)
+        bob_view = await api.state(game_id, bob.token)
+        events = await api.events(game_id, bob.token)
+        assert await api.collect("events_jsonl", game_id, bob.token) == events
+        assert await api.collect("events_jsonl", game_id, bob.token, from_seq=events[-1]["seq"]) == events[-1:]
+        assert game_id in {g["game_id"] for g in await api.games()}
+        with pytest.raises(ApiError) as refused:
+            await api.collect("stream", game_id, "not-a-token", limit=1)
+        with pytest.raises(ApiError) as wrong_game:
+            await api.collect("events_jsonl", "no-such-game", bob.token)
+    assert placed["seq"] == ended["seq"] - 1 and placed["view"]["players"][0]["budget_left"] == 1
+    assert bob_view["turn"] == 2 and bob_view["you"] == 2
+    assert message["type"] == "view" and message["view"]["you"] == 2
+    assert [e["seq"] for e in events] == list(range(1, len(events) + 1)) and events[-1]["type"] == "TurnEnded"
+    assert (refused.value.status, refused.value.code) == (401, "UNAUTHORIZED")
+    assert wrong_game.value.status in (401, 403)
