@@ -14,6 +14,7 @@ import pytest
 
 from services.common.errors import ServiceError
 from services.common.settings import Settings
+from services.matchmaker import service as service_module
 from services.matchmaker.bootstrap import MatchmakerCore, bootstrap, memory_ports
 from services.matchmaker.domain import MatchErrorCode
 from services.matchmaker.memory import MemoryBucket, MemoryEventLog, MemorySession, key_matches
@@ -115,6 +116,35 @@ async def test_a_profile_queues_once_and_a_cancel_aborts_an_undecided_match(core
     first = await mm.create_ticket("life", 4, {}, "kim", command_id="k-1")
     assert await mm.create_ticket("life", 4, {}, "kim", command_id="k-1") == first
     await mm.cancel_ticket(first["ticket_id"])
+
+
+async def test_a_decided_match_whose_session_was_down_is_rolled_forward_in_memory(monkeypatch):
+    monkeypatch.setattr(service_module, "COMPLETE_RETRY_S", 0.2)
+    session = MemorySession()
+    session.fail = ServiceError("UNAVAILABLE", "session down")
+    settings = Settings(matchmaker_interval_s=0.02, match_claim_timeout_s=0.5)
+    built = bootstrap(memory_ports(session), settings)
+    await built.start()
+    mm = built.matchmaker
+    try:
+        a = await mm.create_ticket("cellwar", 2, {"width": 9}, "a")
+        b = await mm.create_ticket("cellwar", 2, {"width": 9}, "b")
+
+        async def stuck():  # decided, the completion gave up, a recovery has begun
+            return mm.rolled_forward >= 1 and (await mm.get_ticket(a["ticket_id"]))["claim"]
+
+        await eventually(stuck, timeout=10, what="a decided match left to recovery")
+        match_id = (await mm.get_ticket(a["ticket_id"]))["claim"]["match_id"]
+        assert (await built.ports.tickets.get(decision_key(match_id)))[0]["state"] == "committed"
+        assert session.games == {}
+        session.fail = None  # back: the stale claims are rolled forward to one game
+        ta = await eventually(lambda: _matched(built, a["ticket_id"]), timeout=10, what="a matched")
+        tb = await eventually(lambda: _matched(built, b["ticket_id"]), timeout=10, what="b matched")
+        assert ta["match"]["match_id"] == tb["match"]["match_id"] == match_id
+        assert list(session.games) == [ta["match"]["game_id"]] == [tb["match"]["game_id"]]
+        assert session.games[ta["match"]["game_id"]]["seats"] == ["a", "b"]
+    finally:
+        await built.stop()
 
 
 async def test_the_memory_bucket_has_kv_revisions_and_fences():
