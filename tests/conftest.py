@@ -1,14 +1,28 @@
-"""Shared fixtures: a real NATS with JetStream (session scope) and an in-process
-engine + session stack (function scope). See tests/support/."""
+"""Shared fixtures: a real NATS with JetStream (session scope), an in-process engine +
+session stack (function scope: ``stack`` on in-memory ports, ``nats_stack`` on the real
+NATS), and the markers that sort the suite by what it needs. See tests/support/.
+
+Markers given here at collection (``make test-fast`` leaves them out):
+
+- ``nats``: the test uses the ``nats_url`` fixture (directly or through another fixture,
+  e.g. ``nats_stack``), or starts a NATS of its own (marked by hand);
+- ``docker``: everything under tests/containers;
+- ``browser``: everything under tests/browser.
+"""
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
 
 import pytest
 
 from tests.support.nats import nats_server
 from tests.support.stack import Stack, start_stack
+
+_TESTS = Path(__file__).resolve().parent
+#: Directories whose tests get a marker by where they live.
+_BY_PLACE = {"containers": "docker", "browser": "browser"}
 
 
 @pytest.fixture(scope="session")
@@ -20,14 +34,50 @@ def nats_url() -> Iterator[str]:
 
 
 @pytest.fixture
-async def stack(nats_url: str) -> AsyncIterator[Stack]:
-    """Engine + session gRPC servers in this process (``generations_per_second=400``);
-    ``stack.session_target`` / ``stack.engine_target`` are ``"127.0.0.1:port"``."""
+async def nats_stack(nats_url: str) -> AsyncIterator[Stack]:
+    """Engine + session gRPC servers in this process on the test NATS
+    (``generations_per_second=400``); ``stack.session_target`` /
+    ``stack.engine_target`` are ``"127.0.0.1:port"``."""
     s = await start_stack(nats_url)
     try:
         yield s
     finally:
         await s.stop()
+
+
+@pytest.fixture
+async def stack(nats_url: str) -> AsyncIterator[Stack]:
+    """:func:`nats_stack` (tests/api/conftest.py gives its tests a ``stack`` in memory)."""
+    s = await start_stack(nats_url)
+    try:
+        yield s
+    finally:
+        await s.stop()
+
+
+@pytest.fixture
+async def memory_stack() -> AsyncIterator[Stack]:
+    """Engine + session gRPC servers in this process, the session on in-memory ports
+    (services/session/bootstrap.py ``memory_ports``): no NATS is started or reached."""
+    s = await start_stack()
+    try:
+        yield s
+    finally:
+        await s.stop()
+
+
+def pytest_collection_modifyitems(config, items) -> None:
+    """Mark the tests that need NATS, Docker or a browser (module docstring)."""
+    for item in items:
+        if "nats_url" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.nats)
+        try:
+            parts = Path(str(item.path)).resolve().relative_to(_TESTS).parts
+        except ValueError:
+            continue
+        marker = _BY_PLACE.get(parts[0]) if parts else None
+        if marker is not None:
+            item.add_marker(getattr(pytest.mark, marker))
 
 
 def pytest_terminal_summary(terminalreporter) -> None:

@@ -1,6 +1,9 @@
 """Fixtures of the API tests: the real gateway app served by uvicorn on 127.0.0.1:0 in the
 test's event loop (so WebSockets work), in front of the real engine + session gRPC
-servers of the ``stack`` fixture (tests/conftest.py) and a real NATS."""
+servers of the ``stack`` fixture. Here ``stack`` is the session on in-memory ports (no
+NATS: the REST contract and the rules do not depend on where the log is kept); tests of
+NATS itself (shared limits in KV, restarts of NATS) take ``nats_stack`` or ``nats_url``
+(tests/conftest.py) and are marked ``nats``."""
 
 from __future__ import annotations
 
@@ -12,9 +15,21 @@ from client.sdk import AsyncCellWarClient
 from gateway.app import create_app
 from services.common.settings import Settings
 from tests.support.serve import serve
+from tests.support.stack import Stack, start_stack
 
 #: The signing key of the test gateway's player tokens.
 TEST_SECRET = "test-secret-for-player-tokens"
+
+
+@pytest.fixture
+async def stack() -> AsyncIterator[Stack]:
+    """Engine + session gRPC servers in this process, the session on in-memory ports
+    (``stack.memory``; ``generations_per_second=400``)."""
+    s = await start_stack()
+    try:
+        yield s
+    finally:
+        await s.stop()
 
 
 @pytest.fixture

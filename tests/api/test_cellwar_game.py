@@ -16,7 +16,7 @@ import engine
 from client.cellwar_bot import CellWarBot, visible_cells
 from client.sdk import ApiError, AsyncCellWarClient
 from engine.cellwar.fog import is_visible, vision_mask
-from tests.api.test_life_game import read_log_from_nats
+from tests.api.test_life_game import stored_log
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(60)]
 
@@ -45,7 +45,7 @@ def fold_states(stored) -> list[Any]:
     return states
 
 
-async def test_three_bots_play_to_the_end_and_the_log_obeys_the_fog(api: AsyncCellWarClient, nats_url: str):
+async def test_three_bots_play_to_the_end_and_the_log_obeys_the_fog(api: AsyncCellWarClient, stack):
     game_id = await api.create_game("cellwar", GAME)
     lobby = next(g for g in await api.games() if g["game_id"] == game_id)
     assert "units" not in lobby["config"] and lobby["config"]["disconnect_timeout_s"] == 30
@@ -71,12 +71,12 @@ async def test_three_bots_play_to_the_end_and_the_log_obeys_the_fog(api: AsyncCe
     winner_units = [u for u in final["units"] if u["owner"] == final["winner"]]
     assert winner_units and all(u["owner"] == final["winner"] for u in final["units"])
 
-    # Once finished: everyone gets the whole log, with hashes, the same as NATS holds.
+    # Once finished: everyone gets the whole log, with hashes, the same as the store holds.
     events = await api.events(game_id, bots[2].seat.token)
     assert [e["seq"] for e in events] == list(range(1, len(events) + 1))
     assert events[-1]["type"] == "GameFinished" and events[-1]["payload"]["winner"] == final["winner"]
     assert await api.events(game_id) == events
-    stored = await read_log_from_nats(nats_url, game_id, len(events))
+    stored = await stored_log(stack, game_id)
     assert [(e.seq, e.type, e.state_hash) for e in stored] == [
         (e["seq"], e["type"], e["state_hash"]) for e in events
     ]

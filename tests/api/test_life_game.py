@@ -1,5 +1,6 @@
 """A whole Life game through the public API: two bots play it to the end over REST and
-WebSocket; the log, the replay, the NATS stream and a local fold all tell the same story."""
+WebSocket; the log, the replay, the session's event store and a local fold all tell the
+same story."""
 
 from __future__ import annotations
 
@@ -9,7 +10,6 @@ import uuid
 from typing import Any
 
 import httpx
-import nats
 import pytest
 import websockets
 
@@ -24,22 +24,10 @@ pytestmark = pytest.mark.integration
 GAME = {"width": 60, "height": 60, "players": 2, "budget": 100, "max_generations": 600}
 
 
-async def read_log_from_nats(nats_url: str, game_id: str, count: int) -> list[events_pb2.Event]:
-    """The game's events as stored in JetStream (subject ``games.<id>.events``)."""
-    nc = await nats.connect(nats_url)
-    try:
-        js = nc.jetstream()
-        sub = await js.subscribe(f"games.{game_id}.events", ordered_consumer=True)
-        events = []
-        while len(events) < count:
-            msg = await sub.next_msg(timeout=5)
-            event = events_pb2.Event()
-            event.ParseFromString(msg.data)
-            events.append(event)
-        await sub.unsubscribe()
-        return events
-    finally:
-        await nc.close()
+async def stored_log(stack, game_id: str) -> list[events_pb2.Event]:
+    """The game's events as the session's event store holds them (the in-memory log of
+    the ``stack`` of tests/api, JetStream's on NATS)."""
+    return await stack.session.store.read(game_id)
 
 
 async def watch(api: AsyncCellWarClient, game_id: str, token: str | None, out: list[dict[str, Any]]) -> None:
@@ -47,7 +35,7 @@ async def watch(api: AsyncCellWarClient, game_id: str, token: str | None, out: l
         out.append(message)
 
 
-async def test_two_bots_play_a_game_to_the_end(api: AsyncCellWarClient, nats_url: str):
+async def test_two_bots_play_a_game_to_the_end(api: AsyncCellWarClient, stack):
     game_id = await api.create_game("life", GAME)
     red = LifeBot(api, game_id, "red", seed=11, speed=8)
     green = LifeBot(api, game_id, "green", seed=12, speed=8)
@@ -83,8 +71,8 @@ async def test_two_bots_play_a_game_to_the_end(api: AsyncCellWarClient, nats_url
     assert {**replayed["view"], "seq": 0} == {**final_state, "seq": 0}
     assert final_state["seq"] == versions(events)[red.seat.player_id]  # red's own version
 
-    # The log in NATS is the same log, and folding it gives the recorded final hash.
-    stored = await read_log_from_nats(nats_url, game_id, len(events))
+    # The stored log is the same log, and folding it gives the recorded final hash.
+    stored = await stored_log(stack, game_id)
     assert [(e.seq, e.type, e.state_hash) for e in stored] == [
         (e["seq"], e["type"], e["state_hash"]) for e in events
     ]

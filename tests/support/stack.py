@@ -1,9 +1,12 @@
-"""CellWar services for tests, on loopback against a real NATS.
+"""CellWar services for tests, on loopback, on a real NATS or in memory.
 
-- :func:`start_stack`: the engine and session gRPC servers in this process (port 0).
+- :func:`start_stack`: the engine and session gRPC servers in this process (port 0); the
+  session on a real NATS (``nats_url``) or, without one, on in-memory ports
+  (services/session/bootstrap.py ``memory_ports``: no NATS at all).
 - :class:`EngineProcess` / :class:`SessionProcess`: ``python -m services.engine`` /
   ``python -m services.session`` as subprocesses (for kill -9 tests), waiting until
-  their gRPC health check answers SERVING.
+  their gRPC health check answers SERVING; :class:`MemorySessionProcess`: a session on
+  in-memory ports as a subprocess (``python -m tests.support.memory_session``).
 """
 
 from __future__ import annotations
@@ -23,6 +26,8 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from services.common.settings import Settings
 from services.engine.server import create_server as create_engine_server
+from services.session.adapters.memory import MemoryServer
+from services.session.bootstrap import bootstrap, memory_ports
 from services.session.server import SessionApp
 from services.session.server import create_server as create_session_server
 from tests.support.nats import free_port
@@ -48,6 +53,7 @@ class Stack:
         settings: the session's settings (``nats_url``, ``engine_addr`` and
             ``session_addr`` filled in).
         session: the session app (``session.games`` for white-box checks).
+        memory: the in-memory server the session runs on (None: on NATS).
     """
 
     engine_server: grpc.aio.Server
@@ -55,6 +61,7 @@ class Stack:
     session: SessionApp
     session_target: str
     settings: Settings
+    memory: MemoryServer | None = None
 
     async def stop(self) -> None:
         """Stop the session, then the engine."""
@@ -62,15 +69,20 @@ class Stack:
         await self.engine_server.stop(0.2)
 
     async def restart_session(self, **overrides: Any) -> None:
-        """Stop the session and start a new one on the same NATS and engine (new port)."""
+        """Stop the session and start a new one on the same NATS (or in-memory server)
+        and engine (new port)."""
         await self.session.stop(grace=0.2)
         settings = self.settings.model_copy(update=overrides)
-        _, port, app = await create_session_server(
-            "127.0.0.1:0",
-            nats_url=settings.nats_url,
-            engine_target=self.engine_target,
-            settings=settings,
-        )
+        if self.memory is not None:
+            app = await bootstrap(memory_ports(self.memory, settings=settings), settings)
+            port = app.port
+        else:
+            _, port, app = await create_session_server(
+                "127.0.0.1:0",
+                nats_url=settings.nats_url,
+                engine_target=self.engine_target,
+                settings=settings,
+            )
         self.session, self.session_target = app, f"127.0.0.1:{port}"
         self.settings = settings.model_copy(update={"session_addr": self.session_target})
 
@@ -81,25 +93,39 @@ def make_settings(nats_url: str, **overrides: Any) -> Settings:
     return Settings(**{**TEST_SETTINGS, "nats_url": nats_url, **overrides})
 
 
-async def start_stack(nats_url: str, **settings_overrides: Any) -> Stack:
-    """Start the engine and session servers in-process on 127.0.0.1 (free ports).
+#: ``nats_url`` of the settings of a stack in memory (nothing connects to it).
+NO_NATS = "nats://no-nats.invalid:1"
+
+
+async def start_stack(
+    nats_url: str | None = None, *, memory: MemoryServer | None = None, **settings_overrides: Any
+) -> Stack:
+    """Start the engine and session servers in-process on 127.0.0.1 (free ports): the
+    session on the NATS ``nats_url``, or without one on in-memory ports (``memory``:
+    the in-memory server to share, default a new one).
 
     ``settings_overrides``: Settings fields, e.g. ``generations_per_second=400``,
     ``instance_id="s-2"``.
     """
     engine_server, engine_port = await create_engine_server("127.0.0.1:0")
     engine_target = f"127.0.0.1:{engine_port}"
-    settings = make_settings(nats_url, engine_addr=engine_target, **settings_overrides)
+    settings = make_settings(nats_url or NO_NATS, engine_addr=engine_target, **settings_overrides)
+    if nats_url is None:
+        memory = memory or MemoryServer()
     try:
-        _, port, app = await create_session_server(
-            "127.0.0.1:0", nats_url=nats_url, engine_target=engine_target, settings=settings
-        )
+        if memory is not None:
+            app = await bootstrap(memory_ports(memory, settings=settings), settings)
+            port = app.port
+        else:
+            _, port, app = await create_session_server(
+                "127.0.0.1:0", nats_url=nats_url, engine_target=engine_target, settings=settings
+            )
     except BaseException:
         await engine_server.stop(0)
         raise
     session_target = f"127.0.0.1:{port}"
     settings = settings.model_copy(update={"session_addr": session_target})
-    return Stack(engine_server, engine_target, app, session_target, settings)
+    return Stack(engine_server, engine_target, app, session_target, settings, memory)
 
 
 async def start_session(

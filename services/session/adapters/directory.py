@@ -39,47 +39,34 @@ from nats.js.kv import KeyValue
 from cellwar.v1.codes import ErrorCode
 from services.common.errors import ServiceError
 from services.session.adapters.mirror import KvMirror
+from services.session.domain.lobby import (
+    FINISHED,
+    LAST_EVENT_STEP_S,
+    idle_s,
+    is_abandoned,
+    last_event_at,
+)
+
+#: The lobby's rules live in :mod:`services.session.domain.lobby`, importable from here too.
+__all__ = [
+    "DEFAULT_PAGE",
+    "FINISHED",
+    "LAST_EVENT_STEP_S",
+    "MAX_PAGE",
+    "Directory",
+    "decode_cursor",
+    "encode_cursor",
+    "idle_s",
+    "is_abandoned",
+    "last_event_at",
+    "now_iso",
+]
 
 log = structlog.get_logger("cellwar.session.directory")
 
 #: Games per ListGames page when the request names none, and at most.
 DEFAULT_PAGE = 1000
 MAX_PAGE = 1000
-#: The ``phase`` of a finished game's entry (the directory writes it for any kind).
-FINISHED = "finished"
-#: ``last_event_at`` is the last event's time rounded down to this step (seconds), so a
-#: running game rewrites its entry at most once per step.
-LAST_EVENT_STEP_S = 60
-
-
-def last_event_at(unix_s: float) -> str:
-    """``last_event_at`` of an entry: ``unix_s`` rounded down to :data:`LAST_EVENT_STEP_S`,
-    ISO 8601 UTC."""
-    return datetime.fromtimestamp(unix_s - unix_s % LAST_EVENT_STEP_S, UTC).isoformat()
-
-
-def _unix(iso: str) -> float | None:
-    try:
-        when = datetime.fromisoformat(iso.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return (when if when.tzinfo else when.replace(tzinfo=UTC)).timestamp()
-
-
-def idle_s(entry: dict[str, Any], now: float) -> float | None:
-    """Seconds since the last event of an entry's game (``last_event_at``, else
-    ``created_at``); None when the entry names no readable time."""
-    when = _unix(str(entry.get("last_event_at") or entry.get("created_at") or ""))
-    return None if when is None else max(0.0, now - when)
-
-
-def is_abandoned(entry: dict[str, Any], after_s: float, now: float) -> bool:
-    """A started, unfinished game with no event for ``after_s`` seconds (a waiting game
-    has its own expiry, ``CELLWAR_WAITING_GAME_TTL_S``)."""
-    if entry.get("phase") == FINISHED or entry.get("expirable"):
-        return False
-    idle = idle_s(entry, now)
-    return idle is not None and idle >= after_s
 
 
 def now_iso() -> str:

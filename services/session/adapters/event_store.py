@@ -12,7 +12,6 @@ distinct from the stream sequence JetStream assigns across all games.
 
 from __future__ import annotations
 
-import re
 from collections.abc import AsyncIterator, Sequence
 
 import nats.errors
@@ -23,9 +22,27 @@ from nats.js import api
 from nats.js.client import JetStreamContext
 
 from cellwar.v1 import events_pb2
-from cellwar.v1.codes import ErrorCode
-from services.common.errors import ServiceError
 from services.common.nats.direct import direct_get_batch
+from services.session.domain.game import GAME_ID_PATTERN, valid_game_id
+from services.session.service_layer.ports import (
+    ConcurrencyError,
+    DuplicateCommandError,
+    StoreUnavailable,
+)
+
+#: The errors of the event log are the port's (services/session/service_layer/ports.py),
+#: importable from here too; ``valid_game_id`` is the domain's.
+__all__ = [
+    "DUPLICATE_WINDOW_S",
+    "STREAM",
+    "ConcurrencyError",
+    "DuplicateCommandError",
+    "EventStore",
+    "StoreUnavailable",
+    "msg_id",
+    "subject",
+    "valid_game_id",
+]
 
 log = structlog.get_logger("cellwar.session.store")
 
@@ -40,37 +57,11 @@ POSITION_EVERY = 100
 _FETCH_BATCH = 1000
 #: Bytes per batched direct get (the server stops a batch after this many).
 _FETCH_BYTES = 8 * 1024 * 1024
-_GAME_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
-
-
-class ConcurrencyError(Exception):
-    """Another writer appended to the game since the caller read it; reload and retry."""
-
-    def __init__(self, game_id: str, expected_last_seq: int) -> None:
-        super().__init__(f"game {game_id}: the log moved past seq {expected_last_seq}")
-        self.game_id = game_id
-        self.expected_last_seq = expected_last_seq
-
-
-class DuplicateCommandError(Exception):
-    """JetStream already holds an event of this command id (a retry inside its window)."""
-
-    def __init__(self, game_id: str, command_id: str) -> None:
-        super().__init__(f"game {game_id}: command {command_id!r} is already recorded")
-        self.game_id = game_id
-        self.command_id = command_id
-
-
-class StoreUnavailable(ServiceError):
-    """NATS did not answer (code ``UNAVAILABLE``); the write may or may not have landed."""
-
-    def __init__(self, message: str) -> None:
-        super().__init__(ErrorCode.UNAVAILABLE, message)
 
 
 def subject(game_id: str) -> str:
     """The subject of a game's log. Raises ValueError for an id that is not URL-safe."""
-    if not _GAME_ID.match(game_id):
+    if not GAME_ID_PATTERN.match(game_id):
         raise ValueError(f"invalid game id {game_id!r}")
     return f"games.{game_id}.events"
 
@@ -79,11 +70,6 @@ def msg_id(game_id: str, command_id: str, index: int) -> str:
     """``Nats-Msg-Id`` of event ``index`` of a command: scoped by game, as JetStream
     de-duplicates across the whole stream."""
     return f"{game_id}:{command_id}:{index}"
-
-
-def valid_game_id(game_id: str) -> bool:
-    """True when ``game_id`` is 1..64 characters of ``[A-Za-z0-9_-]``."""
-    return bool(_GAME_ID.match(game_id))
 
 
 class EventStore:

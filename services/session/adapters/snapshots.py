@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import zlib
-from dataclasses import dataclass
 
 import nats.errors
 import nats.js.errors
@@ -22,6 +21,10 @@ import structlog
 from nats.js.kv import KeyValue
 
 from cellwar.v1 import engine_pb2
+from services.session.service_layer.ports import Snapshot
+
+#: :class:`Snapshot` is the port's value (services/session/service_layer/ports.py).
+__all__ = ["INDEX_SPAN", "MAX_SNAPSHOT_BYTES", "Snapshot", "SnapshotStore", "decode", "encode"]
 
 log = structlog.get_logger("cellwar.session.snapshots")
 
@@ -33,15 +36,6 @@ INDEX_SPAN = 1000
 INDEX_LOOKBACK = 3
 #: Revision-checked index writes tried before the index misses one snapshot.
 _INDEX_ATTEMPTS = 5
-
-
-@dataclass(frozen=True)
-class Snapshot:
-    """A game state after event ``seq`` (per-game) whose stream sequence is ``stream_seq``."""
-
-    seq: int
-    stream_seq: int
-    state: engine_pb2.GameState
 
 
 def encode(snap: Snapshot) -> bytes:

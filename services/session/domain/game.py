@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -32,6 +33,15 @@ def merge_view(
     data["turn_deadline"] = turn_deadline
     data.update(extra)
     return dumps(data)
+
+
+#: A game id: 1..64 characters of ``[A-Za-z0-9_-]`` (URL-safe, a NATS subject token).
+GAME_ID_PATTERN = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+
+
+def valid_game_id(game_id: str) -> bool:
+    """True when ``game_id`` is 1..64 characters of ``[A-Za-z0-9_-]``."""
+    return bool(GAME_ID_PATTERN.match(game_id))
 
 
 #: Event types a game's log may start with: a new game, or a fork of another's state.
@@ -127,6 +137,9 @@ class Game:
         turn_began: ``(seq, unix time)`` of the recorded event at which a timed turn
             began (the state's ``turn_seq``; services/session/entrypoints/timers.py), ``(0, 0.0)``
             when not known yet.
+        seated: profile id -> the seat it joined, from the ``PlayerJoined`` events from
+            ``commands_from`` on that name a profile (the engine records one in a rated
+            game only; services/session/service_layer/seats.py), read with the commands.
     """
 
     game_id: str
@@ -156,6 +169,7 @@ class Game:
     wanted: dict[int, float] = field(default_factory=dict)
     remote: dict[int, float] = field(default_factory=dict)
     turn_began: tuple[int, float] = (0, 0.0)
+    seated: dict[str, int] = field(default_factory=dict)
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     changed: asyncio.Event = field(default_factory=asyncio.Event)
     _rendering: dict[tuple[int, int], asyncio.Task] = field(default_factory=dict)
@@ -213,6 +227,7 @@ class Game:
         ends the unrecorded run it replaces."""
         for event in events:
             remember_command(self.commands, event)
+        self.note_seats(events)
         self.note_turn_start(events, state.turn_seq)
         self.state = state
         self.seq = events[-1].seq if events else self.seq
@@ -277,6 +292,21 @@ class Game:
             and not self.state.finished
             and not self.broken
         )
+
+    def note_seats(self, events: Sequence[events_pb2.Event]) -> None:
+        """Remember the profile of each seat joined in ``events`` (:attr:`seated`; a
+        ``PlayerJoined`` payload ``{"player_id", "name", "profile_id"?}``, events/proto)."""
+        for event in events:
+            if event.type != EventType.PLAYER_JOINED:
+                continue
+            try:
+                joined = json.loads(event.payload or b"{}")
+            except ValueError:
+                continue
+            profile_id = joined.get("profile_id") if isinstance(joined, dict) else None
+            if isinstance(profile_id, str) and profile_id:
+                seat = joined.get("player_id", event.actor)
+                self.seated.setdefault(profile_id, seat if isinstance(seat, int) else event.actor)
 
     def note_turn_start(self, events: Sequence[events_pb2.Event], turn_seq: int) -> None:
         """Remember the time of the event at which the timed turn ``turn_seq`` began, when

@@ -103,6 +103,8 @@ class SessionServicer(session_pb2_grpc.SessionServicer):
         closing: asyncio.Event,
         *,
         relay: ProgressRelay | None = None,
+        library: Library | None = None,
+        spectators: Spectators | None = None,
     ) -> None:
         self.games = games
         self.loop = loop
@@ -111,8 +113,8 @@ class SessionServicer(session_pb2_grpc.SessionServicer):
         self.profiles = profiles
         self.closing = closing
         self.relay = relay
-        self.library = Library(games.engine)
-        self.spectators = Spectators(games)
+        self.library = library or Library(games.engine)
+        self.spectators = spectators or Spectators(games)
 
     async def _view(self, game: Game, player_id: int) -> tuple[int, bytes]:
         """``(version, view with presence)`` of a player now."""

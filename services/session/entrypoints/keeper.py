@@ -68,7 +68,15 @@ def _age_s(created_at: str) -> float:
 
 
 class Keeper:
-    """The housekeeping loops of one instance (module docstring)."""
+    """The housekeeping loops of one instance (module docstring).
+
+    Args:
+        games, loop, leases, presence, directory: the parts it keeps.
+        settings: lease TTL, waiting game TTL, idle time.
+        poked: set to run the lease pass soon (:meth:`poke`; e.g. by the presence when it
+            starts tracking a player); default a new event.
+        timers: the turn timers (default ``TurnTimers(games, loop)``).
+    """
 
     def __init__(
         self,
@@ -78,6 +86,9 @@ class Keeper:
         presence: Presence,
         directory: Directory,
         settings: Settings,
+        *,
+        poked: asyncio.Event | None = None,
+        timers: TurnTimers | None = None,
     ) -> None:
         self.games = games
         self.loop = loop
@@ -86,11 +97,11 @@ class Keeper:
         self.directory = directory
         self.settings = settings
         self._tasks: list[asyncio.Task] = []
-        self._poked = asyncio.Event()
+        self._poked = poked or asyncio.Event()
         self._expiring: dict[str, asyncio.Task] = {}
         # game_id -> failed loads in a row and the next try (forgotten once not wanted)
         self._load_failures = Backoff(LOAD_RETRY_S, settings.lease_ttl_s)
-        self.timers = TurnTimers(games, loop)
+        self.timers = timers or TurnTimers(games, loop)
 
     def needs_lease(self, game: Game) -> bool:
         """A loaded game needs a holder: ticked now, a timed turn running, or tracked

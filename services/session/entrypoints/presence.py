@@ -82,16 +82,26 @@ class Presence:
         instance_id: this instance's name.
         ttl_s: marker lifetime without renewal (seconds).
         games: the game cache (its watchers are woken on presence changes).
+        loop: the command loop (a removal for being away goes through it).
+        on_tracked: called when this instance starts tracking a player (its game needs a
+            lease holder: the keeper's lease pass is due).
     """
 
-    def __init__(self, kv: KeyValue, instance_id: str, ttl_s: float, games: GameCache) -> None:
+    def __init__(
+        self,
+        kv: KeyValue,
+        instance_id: str,
+        ttl_s: float,
+        games: GameCache,
+        loop: CommandLoop | None = None,
+        on_tracked: Callable[[], None] | None = None,
+    ) -> None:
         self.kv = kv
         self.instance = safe_key(instance_id)
         self.ttl_s = ttl_s
         self.games = games
-        self.loop: CommandLoop | None = None
-        #: Called when this instance starts tracking a player (its game needs a holder).
-        self.on_tracked: Callable[[], None] | None = None
+        self.loop = loop
+        self.on_tracked = on_tracked
         self._open: dict[tuple[str, int], int] = {}
         self._markers: dict[tuple[str, int], dict[str, float]] = {}
         self._clocks: dict[tuple[str, int], float | None] = {}
@@ -363,7 +373,7 @@ class Presence:
             )
 
     async def _remove_now(self, game_id: str, player_id: int) -> None:
-        assert self.loop is not None, "the command loop is wired at start"
+        assert self.loop is not None, "a Presence that removes players is given the command loop"
         structlog.contextvars.clear_contextvars()
         structlog.contextvars.bind_contextvars(game_id=game_id, player_id=player_id)
         try:

@@ -61,6 +61,53 @@ MISS = engine_pb2.RunResult.MISS
 FAILED = engine_pb2.RunResult.FAILED
 
 
+def forget_run(games: GameCache, game_id: str) -> None:
+    """Another instance took the game's lease: its unrecorded run is not ours to record
+    (the new holder goes on from the last recorded state). ``Leases(on_lost=...)``."""
+    game = games.games.get(game_id)
+    if game is not None:
+        game.reset_run()
+        game.due = 0.0
+
+
+class RunPeek:
+    """``await peek(game, player_id)``: a player's view of the game's unrecorded run, from
+    the engine's run cache (the lease holder only; None elsewhere or when the engine does
+    not hold the run). Asks the next ticks for this player's views too. The game cache's
+    ``peek`` (:attr:`GameCache.peek`).
+
+    Args:
+        leases: this instance's leases; engine: the rules (``Engine.Run``).
+    """
+
+    def __init__(self, leases: Any, engine: Any) -> None:
+        self.leases = leases
+        self.engine = engine
+
+    @staticmethod
+    def _now() -> float:
+        return asyncio.get_running_loop().time()
+
+    async def __call__(self, game: Game, player_id: int) -> bytes | None:
+        now = self._now()
+        game.wanted[player_id] = now + WANTED_S
+        if not self.leases.holds(game.game_id) or not game.run_done:
+            return None
+        item = engine_pb2.RunItem(
+            game_id=game.game_id,
+            base_hash=game.state.state_hash,
+            done=game.run_done,
+            view_players=[player_id],
+        )
+        try:
+            (result,) = await self.engine.run([item])
+        except ServiceError:
+            return None
+        if result.status != OK or not result.views:
+            return None
+        return result.views[0]
+
+
 def tick_interval(generations_per_second: float, longest: float) -> float:
     """Seconds between ticks: ``longest`` (1/8 s), shorter for high rates so a batch stays
     near 64 generations at speed 1, but never below 1/64 s."""
@@ -98,7 +145,6 @@ class Ticker:
         self.checkpoint_s = checkpoint_s
         self.relay = relay
         self._task: asyncio.Task | None = None
-        games.peek = self.peek
 
     @staticmethod
     def _now() -> float:
@@ -129,12 +175,8 @@ class Ticker:
                 log.exception("tick_failed")
 
     def lost(self, game_id: str) -> None:
-        """Another instance took the game's lease: its unrecorded run is not ours to
-        record (the new holder goes on from the last recorded state)."""
-        game = self.games.games.get(game_id)
-        if game is not None:
-            game.reset_run()
-            game.due = 0.0
+        """Another instance took the game's lease: :func:`forget_run`."""
+        forget_run(self.games, game_id)
 
     # ------------------------------------------------------------------ ticks
 
@@ -239,29 +281,7 @@ class Ticker:
                 stepped += 1
         return stepped
 
-    # ------------------------------------------------------------------ views, flush
-
-    async def peek(self, game: Game, player_id: int) -> bytes | None:
-        """A player's view of the game's unrecorded run, from the engine's run cache (the
-        lease holder only; None elsewhere or when the engine does not hold the run).
-        Asks the next ticks for this player's views too."""
-        now = self._now()
-        game.wanted[player_id] = now + WANTED_S
-        if not self.leases.holds(game.game_id) or not game.run_done:
-            return None
-        item = engine_pb2.RunItem(
-            game_id=game.game_id,
-            base_hash=game.state.state_hash,
-            done=game.run_done,
-            view_players=[player_id],
-        )
-        try:
-            (result,) = await self.games.engine.run([item])
-        except ServiceError:
-            return None
-        if result.status != OK or not result.views:
-            return None
-        return result.views[0]
+    # ------------------------------------------------------------------ flush
 
     async def flush(self) -> int:
         """Record the unrecorded run of every held game now (a graceful stop: nothing is

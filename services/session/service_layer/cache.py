@@ -15,16 +15,13 @@ Idle games are evicted (:meth:`GameCache.evict_idle`) and loaded again on use.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Awaitable, Callable, Sequence
 
 import structlog
 
 from cellwar.v1 import engine_pb2, events_pb2
 from cellwar.v1.codes import ErrorCode
 from services.common.errors import ServiceError
-from services.session.adapters.event_store import StoreUnavailable, valid_game_id
-from services.session.adapters.snapshots import Snapshot
 from services.session.domain.game import (
     FIRST_EVENTS,
     Game,
@@ -34,12 +31,24 @@ from services.session.domain.game import (
     merge_view,
     meta_of,
     not_found,
+    valid_game_id,
 )
 from services.session.domain.idempotency import CommandResult, remember_command
-from services.session.service_layer.ports import EventLog, Rules, SnapshotRepository
+from services.session.service_layer.ports import (
+    DirectoryPort,
+    EventLog,
+    Rules,
+    Snapshot,
+    SnapshotRepository,
+    StoreUnavailable,
+)
 from services.session.service_layer.replays import ReplayCache
 
 log = structlog.get_logger("cellwar.session.games")
+
+#: ``await peek(game, player_id)``: a player's view of the game's unrecorded run, or None
+#: (services/session/entrypoints/ticker.py :class:`RunPeek`).
+Peek = Callable[[Game, int], Awaitable[bytes | None]]
 
 
 class GameCache:
@@ -49,6 +58,7 @@ class GameCache:
         store, snapshots, engine: the ports (services/session/service_layer/ports.py).
         directory: optional; ``fetch(game_id)`` gives the directory entry (profile id).
         snapshot_every: a replay's fold leaves a snapshot at least every this many events.
+        peek: the views of unrecorded runs (None: a run's views are those it was told).
     """
 
     def __init__(
@@ -56,8 +66,9 @@ class GameCache:
         store: EventLog,
         snapshots: SnapshotRepository,
         engine: Rules,
-        directory: Any | None = None,
+        directory: DirectoryPort | None = None,
         snapshot_every: int = 100,
+        peek: Peek | None = None,
     ) -> None:
         self.store = store
         self.snapshots = snapshots
@@ -70,8 +81,8 @@ class GameCache:
         #: A replay's fold leaves a snapshot at least every this many events (settings).
         self.snapshot_every = snapshot_every
         #: ``await peek(game, player_id)``: the view of a game's unrecorded run from the
-        #: engine's run cache (set by the ticker: the lease holder knows the run), or None.
-        self.peek: Any | None = None
+        #: engine's run cache (the lease holder knows the run), or None.
+        self.peek = peek
 
     @staticmethod
     def _now() -> float:
@@ -177,6 +188,7 @@ class GameCache:
                 meta["profile_id"] = profile_id
         game = Game(game_id, state, seq, commands, meta, broken=broken)
         game.commands_from = start
+        game.note_seats(events)
         game.note_turn_start(events, state.turn_seq)
         game.stream_seq = self.store.stream_seq_of(game_id)
         game.last_snapshot_seq = snap.seq if snap else 0
@@ -188,14 +200,17 @@ class GameCache:
         return game
 
     async def complete_commands(self, game: Game) -> None:
-        """Read the command ids of the events before :attr:`Game.commands_from` (a game
-        rebuilt from a snapshot knows only the later ones) into its command map. Call
+        """Read the command ids and the seats' profiles (:attr:`Game.seated`) of the
+        events before :attr:`Game.commands_from` (a game rebuilt from a snapshot knows
+        only the later ones) into its command map, once. Call
         under the game's lock. Raises ServiceError ``UNAVAILABLE``."""
         if game.commands_from <= 1:
             return
         older: dict[str, CommandResult] = {}
-        for event in await self.store.read(game.game_id, 1, game.commands_from - 1):
+        events = await self.store.read(game.game_id, 1, game.commands_from - 1)
+        for event in events:
             remember_command(older, event)
+        game.note_seats(events)  # the seats joined before the snapshot, too
         for key, result in older.items():
             newer = game.commands.get(key)
             if newer is None:
@@ -211,6 +226,7 @@ class GameCache:
         Raises ServiceError."""
         fresh = await self.build(game.game_id)
         game.commands, game.meta, game.broken = fresh.commands, fresh.meta, fresh.broken
+        game.seated = fresh.seated
         game.commands_from = fresh.commands_from
         game.last_snapshot_seq = max(game.last_snapshot_seq, fresh.last_snapshot_seq)
         game.state, game.seq, game.stream_seq = fresh.state, fresh.seq, fresh.stream_seq

@@ -11,7 +11,7 @@ import asyncio
 
 import structlog
 
-from services.session.adapters.engine_client import EngineClient
+from services.session.service_layer.ports import GameData
 
 log = structlog.get_logger("cellwar.session.library")
 
@@ -20,10 +20,10 @@ class Library:
     """Cached ``Engine.Patterns`` and ``Engine.Levels`` answers (JSON bytes).
 
     Args:
-        engine: the engine client.
+        engine: the engine (its ``patterns`` and ``levels``).
     """
 
-    def __init__(self, engine: EngineClient) -> None:
+    def __init__(self, engine: GameData) -> None:
         self.engine = engine
         self._patterns: bytes | None = None
         self._levels: bytes | None = None

@@ -54,11 +54,6 @@ from cellwar.v1 import engine_pb2, events_pb2
 from cellwar.v1.codes import CommandType, ErrorCode, EventType
 from services.common.errors import ServiceError
 from services.common.jsonwire import dumps
-from services.session.adapters.event_store import (
-    ConcurrencyError,
-    DuplicateCommandError,
-    StoreUnavailable,
-)
 from services.session.domain.commands import Command
 from services.session.domain.game import Game, broken_error, meta_of
 from services.session.domain.idempotency import (
@@ -69,7 +64,13 @@ from services.session.domain.idempotency import (
     repeated_command,
 )
 from services.session.service_layer.cache import GameCache
-from services.session.service_layer.ports import EventLog, Rules
+from services.session.service_layer.ports import (
+    ConcurrencyError,
+    DuplicateCommandError,
+    EventLog,
+    Rules,
+    StoreUnavailable,
+)
 from services.session.service_layer.seats import check_seat
 
 log = structlog.get_logger("cellwar.session.commands")
@@ -425,7 +426,7 @@ class CommandLoop:
         generations this instance knows were run), the views of the caller and of the
         players watched or polled now (a join: every view, its seat is not known yet).
         Raises ServiceError."""
-        await check_seat(self.store, game, cmd.type, cmd.payload)  # ALREADY_SEATED
+        await check_seat(self.games, game, cmd.type, cmd.payload)  # ALREADY_SEATED
         before = game.run_done if game.running else 0
         view_players = None
         if cmd.type != CommandType.JOIN:

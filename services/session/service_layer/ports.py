@@ -1,20 +1,63 @@
-"""The small interfaces the session's service layer talks to (cosmicpython "adapters"):
-the event store, the snapshot store and the rules (the engine client).
+"""The small interfaces the session's service layer talks to (cosmicpython "ports"): the
+event store, the snapshot store, the rules (the engine client), the lobby directory and
+campaign progress, with the errors and values they share. The service layer types
+against these only and never imports an adapter.
 
-Production adapters: :class:`services.session.store.EventStore` (JetStream),
-:class:`services.session.snapshots.SnapshotStore` (KV ``GAME_SNAPSHOTS``),
-:class:`services.session.engine_client.EngineClient` (gRPC, several replicas). In-memory
-fakes for unit tests live in ``tests/support/fakes.py``; one contract test
-(tests/integration/test_event_store.py) runs against both event stores.
+Production adapters: :class:`services.session.adapters.event_store.EventStore`
+(JetStream), :class:`services.session.adapters.snapshots.SnapshotStore` (KV
+``GAME_SNAPSHOTS``), :class:`services.session.adapters.engine_client.EngineClient` (gRPC,
+several replicas), :class:`services.session.adapters.directory.Directory`,
+:class:`services.session.adapters.profiles.Profiles`. In memory:
+services/session/adapters/memory.py (one contract test,
+tests/integration/test_event_store.py, runs against both event stores).
 """
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Sequence
-from typing import Protocol
+from dataclasses import dataclass
+from typing import Any, Protocol
 
 from cellwar.v1 import engine_pb2, events_pb2
-from services.session.adapters.snapshots import Snapshot
+from cellwar.v1.codes import ErrorCode
+from services.common.errors import ServiceError
+
+
+class ConcurrencyError(Exception):
+    """Another writer appended to the game since the caller read it; reload and retry."""
+
+    def __init__(self, game_id: str, expected_last_seq: int) -> None:
+        super().__init__(f"game {game_id}: the log moved past seq {expected_last_seq}")
+        self.game_id = game_id
+        self.expected_last_seq = expected_last_seq
+
+
+class DuplicateCommandError(Exception):
+    """The log already holds an event of this command id (a retry inside the store's
+    de-duplication window)."""
+
+    def __init__(self, game_id: str, command_id: str) -> None:
+        super().__init__(f"game {game_id}: command {command_id!r} is already recorded")
+        self.game_id = game_id
+        self.command_id = command_id
+
+
+class StoreUnavailable(ServiceError):
+    """The event store did not answer (code ``UNAVAILABLE``); the write may or may not
+    have landed."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(ErrorCode.UNAVAILABLE, message)
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """A game state after event ``seq`` (per-game) whose store position (the stream
+    sequence in JetStream) is ``stream_seq``."""
+
+    seq: int
+    stream_seq: int
+    state: engine_pb2.GameState
 
 
 class EventLog(Protocol):
@@ -122,6 +165,11 @@ class Rules(Protocol):
         """``state`` with ``events`` applied (None = from GameCreated)."""
         ...
 
+    async def refresh(self, state: engine_pb2.GameState) -> engine_pb2.GameState:
+        """``state`` with its policy as this engine computes it (a snapshot written by
+        an older engine)."""
+        ...
+
     async def tick(
         self, items: Sequence[tuple[engine_pb2.GameState, int]]
     ) -> engine_pb2.TickReply:
@@ -148,4 +196,47 @@ class Rules(Protocol):
         self, events: Sequence[events_pb2.Event], origin: bytes = b""
     ) -> engine_pb2.ReenactReply:
         """A recorded log decided again: the events a new game records, state, views."""
+        ...
+
+
+class DirectoryPort(Protocol):
+    """The lobby directory (services/session/adapters/directory.py): one entry per game,
+    mirrored in memory."""
+
+    #: game id -> entry, for every game not finished.
+    entries: dict[str, dict[str, Any]]
+
+    async def fetch(self, game_id: str) -> dict[str, Any] | None:
+        """The entry of ``game_id`` (a finished game's too), None when there is none."""
+        ...
+
+    async def put(self, game_id: str, entry: dict[str, Any]) -> None:
+        """Store an entry (failures are logged, never raised)."""
+        ...
+
+
+class ProgressStore(Protocol):
+    """Campaign progress (services/session/adapters/profiles.py)."""
+
+    async def check_level(self, profile_id: str, level: Any) -> None:
+        """Raises ServiceError ``LEVEL_LOCKED``, ``PROFILE_NOT_FOUND``, ``UNAVAILABLE``."""
+        ...
+
+    async def record_finished(
+        self, game_id: str, profile_id: str, engine: Rules, state: engine_pb2.GameState
+    ) -> None:
+        """Merge a finished game's outcome into its profile (never raises)."""
+        ...
+
+
+class GameData(Protocol):
+    """Read-only game data of the engine: the Life stamp library and the campaign
+    levels, JSON bytes. Failures are ServiceError."""
+
+    async def patterns(self) -> bytes:
+        """``Engine.Patterns``."""
+        ...
+
+    async def levels(self) -> bytes:
+        """``Engine.Levels``."""
         ...

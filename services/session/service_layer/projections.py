@@ -13,11 +13,16 @@ import structlog
 
 from cellwar.v1 import engine_pb2, events_pb2
 from cellwar.v1.codes import EventType
-from services.session.adapters.directory import FINISHED, Directory, last_event_at
-from services.session.adapters.profiles import Profiles
-from services.session.adapters.snapshots import Snapshot
 from services.session.domain.game import Game
-from services.session.service_layer.ports import EventLog, Rules, SnapshotRepository
+from services.session.domain.lobby import FINISHED, last_event_at
+from services.session.service_layer.ports import (
+    DirectoryPort,
+    EventLog,
+    ProgressStore,
+    Rules,
+    Snapshot,
+    SnapshotRepository,
+)
 
 log = structlog.get_logger("cellwar.session.projections")
 
@@ -64,7 +69,7 @@ def directory_entry(game: Game) -> dict[str, Any]:
     the keys the policy hides, ``lease`` while it is ticked or a timed turn runs (someone
     must hold it: services/session/entrypoints/timers.py), ``expirable`` while its seats are open,
     ``last_event_at`` when its last event was recorded, to the minute
-    (:func:`services.session.directory.last_event_at`: the entry changes at most once a
+    (:func:`services.session.domain.lobby.last_event_at`: the entry changes at most once a
     minute while a game runs)."""
     state = game.state
     hidden = set(state.policy.lobby_hidden_keys)
@@ -91,7 +96,7 @@ def directory_entry(game: Game) -> dict[str, Any]:
 class DirectoryProjection:
     """Writes a game's directory entry when it changes (a create always)."""
 
-    def __init__(self, directory: Directory) -> None:
+    def __init__(self, directory: DirectoryPort) -> None:
         self.directory = directory
 
     async def before(
@@ -114,7 +119,7 @@ class ProgressProjection:
     cache (and so any view) shows the end, so whoever sees the end sees the progress; a
     crash in between leaves the directory unfinished, and the merge is idempotent."""
 
-    def __init__(self, profiles: Profiles, engine: Rules) -> None:
+    def __init__(self, profiles: ProgressStore, engine: Rules) -> None:
         self.profiles = profiles
         self.engine = engine
 

@@ -22,7 +22,7 @@ from cellwar.v1.codes import CommandType, EventType
 from services.common.jsonwire import dumps
 from services.engine.server import new_run_cache
 from services.session.domain.commands import Command
-from services.session.entrypoints.ticker import Ticker
+from services.session.entrypoints.ticker import RunPeek, Ticker
 from services.session.service_layer.cache import GameCache
 from services.session.service_layer.loop import CommandLoop
 from services.session.service_layer.projections import SnapshotProjection
@@ -54,7 +54,14 @@ class Instance:
         self.store = MemoryEventLog(backend)
         self.engine = InProcessEngine()
         self.snapshots = snapshots or MemorySnapshots()
-        self.games = GameCache(self.store, self.snapshots, self.engine, snapshot_every=10)
+        leases = Leases()
+        self.games = GameCache(
+            self.store,
+            self.snapshots,
+            self.engine,
+            snapshot_every=10,
+            peek=RunPeek(leases, self.engine),
+        )
         self.loop = CommandLoop(
             self.games,
             self.store,
@@ -62,7 +69,7 @@ class Instance:
             projections=[SnapshotProjection(self.snapshots, self.store, 10)],
         )
         # 8 generations per second, a tick every 1/8 s, a checkpoint every 2 s
-        self.ticker = Ticker(self.games, self.loop, Leases(), 8.0, 0.125, checkpoint_s=2.0)
+        self.ticker = Ticker(self.games, self.loop, leases, 8.0, 0.125, checkpoint_s=2.0)
 
     async def run(self, gid: str, type_: str, actor: int, payload: dict, key: str = ""):
         return await self.loop.handle(Command(gid, type_, actor, dumps(payload), key))
