@@ -6,7 +6,7 @@ command id (``Idempotency-Key`` header / the frame's ``id``) the same way.
 
 - :data:`ACTION_ADAPTER` is the REST body's schema (``gateway.schemas.ActionBody``);
   :func:`parse_action` validates a decoded JSON object against it exactly as FastAPI
-  does for the REST body (python mode, the same model), and words the error as
+  does for the REST body (python mode, ``from_attributes``, the same model), and words the error as
   FastAPI's handler does (``body.move.dx: ...``): 422 ``MALFORMED``.
 - :func:`act` / :func:`end_turn` call ``Session.Act`` / ``Session.EndTurn`` with the
   action's JSON (written by :func:`action_payload`) and return ``(seq, view bytes)``; a
@@ -39,7 +39,7 @@ def parse_action(value: Any) -> BaseModel:
             (``body.<tag>.<field>: <problem>``).
     """
     try:
-        return ACTION_ADAPTER.validate_python(value)
+        return ACTION_ADAPTER.validate_python(value, from_attributes=True)
     except ValidationError as exc:
         errors = [{**e, "loc": ("body", *e.get("loc", ()))} for e in exc.errors()]
         raise ApiError(422, Code.MALFORMED, summarise_validation_errors(errors)) from None
