@@ -7,8 +7,11 @@ profile: one profile holding two seats would rate itself against itself (and its
 opponent as losing to it).
 
 :func:`check_seat` runs inside the command loop, under the game's lock, against the
-events the game holds up to the fence the join will append at; a join another instance
-recorded meanwhile loses the fence, and the loop checks again against the newer log.
+seats the cached game knows (:attr:`Game.seated`, filled from the ``PlayerJoined``
+events as the game takes them): no read of the log, but for a game rebuilt from a
+snapshot the events before it, once (:meth:`GameCache.complete_commands`). A join
+another instance recorded meanwhile loses the fence, and the loop checks again against
+the newer log.
 """
 
 from __future__ import annotations
@@ -16,10 +19,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from cellwar.v1.codes import CommandType, ErrorCode, EventType
+from cellwar.v1.codes import CommandType, ErrorCode
 from services.common.errors import ServiceError
 from services.session.domain.game import Game
-from services.session.service_layer.ports import EventLog
+from services.session.service_layer.cache import GameCache
 
 
 def join_profile(cmd_type: str, payload: bytes) -> str:
@@ -40,11 +43,12 @@ def is_rated(game: Game) -> bool:
     return isinstance(config, dict) and config.get("rated") is True
 
 
-async def check_seat(store: EventLog, game: Game, cmd_type: str, payload: bytes) -> None:
+async def check_seat(games: GameCache, game: Game, cmd_type: str, payload: bytes) -> None:
     """Refuse a second seat of one profile in a rated game (module docstring).
 
     Args:
-        store: the event log (the game's events 1..``game.seq`` are read).
+        games: the game cache (the events before a snapshot the game was rebuilt from
+            are read once, when it does not know them yet).
         game: the cached game, its lock held by the caller.
         cmd_type / payload: the command (anything but a join with a profile passes).
 
@@ -54,16 +58,11 @@ async def check_seat(store: EventLog, game: Game, cmd_type: str, payload: bytes)
     profile_id = join_profile(cmd_type, payload)
     if not profile_id or not is_rated(game) or game.seq <= 0:
         return
-    for event in await store.read(game.game_id, 1, game.seq):
-        if event.type != EventType.PLAYER_JOINED:
-            continue
-        try:
-            joined = json.loads(event.payload or b"{}")
-        except ValueError:
-            continue
-        if isinstance(joined, dict) and joined.get("profile_id") == profile_id:
-            raise ServiceError(
-                ErrorCode.ALREADY_SEATED,
-                f"this profile already holds seat {joined.get('player_id', event.actor)} "
-                "of this rated game",
-            )
+    if game.commands_from > 1:
+        await games.complete_commands(game)
+    seat = game.seated.get(profile_id)
+    if seat is not None:
+        raise ServiceError(
+            ErrorCode.ALREADY_SEATED,
+            f"this profile already holds seat {seat} of this rated game",
+        )
