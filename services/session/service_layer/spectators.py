@@ -21,7 +21,9 @@ Whatever the live cache knows, a spectator can only be shown what the log held
 - Views are the engine's spectator view (``Engine.Views`` for player 0: CellWar shows
   every unit; Life hides blind placements until placement ends) with ``game_id``,
   ``seq``, ``delay_s`` and ``turn_deadline``: the deadline of the turn running at the
-  moment shown (ISO 8601 UTC; None when no timer ran then), as the players saw it then.
+  moment shown (ISO 8601 UTC; None when no timer ran then), as the players saw it then:
+  the time of the event that began that turn, which the feed read on its way (no read
+  of the log per frame when the turn changes).
   ``seq``: the per-game seq of the event shown when the spectator sees everything
   (``Policy.spectators_see_all``), else the spectator's own version (so a blind
   placement's drawing moves nothing).
@@ -39,7 +41,7 @@ import asyncio
 import math
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import structlog
 
@@ -128,21 +130,57 @@ class DelayedFeed:
         self.watchers = 0
         self.lock = asyncio.Lock()
         self._views: dict[int, tuple[int, bytes]] = {}  # seq -> (frame seq, view JSON)
+        self._turn_times: dict[int, float] = {}  # turn_seq -> time of that event (unix s)
         self._started = False
 
     # ------------------------------------------------------------------ log
 
-    def _show(self, seq: int, state: engine_pb2.GameState, when: float) -> None:
-        """Make ``state`` (after event ``seq``, recorded at ``when``) the delayed state; a
-        feed whose spectator does not see everything keeps only it (a Life board may be
-        large, and its frames follow the spectator's version, not each event)."""
+    def _show(
+        self,
+        seq: int,
+        state: engine_pb2.GameState,
+        when: float,
+        events: Sequence[events_pb2.Event] = (),
+    ) -> None:
+        """Make ``state`` (after event ``seq``, recorded at ``when``, reached through
+        ``events``) the delayed state; a feed whose spectator does not see everything
+        keeps only it (a Life board may be large, and its frames follow the spectator's
+        version, not each event). The time of the event that began its timed turn is
+        kept when it is among ``events`` (the turn deadline of its view)."""
         self.state, self.seq, self.event_time = state, seq, when
         if not state.policy.spectators_see_all:
             self.shown.clear()
         self.shown.append((seq, state))
+        turn_seq = state.turn_seq
+        if turn_seq and turn_seq not in self._turn_times:
+            began = next((e for e in reversed(events) if e.seq == turn_seq), None)
+            if began is not None:
+                self._turn_times[turn_seq] = _time(began)
         kept = {s for s, _ in self.shown}
         for old in [s for s in self._views if s not in kept]:
             del self._views[old]
+        turns = {st.turn_seq for _, st in self.shown}
+        for old in [t for t in self._turn_times if t not in turns]:
+            del self._turn_times[old]
+
+    async def _deadline(self, state: engine_pb2.GameState) -> float | None:
+        """The turn deadline (unix seconds) of a shown ``state``: the time of the event
+        that began its timed turn (kept by :meth:`_show`) + the policy's ``turn_time_s``;
+        read from the log only when the feed never saw that event (then kept too). None:
+        no timer ran.
+
+        Raises:
+            StoreUnavailable: NATS did not answer.
+        """
+        if not state.policy.turn_time_s or not state.turn_seq or state.finished:
+            return None
+        began = self._turn_times.get(state.turn_seq)
+        if began is None:  # a turn that began before what the feed read: once
+            deadline = await self.games.deadline_at(self.game, state)
+            if deadline is not None:
+                self._turn_times[state.turn_seq] = deadline - state.policy.turn_time_s
+            return deadline
+        return began + state.policy.turn_time_s
 
     async def _start(self) -> None:
         """Read the log once: the delayed state is the state after the last event that is
@@ -152,7 +190,8 @@ class DelayedFeed:
         shown = [e for e in events if _time(e) <= cutoff]
         if shown:
             last = shown[-1]
-            self._show(last.seq, await self.games.state_at(self.game, last.seq), _time(last))
+            state = await self.games.state_at(self.game, last.seq)
+            self._show(last.seq, state, _time(last), shown)
         self.pending.extend(e for e in events if e.seq > self.seq)
         self.read_to = events[-1].seq if events else 0
         self.refilled_at = self.clock()
@@ -205,7 +244,7 @@ class DelayedFeed:
                         ErrorCode.GAME_BROKEN,
                         f"game {self.game.game_id} does not fold to its hash at seq {step[-1].seq}",
                     )
-                self._show(step[-1].seq, state, _time(step[-1]))
+                self._show(step[-1].seq, state, _time(step[-1]), step)
             return True
 
     def next_due(self) -> float | None:
@@ -259,7 +298,7 @@ class DelayedFeed:
         state = next((st for s, st in self.shown if s == seq), self.state)
         frame = self.frame_seq(state, seq)
         raw = (await self.games.engine.views(state, [0]))[0]
-        deadline = iso_time(await self.games.deadline_at(self.game, state))
+        deadline = iso_time(await self._deadline(state))
         view = merge_view(raw, self.game.game_id, frame, deadline, delay_s=self.delay_s)
         self._views[seq] = (frame, view)
         return frame, view
