@@ -312,7 +312,7 @@ class AsyncCommands(CommandOperations):
         :meth:`messages`) until it closes; then the commands still waiting go over REST."""
         try:
             async for raw in self._ws:
-                key, item = self._frames.sort(raw)
+                key, item = self._frames.sort(raw, next(iter(self._pending), None))
                 if key is not None:
                     waiting = self._pending.get(key)
                     if waiting is not None and not waiting.done():
@@ -329,12 +329,12 @@ class AsyncCommands(CommandOperations):
                     waiting.set_result(FALLBACK)
             self._arrived.set()
 
-    async def _exchange(self, key: str, action: dict[str, Any] | None) -> Any:
+    async def _exchange(self, key: str, frame: str) -> Any:
         """Send one command's frame and wait for its answer (:data:`FALLBACK` when the
         socket closes first or no answer comes within the client's timeout)."""
         answer = self._pending[key] = asyncio.get_running_loop().create_future()
         try:
-            await self._ws.send(_CommandFrames.command(key, action))
+            await self._ws.send(frame)
             return await asyncio.wait_for(answer, self._client.timeout_s)
         except (ConnectionClosed, TimeoutError):
             return FALLBACK

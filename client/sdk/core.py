@@ -283,16 +283,24 @@ def _ticket_final(message: dict[str, Any]) -> bool:
 
 class _Fallback:
     """A command's answer that says: send it again over REST (same key; the server applies
-    it once): the socket closed, timed out or answered 503."""
+    it once): the socket closed, said nothing within the timeout, answered 503, or found
+    the frame too large (REST takes larger bodies)."""
 
 
 FALLBACK = _Fallback()
 
+#: Largest command frame sent over the socket (bytes; the gateway's default
+#: ``CELLWAR_WS_MAX_MESSAGE_BYTES``); a larger command goes over REST.
+COMMAND_FRAME_BYTES = 4096
+
+#: Statuses of an error frame after which the command goes over REST instead.
+_FALL_BACK_ON = frozenset({413, 503})
+
 
 class _CommandFrames(_Frames):
-    """The frames of a command socket (docs/api/websocket.md "Commands"): builds
-    ``action`` / ``end_turn`` frames; sorts what arrives into answers of commands
-    (``result`` / ``error`` with an ``id``) and messages of the stream."""
+    """The frames of a command socket (docs/api/websocket.md): builds ``action`` /
+    ``end_turn`` frames; sorts what arrives into answers of commands (``result`` /
+    ``error`` with an ``id``) and messages of the stream."""
 
     def __init__(self) -> None:
         super().__init__(_finished)
@@ -305,20 +313,23 @@ class _CommandFrames(_Frames):
             frame = {"type": "action", "id": key, "action": action}
         return json.dumps(frame, separators=(",", ":"))
 
-    def sort(self, raw: str | bytes) -> tuple[str | None, Any]:
+    def sort(self, raw: str | bytes, oldest: str | None) -> tuple[str | None, Any]:
         """``(id, answer)`` of a command's answer: ``{"seq", "view"}``, an
-        :class:`ApiError`, or :data:`FALLBACK` for a 503; ``(None, message)`` of a stream
-        message; ``(None, None)`` of an error frame before a close."""
+        :class:`ApiError`, or :data:`FALLBACK`; ``(None, message)`` of a stream message;
+        ``(None, None)`` of an error frame before a close. An error frame of a command
+        whose ``id`` the server could not read (``"id": null``, e.g. 413) answers
+        ``oldest``, the first command still waiting (the server answers in order)."""
         message = json.loads(raw)
         kind, key = message.get("type"), message.get("id")
-        if key is not None and kind == "result":
+        if kind == "result" and key is not None:
             return str(key), {"seq": message["seq"], "view": message["view"]}
-        if key is not None and kind == "error":
-            status = int(message.get("status", 0))
+        if kind == "error" and "status" in message and (key is not None or oldest is not None):
+            status = int(message["status"])
             try:
-                return str(key), FALLBACK if status == 503 else _error_of(status, message)
+                answer: Any = FALLBACK if status in _FALL_BACK_ON else _error_of(status, message)
             except (KeyError, TypeError):
-                return str(key), ApiError(status, "HTTP_ERROR", json.dumps(message)[:500])
+                answer = ApiError(status, "HTTP_ERROR", json.dumps(message)[:500])
+            return (oldest if key is None else str(key)), answer
         if kind == "error":
             self.last_error = message
             return None, None

@@ -17,6 +17,7 @@ from collections.abc import Callable, Generator, Iterable, Sequence
 from typing import Any
 
 from client.sdk.core import (
+    COMMAND_FRAME_BYTES,
     FALLBACK,
     FINAL_TICKET_STATUSES,
     LOBBY_PAGE,
@@ -24,6 +25,7 @@ from client.sdk.core import (
     Seat,
     _auth,
     _cells,
+    _CommandFrames,
     _post_headers,
     _seat_of,
     _stamp_action,
@@ -329,10 +331,11 @@ class Operations:
 
 class CommandOperations:
     """The commands of one seat over its stream socket (:meth:`AsyncCellWarClient.commands`,
-    docs/api/websocket.md "Commands"), written once for both flavours: the ``id`` of a
-    frame is its idempotency key, so a command whose answer did not come (the socket
-    closed, or no answer within the client's timeout) or came as 503 is sent again over
-    REST with the same key, and the server applies it once."""
+    docs/api/websocket.md), written once for both flavours: the ``id`` of a frame is its
+    idempotency key, so a command whose answer did not come (the socket closed, or no
+    answer within the client's timeout) or came as 503 or 413 is sent again over REST with
+    the same key, and the server applies it once; a frame above
+    :data:`client.sdk.core.COMMAND_FRAME_BYTES` goes over REST at once."""
 
     game_id: str
     token: str
@@ -355,7 +358,10 @@ class CommandOperations:
         return (yield from self._command(idempotency_key or str(uuid.uuid4()), None))
 
     def _command(self, key: str, action: dict[str, Any] | None) -> Steps:
-        answer = (yield _do("_exchange", key, action)) if self.over_socket else FALLBACK
+        frame = _CommandFrames.command(key, action)
+        answer: Any = FALLBACK
+        if self.over_socket and len(frame.encode()) <= COMMAND_FRAME_BYTES:
+            answer = yield _do("_exchange", key, frame)
         if answer is FALLBACK:
             if action is None:
                 return (yield _do("_rest", "end_turn", self.game_id, self.token, idempotency_key=key))

@@ -4,6 +4,7 @@ and ``websockets.sync`` (notebooks, scripts, a policy's thread)."""
 from __future__ import annotations
 
 import collections
+import contextlib
 import json
 import time
 from collections.abc import Callable, Iterator
@@ -194,13 +195,15 @@ class Commands(CommandOperations):
         self._frames = _CommandFrames()
         self._kept: collections.deque[dict[str, Any]] = collections.deque(maxlen=MESSAGES_KEPT)
         self._ws: Any = None
+        self._socket = contextlib.ExitStack()
         self._closed: ConnectionClosed | None = None
         self.open_error: Exception | None = None
 
     def __enter__(self) -> Commands:
         url = stream_url(self._client.base_url, self.game_id, None)
         try:
-            self._ws = websockets.sync.client.connect(url, **_ws_options(stream_subprotocols(self.token)))
+            connect = websockets.sync.client.connect(url, **_ws_options(stream_subprotocols(self.token)))
+            self._ws = self._socket.enter_context(connect)
         except (OSError, websockets.WebSocketException) as exc:
             self.open_error = exc
         return self
@@ -210,8 +213,8 @@ class Commands(CommandOperations):
 
     def close(self) -> None:
         """Close the socket (commands after this go over REST)."""
-        if self._ws is not None:
-            self._ws.close()
+        self._socket.close()
+        self._ws = None
 
     @property
     def over_socket(self) -> bool:
@@ -237,17 +240,17 @@ class Commands(CommandOperations):
                 if self._closed is not None:
                     self._frames.closed(self._closed)
                 return
-            self._receive(None)
+            self._receive(None, None)
 
-    def _receive(self, timeout: float | None) -> tuple[str | None, Any]:
-        """One frame sorted (:meth:`_CommandFrames.sort`), a stream message kept; ``(None,
-        None)`` once the socket is closed.
+    def _receive(self, timeout: float | None, waiting: str | None) -> tuple[str | None, Any]:
+        """One frame sorted (:meth:`_CommandFrames.sort`; ``waiting``: the command waiting
+        for its answer), a stream message kept; ``(None, None)`` once the socket is closed.
 
         Raises:
             TimeoutError: no frame within ``timeout`` seconds.
         """
         try:
-            key, item = self._frames.sort(self._ws.recv(timeout))
+            key, item = self._frames.sort(self._ws.recv(timeout), waiting)
         except ConnectionClosed as exc:
             self._closed = exc
             return None, None
@@ -255,14 +258,14 @@ class Commands(CommandOperations):
             self._kept.append(item)
         return key, item
 
-    def _exchange(self, key: str, action: dict[str, Any] | None) -> Any:
+    def _exchange(self, key: str, frame: str) -> Any:
         """Send one command's frame and read until its answer (:data:`FALLBACK` when the
         socket closes first or no answer comes within the client's timeout)."""
         deadline = time.monotonic() + self._client.timeout_s
         try:
-            self._ws.send(_CommandFrames.command(key, action))
+            self._ws.send(frame)
             while self.over_socket:
-                got, answer = self._receive(max(0.0, deadline - time.monotonic()))
+                got, answer = self._receive(max(0.0, deadline - time.monotonic()), key)
                 if got == key:
                     return answer
         except ConnectionClosed as exc:  # from send: the socket was closed

@@ -9,8 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import itertools
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import pytest
@@ -44,24 +43,40 @@ class Face:
 
         return in_thread
 
-    async def collect(self, name: str, *args: Any, limit: int | None = None, **kwargs: Any) -> list[dict[str, Any]]:
+    async def collect(
+        self,
+        name: str,
+        *args: Any,
+        limit: int | None = None,
+        until: Callable[[dict[str, Any]], bool] | None = None,
+        **kwargs: Any,
+    ) -> list[dict[str, Any]]:
         """The items of the iterator method ``name`` (a stream, the JSON Lines log), at
-        most ``limit``; the iterator is closed after."""
+        most ``limit``, up to the first for which ``until`` holds; the iterator is closed
+        after."""
+
+        def enough(out: list[dict[str, Any]]) -> bool:
+            return (limit is not None and len(out) >= limit) or (until is not None and until(out[-1]))
+
+        out: list[dict[str, Any]] = []
         if self.blocking:
 
-            def take() -> list[dict[str, Any]]:
+            def take() -> None:
                 items = getattr(self.target, name)(*args, **kwargs)
                 try:
-                    return list(itertools.islice(items, limit))
+                    for item in items:
+                        out.append(item)
+                        if enough(out):
+                            return
                 finally:
                     items.close()
 
-            return await asyncio.to_thread(take)
-        out: list[dict[str, Any]] = []
+            await asyncio.to_thread(take)
+            return out
         async with contextlib.aclosing(getattr(self.target, name)(*args, **kwargs)) as items:
             async for item in items:
                 out.append(item)
-                if limit is not None and len(out) >= limit:
+                if enough(out):
                     break
         return out
 
