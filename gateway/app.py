@@ -121,6 +121,7 @@ def create_app(
             else matchmaker_channel
         )
         app.state.matchmaker = matchmaker_pb2_grpc.MatchmakerStub(mm_channel)
+        app.state.bots_http = bots.runner_client()  # one client to the bot runner
         if app.state.shared_windows is not None:
             app.state.shared_windows.start()
         log.info("gateway_started", session_addr=settings.session_addr if owned else "given")
@@ -128,6 +129,7 @@ def create_app(
             yield
         finally:
             await app.state.fanout.aclose()
+            await app.state.bots_http.aclose()
             if app.state.shared_windows is not None:
                 await app.state.shared_windows.close()
             if owned:

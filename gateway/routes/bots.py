@@ -43,6 +43,13 @@ RUNNER_TIMEOUT_S = 15.0
 SEATS_FULL_RETRY_AFTER_S = 30
 
 
+def runner_client() -> httpx.AsyncClient:
+    """The app's one HTTP client to the bot runner (its connections are kept between
+    requests): opened by the app's lifespan as ``app.state.bots_http``, closed at its
+    shutdown (gateway/app.py)."""
+    return httpx.AsyncClient(timeout=RUNNER_TIMEOUT_S)
+
+
 class AddBotBody(BaseModel):
     """Body of POST /game/{id}/bots."""
 
@@ -98,8 +105,8 @@ async def add_bot(
     if not base:
         raise _unavailable("no bot runner is configured (CELLWAR_BOTS_URL)")
     try:
-        async with httpx.AsyncClient(timeout=RUNNER_TIMEOUT_S) as client:
-            answer = await client.post(f"{base}/games/{game_id}/bots", json={"policy": body.policy})
+        client: httpx.AsyncClient = request.app.state.bots_http
+        answer = await client.post(f"{base}/games/{game_id}/bots", json={"policy": body.policy})
     except httpx.HTTPError as exc:
         log.warning("bot_runner_unreachable", game_id=game_id, error=type(exc).__name__)
         raise _unavailable("the bot runner does not answer") from None

@@ -172,3 +172,13 @@ async def test_a_bot_in_a_game_that_stays_open_frees_its_slot(stack):
             assert seats.status()["seats"] == 0 and seats.failed == 2 and seats.finished == 0
             again = await _add(url, cellwar, cellwar_token, "random")
             assert again.status_code == 201 and again.json()["player_id"] == 3
+
+
+async def test_the_gateway_keeps_one_client_to_the_runner_and_closes_it_at_shutdown(runner):
+    _, runner_url = runner
+    app = create_app(Settings(session_addr="127.0.0.1:9", secret=TEST_SECRET, bots_url=runner_url))
+    async with serve(app):
+        client = app.state.bots_http
+        assert isinstance(client, httpx.AsyncClient) and not client.is_closed
+        assert client.timeout.read == 15.0  # RUNNER_TIMEOUT_S
+    assert client.is_closed and app.state.bots_http is client
