@@ -10,7 +10,7 @@ placed cell) each time:
 
 * anchor: ``js.publish`` of the serialised event with the headers the session sends
   (``Nats-Expected-Last-Subject-Sequence``, ``Nats-Msg-Id``), awaiting each ack;
-* session: :meth:`services.session.store.EventStore.append` (copy and stamp the event,
+* session: :meth:`services.session.adapters.event_store.EventStore.append` (copy and stamp the event,
   headers, publish, check the ack), the code every recorded command goes through.
 
 Figures: appends/s and p50/p99 latency of each, and the ratio session / anchor (info:

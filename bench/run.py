@@ -27,6 +27,7 @@ import numpy as np
 from bench import (
     actions,
     append,
+    appends,
     bots,
     capacity,
     cluster,
@@ -51,6 +52,7 @@ BENCHMARKS: list[tuple[str, BenchFn]] = [
     ("roundtrip", lambda quick: roundtrip.run(quick=quick)),
     ("actions", lambda quick: actions.run(quick=quick)),
     ("append", lambda quick: append.run(quick=quick)),
+    ("appends", lambda quick: appends.run(quick=quick)),
     ("replay", lambda quick: replay.run(quick=quick)),
     ("import", lambda quick: imports.run(quick=quick)),
     ("fanout", lambda quick: fanout.run(quick=quick)),
