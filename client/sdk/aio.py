@@ -14,28 +14,8 @@ import httpx
 import websockets
 from websockets.exceptions import ConnectionClosed
 
-from client.sdk.core import (
-    _RESTARTING,
-    DEFAULT_TIMEOUT_S,
-    FALLBACK,
-    MESSAGES_KEPT,
-    ApiError,
-    RetryHook,
-    Seat,
-    _CommandFrames,
-    _finished,
-    _Frames,
-    _jsonl_request,
-    _raise_for_error,
-    _Retries,
-    _seat_of,
-    _ticket_final,
-    _ws_options,
-    spectate_url,
-    stream_subprotocols,
-    stream_url,
-    ticket_stream_url,
-)
+from client.sdk import core
+from client.sdk.core import DEFAULT_TIMEOUT_S, ApiError, RetryHook, Seat
 from client.sdk.ops import CommandOperations, Operations, Steps, install
 
 #: What :meth:`AsyncCellWarClient.commands` and :meth:`wait_for_match` treat as "no
@@ -110,11 +90,11 @@ class AsyncCellWarClient(Operations):
 
     async def _call(self, method: str, path: str, **kwargs: Any) -> Any:
         """One request with its retries (:class:`client.sdk.core._Retries`); the JSON answer."""
-        retries = _Retries(self.retry_unavailable_s, method, kwargs, self.on_retry)
+        retries = core._Retries(self.retry_unavailable_s, method, kwargs, self.on_retry)
         while True:
             try:
                 response = await self._http.request(method, path, **kwargs)
-            except _RESTARTING as exc:
+            except core._RESTARTING as exc:
                 wait = retries.after_error(exc)
             else:
                 wait = retries.after(response)
@@ -142,8 +122,8 @@ class AsyncCellWarClient(Operations):
                 last = None
                 async for message in self.watch_ticket(ticket_id, ticket_token):
                     last = message
-                if last is not None and _ticket_final(last):
-                    return _seat_of(last)
+                if last is not None and core._ticket_final(last):
+                    return core._seat_of(last)
             except (*_NO_SOCKET, ApiError):
                 pass  # fall back to polling (a proxy without WebSocket, a dropped stream)
             return await _run(self, Operations.wait_for_match(self, ticket_id, ticket_token, timeout=timeout,
@@ -155,11 +135,11 @@ class AsyncCellWarClient(Operations):
         self, game_id: str, token: str | None = None, from_seq: int = 0
     ) -> AsyncIterator[dict[str, Any]]:
         """The event log streamed as JSON Lines (``?format=jsonl``), one event at a time."""
-        method, path, kwargs = _jsonl_request(game_id, token, from_seq)
+        method, path, kwargs = core._jsonl_request(game_id, token, from_seq)
         async with self._http.stream(method, path, **kwargs) as r:
             if not r.is_success:
                 await r.aread()
-                _raise_for_error(r)
+                core._raise_for_error(r)
             async for line in r.aiter_lines():
                 if line.strip():
                     yield json.loads(line)
@@ -174,7 +154,7 @@ class AsyncCellWarClient(Operations):
             ApiError: the server closed the stream with an error (4401 → status 401, ...).
         """
         # the token as the subprotocol bearer.<token>, never in the URL (it would reach logs)
-        async for message in self._messages(stream_url(self.base_url, game_id, None), stream_subprotocols(token)):
+        async for message in self._messages(core.stream_url(self.base_url, game_id, None), core.stream_subprotocols(token)):
             yield message
 
     async def spectate(self, game_id: str, delay_s: float | None = None) -> AsyncIterator[dict[str, Any]]:
@@ -184,22 +164,22 @@ class AsyncCellWarClient(Operations):
         Raises:
             ApiError: the server closed the stream with an error.
         """
-        async for message in self._messages(spectate_url(self.base_url, game_id, delay_s)):
+        async for message in self._messages(core.spectate_url(self.base_url, game_id, delay_s)):
             yield message
 
     async def watch_ticket(self, ticket_id: str, ticket_token: str) -> AsyncIterator[dict[str, Any]]:
         """The ticket now and at each status change (``{"type": "ticket", ...}``); ends
         after a final status. Raises ApiError for a stream closed with an error."""
-        url = ticket_stream_url(self.base_url, ticket_id, None)
-        async for message in self._messages(url, stream_subprotocols(ticket_token), _ticket_final):
+        url = core.ticket_stream_url(self.base_url, ticket_id, None)
+        async for message in self._messages(url, core.stream_subprotocols(ticket_token), core._ticket_final):
             yield message
 
     async def _messages(
-        self, url: str, subprotocols: list[str] | None = None, is_last: Callable[[dict[str, Any]], bool] = _finished
+        self, url: str, subprotocols: list[str] | None = None, is_last: Callable[[dict[str, Any]], bool] = core._finished
     ) -> AsyncIterator[dict[str, Any]]:
         """The JSON messages of a stream WebSocket until the last one or a clean close."""
-        frames = _Frames(is_last)
-        async with websockets.connect(url, **_ws_options(subprotocols)) as ws:
+        frames = core._Frames(is_last)
+        async with websockets.connect(url, **core._ws_options(subprotocols)) as ws:
             try:
                 async for raw in ws:
                     message = frames.read(raw)
@@ -246,9 +226,9 @@ class AsyncCommands(CommandOperations):
 
     def __init__(self, client: AsyncCellWarClient, game_id: str, token: str) -> None:
         self._client, self.game_id, self.token = client, game_id, token
-        self._frames = _CommandFrames()
+        self._frames = core._CommandFrames()
         self._pending: dict[str, asyncio.Future[Any]] = {}
-        self._kept: collections.deque[dict[str, Any]] = collections.deque(maxlen=MESSAGES_KEPT)
+        self._kept: collections.deque[dict[str, Any]] = collections.deque(maxlen=core.MESSAGES_KEPT)
         self._arrived = asyncio.Event()
         self._ws: Any = None
         self._reader: asyncio.Task[None] | None = None
@@ -257,9 +237,9 @@ class AsyncCommands(CommandOperations):
         self.open_error: Exception | None = None
 
     async def __aenter__(self) -> AsyncCommands:
-        url = stream_url(self._client.base_url, self.game_id, None)
+        url = core.stream_url(self._client.base_url, self.game_id, None)
         try:
-            self._ws = await websockets.connect(url, **_ws_options(stream_subprotocols(self.token)))
+            self._ws = await websockets.connect(url, **core._ws_options(core.stream_subprotocols(self.token)))
         except _NO_SOCKET as exc:
             self.open_error = exc
         else:
@@ -297,7 +277,7 @@ class AsyncCommands(CommandOperations):
             while self._kept:
                 message = self._kept.popleft()
                 yield message
-                if _finished(message):
+                if core._finished(message):
                     return
             if not self.over_socket:
                 err = self._frames.close_error(self._close_code, self._close_reason)
@@ -326,18 +306,18 @@ class AsyncCommands(CommandOperations):
             self._close_code, self._close_reason = self._ws.close_code, self._ws.close_reason
             for waiting in self._pending.values():
                 if not waiting.done():
-                    waiting.set_result(FALLBACK)
+                    waiting.set_result(core.FALLBACK)
             self._arrived.set()
 
     async def _exchange(self, key: str, frame: str) -> Any:
-        """Send one command's frame and wait for its answer (:data:`FALLBACK` when the
+        """Send one command's frame and wait for its answer (:data:`core.FALLBACK` when the
         socket closes first or no answer comes within the client's timeout)."""
         answer = self._pending[key] = asyncio.get_running_loop().create_future()
         try:
             await self._ws.send(frame)
             return await asyncio.wait_for(answer, self._client.timeout_s)
         except (ConnectionClosed, TimeoutError):
-            return FALLBACK
+            return core.FALLBACK
         finally:
             self._pending.pop(key, None)
 

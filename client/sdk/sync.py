@@ -15,25 +15,8 @@ import websockets
 import websockets.sync.client
 from websockets.exceptions import ConnectionClosed
 
-from client.sdk.core import (
-    _RESTARTING,
-    DEFAULT_TIMEOUT_S,
-    FALLBACK,
-    MESSAGES_KEPT,
-    RetryHook,
-    _CommandFrames,
-    _finished,
-    _Frames,
-    _jsonl_request,
-    _raise_for_error,
-    _Retries,
-    _ticket_final,
-    _ws_options,
-    spectate_url,
-    stream_subprotocols,
-    stream_url,
-    ticket_stream_url,
-)
+from client.sdk import core
+from client.sdk.core import DEFAULT_TIMEOUT_S, RetryHook
 from client.sdk.ops import CommandOperations, Operations, Steps, install
 
 
@@ -100,11 +83,11 @@ class CellWarClient(Operations):
 
     def _call(self, method: str, path: str, **kwargs: Any) -> Any:
         """One request with its retries (:class:`client.sdk.core._Retries`); the JSON answer."""
-        retries = _Retries(self.retry_unavailable_s, method, kwargs, self.on_retry)
+        retries = core._Retries(self.retry_unavailable_s, method, kwargs, self.on_retry)
         while True:
             try:
                 response = self._http.request(method, path, **kwargs)
-            except _RESTARTING as exc:
+            except core._RESTARTING as exc:
                 wait = retries.after_error(exc)
             else:
                 wait = retries.after(response)
@@ -117,11 +100,11 @@ class CellWarClient(Operations):
 
     def events_jsonl(self, game_id: str, token: str | None = None, from_seq: int = 0) -> Iterator[dict[str, Any]]:
         """The event log streamed as JSON Lines (``?format=jsonl``), one event at a time."""
-        method, path, kwargs = _jsonl_request(game_id, token, from_seq)
+        method, path, kwargs = core._jsonl_request(game_id, token, from_seq)
         with self._http.stream(method, path, **kwargs) as r:
             if not r.is_success:
                 r.read()
-                _raise_for_error(r)
+                core._raise_for_error(r)
             for line in r.iter_lines():
                 if line.strip():
                     yield json.loads(line)
@@ -135,23 +118,23 @@ class CellWarClient(Operations):
             ApiError: the server closed the stream with an error code (4401, 4404, ...).
         """
         # the token as the subprotocol bearer.<token>, never in the URL (it would reach logs)
-        yield from self._messages(stream_url(self.base_url, game_id, None), stream_subprotocols(token))
+        yield from self._messages(core.stream_url(self.base_url, game_id, None), core.stream_subprotocols(token))
 
     def spectate(self, game_id: str, delay_s: float | None = None) -> Iterator[dict[str, Any]]:
         """A delayed spectator's stream (see :meth:`AsyncCellWarClient.spectate`)."""
-        yield from self._messages(spectate_url(self.base_url, game_id, delay_s))
+        yield from self._messages(core.spectate_url(self.base_url, game_id, delay_s))
 
     def watch_ticket(self, ticket_id: str, ticket_token: str) -> Iterator[dict[str, Any]]:
         """The ticket now and at each status change; ends after a final status."""
-        url = ticket_stream_url(self.base_url, ticket_id, None)
-        yield from self._messages(url, stream_subprotocols(ticket_token), _ticket_final)
+        url = core.ticket_stream_url(self.base_url, ticket_id, None)
+        yield from self._messages(url, core.stream_subprotocols(ticket_token), core._ticket_final)
 
     def _messages(
-        self, url: str, subprotocols: list[str] | None = None, is_last: Callable[[dict[str, Any]], bool] = _finished
+        self, url: str, subprotocols: list[str] | None = None, is_last: Callable[[dict[str, Any]], bool] = core._finished
     ) -> Iterator[dict[str, Any]]:
         """The JSON messages of a stream WebSocket until the last one or a clean close."""
-        frames = _Frames(is_last)
-        with websockets.sync.client.connect(url, **_ws_options(subprotocols)) as ws:
+        frames = core._Frames(is_last)
+        with websockets.sync.client.connect(url, **core._ws_options(subprotocols)) as ws:
             try:
                 for raw in ws:
                     message = frames.read(raw)
@@ -192,17 +175,17 @@ class Commands(CommandOperations):
 
     def __init__(self, client: CellWarClient, game_id: str, token: str) -> None:
         self._client, self.game_id, self.token = client, game_id, token
-        self._frames = _CommandFrames()
-        self._kept: collections.deque[dict[str, Any]] = collections.deque(maxlen=MESSAGES_KEPT)
+        self._frames = core._CommandFrames()
+        self._kept: collections.deque[dict[str, Any]] = collections.deque(maxlen=core.MESSAGES_KEPT)
         self._ws: Any = None
         self._socket = contextlib.ExitStack()
         self._closed: ConnectionClosed | None = None
         self.open_error: Exception | None = None
 
     def __enter__(self) -> Commands:
-        url = stream_url(self._client.base_url, self.game_id, None)
+        url = core.stream_url(self._client.base_url, self.game_id, None)
         try:
-            connect = websockets.sync.client.connect(url, **_ws_options(stream_subprotocols(self.token)))
+            connect = websockets.sync.client.connect(url, **core._ws_options(core.stream_subprotocols(self.token)))
             self._ws = self._socket.enter_context(connect)
         except (OSError, websockets.WebSocketException) as exc:
             self.open_error = exc
@@ -234,7 +217,7 @@ class Commands(CommandOperations):
             while self._kept:
                 message = self._kept.popleft()
                 yield message
-                if _finished(message):
+                if core._finished(message):
                     return
             if not self.over_socket:
                 if self._closed is not None:
@@ -243,7 +226,7 @@ class Commands(CommandOperations):
             self._receive(None, None)
 
     def _receive(self, timeout: float | None, waiting: str | None) -> tuple[str | None, Any]:
-        """One frame sorted (:meth:`_CommandFrames.sort`; ``waiting``: the command waiting
+        """One frame sorted (:meth:`core._CommandFrames.sort`; ``waiting``: the command waiting
         for its answer), a stream message kept; ``(None, None)`` once the socket is closed.
 
         Raises:
@@ -259,7 +242,7 @@ class Commands(CommandOperations):
         return key, item
 
     def _exchange(self, key: str, frame: str) -> Any:
-        """Send one command's frame and read until its answer (:data:`FALLBACK` when the
+        """Send one command's frame and read until its answer (:data:`core.FALLBACK` when the
         socket closes first or no answer comes within the client's timeout)."""
         deadline = time.monotonic() + self._client.timeout_s
         try:
@@ -272,7 +255,7 @@ class Commands(CommandOperations):
             self._closed = exc
         except TimeoutError:
             pass
-        return FALLBACK
+        return core.FALLBACK
 
     def _rest(self, name: str, *args: Any, **kwargs: Any) -> Any:
         return getattr(self._client, name)(*args, **kwargs)
