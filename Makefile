@@ -4,7 +4,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: run run-cluster chaos test-cluster test test-unit test-integration test-browser test-containers images base-image bench proto lint install clean screenshots docs docs-serve docs-bench
+.PHONY: run run-cluster chaos test-cluster test test-fast test-unit test-integration test-browser test-containers images base-image bench proto lint install clean screenshots docs docs-serve docs-bench
 
 $(PY):
 	$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "CellWar needs Python 3.11+"'
@@ -32,6 +32,10 @@ chaos: $(STAMP)
 ## test: the whole suite (unit, integration with a real NATS, browser when Chromium exists)
 test: $(STAMP)
 	$(PY) -m pytest -q
+
+## test-fast: the quick loop, no NATS, Docker or browser (-m "not nats and not docker and not browser"; API tests on an in-memory session)
+test-fast: $(STAMP)
+	CELLWAR_TEST_FAST=1 $(PY) -m pytest -q -m "not nats and not docker and not browser"
 
 test-unit: $(STAMP)
 	$(PY) -m pytest -q tests/engine tests/test_proto_stubs.py

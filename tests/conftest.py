@@ -4,25 +4,50 @@ NATS), and the markers that sort the suite by what it needs. See tests/support/.
 
 Markers given here at collection (``make test-fast`` leaves them out):
 
-- ``nats``: the test uses the ``nats_url`` fixture (directly or through another fixture,
-  e.g. ``nats_stack``), or starts a NATS of its own (marked by hand);
+- ``nats``: the test uses a fixture whose name says ``nats`` — ``nats_url`` directly or
+  through another fixture (``nats_stack``, the root ``stack`` outside tests/api), a NATS
+  of its own (``own_nats``) — or is marked by hand;
 - ``docker``: everything under tests/containers;
 - ``browser``: everything under tests/browser.
+
+With ``CELLWAR_TEST_FAST=1`` (``make test-fast``) ``CELLWAR_TEST_NATS_URL`` is ignored and
+a test that leaves a ``nats-server`` process running under pytest fails: it needs the
+``nats`` marker.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.support.nats import nats_server
+from tests.support.nats import ENV_URL, nats_server
+from tests.support.processes import nats_servers
 from tests.support.stack import Stack, start_stack
 
 _TESTS = Path(__file__).resolve().parent
 #: Directories whose tests get a marker by where they live.
 _BY_PLACE = {"containers": "docker", "browser": "browser"}
+#: Set by ``make test-fast``: the tests run without any NATS (module docstring).
+FAST = os.environ.get("CELLWAR_TEST_FAST") == "1"
+
+
+def pytest_configure(config) -> None:
+    """In the fast loop no NATS is reached, not even one named by ``CELLWAR_TEST_NATS_URL``."""
+    if FAST:
+        os.environ.pop(ENV_URL, None)
+
+
+@pytest.fixture(autouse=FAST)
+def _no_nats_server_left() -> Iterator[None]:
+    """(``make test-fast`` only) Fail a test after which a ``nats-server`` runs under
+    pytest: it started one without the ``nats`` marker."""
+    yield
+    running = nats_servers()
+    if running:
+        pytest.fail(f"nats-server running under the tests (pids {running}): mark the test nats")
 
 
 @pytest.fixture(scope="session")
@@ -69,7 +94,7 @@ async def memory_stack() -> AsyncIterator[Stack]:
 def pytest_collection_modifyitems(config, items) -> None:
     """Mark the tests that need NATS, Docker or a browser (module docstring)."""
     for item in items:
-        if "nats_url" in getattr(item, "fixturenames", ()):
+        if any("nats" in name for name in getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.nats)
         try:
             parts = Path(str(item.path)).resolve().relative_to(_TESTS).parts

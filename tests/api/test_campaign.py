@@ -284,6 +284,7 @@ async def own_nats(tmp_path: Path) -> AsyncIterator[NatsProcess]:
         proc.stop()
 
 
+@pytest.mark.nats  # a NATS of its own (own_nats), not the nats_url fixture
 async def test_progress_survives_session_and_nats_restarts(own_nats: NatsProcess):
     stack = await start_stack(own_nats.url)
     try:

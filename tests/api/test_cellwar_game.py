@@ -1,6 +1,6 @@
 """A whole CellWar game through the public API (the seed's CellWar rules;
 docs/api/index.md): three bots play it to the end over REST and WebSocket; the fog-filtered
-log of a running game, the whole log once finished, the NATS log and a fold all agree; REST
+log of a running game, the whole log once finished, the stored log and a fold all agree; REST
 errors of the rules."""
 
 from __future__ import annotations

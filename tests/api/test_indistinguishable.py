@@ -1,13 +1,13 @@
 """Indistinguishability over REST and WebSocket (docs/architecture/contracts.md: "two
 games that differ only in what a player cannot see give that player byte-identical
 messages"): the engine-level version is tests/engine/test_indistinguishable.py; this one
-runs the real stack (gateway, session, engine, NATS).
+runs the real stack (gateway, session, engine).
 
 For 200 random CellWar pairs (player 2's hidden units and their moves differ), 200
 random Life pairs (the opponents' blind placements differ) and 20 three-player CellWar
 pairs (player 2 leaves in its turn after hidden moves, or none), built and checked in
 process by tests/support/hidden_games.py, both games are played through ONE real stack
-(engine, session and gateway as processes, on the test NATS), the pairs concurrently
+(engine, session and gateway as processes, the session on in-memory ports), the pairs concurrently
 (asyncio, httpx, websockets), with the same commands of player 1 in the same places of
 the shared sequence. Recorded for player 1, in order:
 
@@ -80,7 +80,7 @@ from tests.support.hidden_games import (
     life_pairs,
 )
 from tests.support.nats import free_port
-from tests.support.stack import ROOT, EngineProcess, SessionProcess
+from tests.support.stack import ROOT, EngineProcess, MemorySessionProcess
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(900)]
 
@@ -153,13 +153,13 @@ async def gateway_process(session_target: str) -> AsyncIterator[str]:
 
 
 @pytest.fixture(scope="module")
-async def base_url(nats_url: str) -> AsyncIterator[str]:
+async def base_url() -> AsyncIterator[str]:
     """The whole stack as subprocesses (so client, gateway, session and engine use both
-    cores): engine, session (its ticker never ticks: module docstring) and gateway
-    (every limit off), warnings only in their logs, on the test NATS."""
+    cores): engine, session on in-memory ports (its ticker never ticks: module
+    docstring) and gateway (every limit off), warnings only in their logs."""
     engine_proc = await EngineProcess(CELLWAR_LOG_LEVEL="warning").start()
-    session = SessionProcess(
-        nats_url, engine_proc.target, instance_id="leaks-indistinguishable",
+    session = MemorySessionProcess(
+        engine_proc.target, instance_id="leaks-indistinguishable",
         generations_per_second=1e-6, log_level="warning",
     )
     try:

@@ -274,3 +274,14 @@ class SessionProcess(_ServiceProcess):
                 "CELLWAR_LOG_FORMAT": "json",
             }
         )
+
+
+class MemorySessionProcess(SessionProcess):
+    """A session on in-memory ports as a subprocess (``python -m
+    tests.support.memory_session``): :class:`SessionProcess` without a NATS (its games
+    live as long as the process)."""
+
+    module = "tests.support.memory_session"
+
+    def __init__(self, engine_target: str, **kwargs: Any) -> None:
+        super().__init__(NO_NATS, engine_target, **kwargs)
