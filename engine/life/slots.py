@@ -76,6 +76,70 @@ class Strips(Plain):
         return [*ops, (_AND, last, self.last_mask, last)]
 
 
+def _count(a: np.ndarray, b: object, out: np.ndarray) -> None:
+    np.bitwise_count(a, out=out)
+
+
+def _rows_u32(a: np.ndarray, b: object, out: np.ndarray) -> None:
+    np.add.reduce(a, axis=0, dtype=np.uint32, out=out)
+
+
+def _rows_u64(a: np.ndarray, b: object, out: np.ndarray) -> None:
+    np.add.reduce(a, axis=0, dtype=np.uint64, out=out)
+
+
+class MeasuredProgram(Program):
+    """A kernel program over :class:`Strips` whose bands are its strips, and which
+    measures each new strip while it is in cache: per plane, strip and word column, the
+    live cells (:attr:`column_counts`, (P, n, m nwb) uint32) and the sum down the
+    column of its words (:attr:`column_sums`, (P, n, m nwb) uint64), for the alive
+    plane of each word XOR its key (the key of a word depends on its row and word in
+    the slot, not on the slot).
+
+    Args:
+        geo: the strips; n_planes: 2 or 4; word_keys: (P, h, nwb) uint64.
+    """
+
+    def __init__(self, geo: Strips, n_planes: int, word_keys: np.ndarray) -> None:
+        # bands of h + 2 rows from row 1: band k is strip k's data rows (+ ghost rows)
+        super().__init__(geo, n_planes, geo.h + 2)
+        mn = geo.m * geo.nwb
+        self._keys = np.ascontiguousarray(np.tile(word_keys, (1, 1, geo.m)))  # (1, h, m nwb)
+        self.column_counts = np.zeros((n_planes, geo.n, mn), dtype=np.uint32)
+        self.column_sums = np.zeros((n_planes, geo.n, mn), dtype=np.uint64)
+        self._bits = np.empty((geo.h, mn), dtype=np.uint8)
+        self._mixed = np.empty((geo.h, mn), dtype=np.uint64)
+
+    def _build(self, src: list[np.ndarray], dst: list[np.ndarray]) -> list[Op]:
+        geo: Strips = self.geo  # type: ignore[assignment]
+        h, mn = geo.h, geo.m * geo.nwb
+        ops: list[Op] = []
+        for k, (r0, r1) in enumerate(self.bands):
+            ops += self._alive(src[0], dst[0], r0, r1)
+            if len(src) == 2:
+                ops += self._two_colours(src, dst, r0, r1)
+            elif len(src) == 4:
+                ops += self._four_colours(src, dst, r0, r1)
+            for plane in dst:
+                ops += geo.edge_ops(plane, r0, r1, self._col)
+            for p, plane in enumerate(dst):
+                data = geo.grid(plane)[r0 : r0 + h, 1 : 1 + mn]
+                ops += [
+                    (_count, data, None, self._bits),
+                    (_rows_u32, self._bits, None, self.column_counts[p, k]),
+                ]
+                if p == 0:  # the alive plane's words keyed: a shifted shape changes its sums
+                    ops += [
+                        (np.bitwise_xor, data, self._keys[0], self._mixed),
+                        (_rows_u64, self._mixed, None, self.column_sums[0, k]),
+                    ]
+                else:  # a colour plane's own sums tell colourings of one shape apart
+                    ops.append((_rows_u64, data, None, self.column_sums[p, k]))
+        for plane in dst:
+            ops += geo.ghost_row_ops(plane)
+        return ops
+
+
 def _geometry(w: int) -> tuple[int, int]:
     """(words per slot, slots per strip) of boards ``w`` columns wide."""
     nwb = -(-w // 64) + (1 if w % 64 == 0 else 0)
@@ -106,7 +170,8 @@ class SlotPool:
         self.nw = -(-w // 64)  # the words :func:`engine.life.kernel.pack` gives a row
         self.nwb, self.m = _geometry(w)
         self.n_planes = 2 if len(colours) == 2 else 4
-        self.keys = _keys((self.n_planes, h, self.nwb))
+        self.word_keys = _keys((1, h, self.nwb))
+        self.column_keys = _keys((self.n_planes, self.nwb))[..., ::-1].copy()
         self.strips = 0
         self.program: Program | None = None
         self.free: list[int] = []
@@ -145,7 +210,7 @@ class SlotPool:
     def _grow(self, strips: int) -> None:
         """Room for ``strips`` strips (planes copied over)."""
         geo = Strips(strips, self.h, self.w, self.nwb, self.m)
-        program = Program(geo, self.n_planes)
+        program = MeasuredProgram(geo, self.n_planes, self.word_keys)
         if self.program is not None:
             for new, old in zip(program.planes, self.program.planes, strict=True):
                 new[: old.size - 1] = old[: old.size - 1]  # whole strips, then zeros
@@ -174,7 +239,10 @@ class SlotPool:
         """A copy of the slots' words: (k, P, h, nwb)."""
         idx = np.asarray(slots, dtype=np.int64)
         si, sj = idx // self.m, idx % self.m
-        return np.stack([self.data(p)[si, :, sj, :] for p in range(self.n_planes)], axis=1)
+        out = np.empty((idx.size, self.n_planes, self.h, self.nwb), dtype=np.uint64)
+        for p in range(self.n_planes):
+            out[:, p] = self.data(p).transpose(0, 2, 1, 3)[si, sj]
+        return out
 
     def put_words(self, slots: np.ndarray | Sequence[int], words: np.ndarray) -> None:
         """Write (k, P, h, nwb) words into the slots."""
@@ -209,7 +277,7 @@ class SlotPool:
     def take(self) -> int:
         """A free slot (all its words 0)."""
         if not self.free:
-            self._grow(max(1, 2 * self.strips))
+            self._grow(self.strips + max(1, self.strips // 4))
         return self.free.pop()
 
     def give_back(self, slot: int) -> None:
@@ -223,14 +291,26 @@ class SlotPool:
 
     def measure(self) -> tuple[np.ndarray, np.ndarray]:
         """Live cells per slot and plane (size, P) int64, and each slot's fingerprint
-        (size,) uint64 (keyed sum of its words over all planes, mod 2**64)."""
-        counts = np.empty((self.size, self.n_planes), dtype=np.int64)
-        fp = np.zeros(self.size, dtype=np.uint64)
-        for p in range(self.n_planes):
-            d = self.data(p)
-            counts[:, p] = np.bitwise_count(d).sum(axis=(1, 3), dtype=np.int64).reshape(-1)
-            fp += np.einsum("nhmw,hw->nm", d, self.keys[p]).reshape(-1)
+        (size,) uint64, of the boards the last kernel generation made (from what its
+        program measured): the fingerprint sums, over planes and the slot's word
+        columns, the column's sum of words (alive plane: each XOR its key) times the
+        column's odd key (mod 2**64). A word that differs changes its column's sum, so
+        boards that differ in one word never collide; a collision only costs a
+        plain-path check."""
+        assert isinstance(self.program, MeasuredProgram)
+        n, m, nwb, planes = self.strips, self.m, self.nwb, self.n_planes
+        cc = self.program.column_counts.reshape(planes, n, m, nwb)
+        counts = cc.sum(axis=3, dtype=np.int64).reshape(planes, -1).T
+        cs = self.program.column_sums.reshape(planes, n, m, nwb)
+        fp = np.einsum("pnmw,pw->nm", cs, self.column_keys).reshape(-1)
         return counts, fp
+
+    def fingerprint(self, words: np.ndarray) -> int:
+        """The fingerprint of one slot's (P, h, nwb) words (as :meth:`measure` has it)."""
+        keyed = words.copy()
+        keyed[0] ^= self.word_keys[0]
+        columns = keyed.sum(axis=1, dtype=np.uint64)  # (P, nwb)
+        return int(np.einsum("pw,pw->", columns, self.column_keys))
 
     def colour_counts(self, counts: np.ndarray) -> np.ndarray:
         """(k, 5) live cells: column 0 all, column c colour c, from plane counts (k, P)."""
@@ -248,10 +328,13 @@ class SlotPool:
     def digests(self, slots: Sequence[int]) -> list[bytes]:
         """Canonical stability digests (version 3+, :func:`engine.life.stability.planes_digest`)
         of the slots' boards now."""
-        data = self.words(slots)[..., : self.nw]  # (k, P, h, nw)
         if self.n_planes == 2:  # alive and colour 2: the canonical planes of (1, 2)
-            planes = np.ascontiguousarray(data, dtype="<u8")
-            return [stability.planes_digest(planes[j]) for j in range(planes.shape[0])]
+            alive, colour, m, nw = self.data(0), self.data(1), self.m, self.nw
+            return [
+                stability.planes_digest([alive[s // m, :, s % m, :nw], colour[s // m, :, s % m, :nw]])
+                for s in (int(x) for x in slots)
+            ]
+        data = self.words(slots)[..., : self.nw]  # (k, P, h, nw)
         alive, p1, p2, p3 = data[:, 0], data[:, 1], data[:, 2], data[:, 3]
         cells = {1: p1, 2: p2, 3: p3, 4: alive & ~(p1 | p2 | p3)}
         planes = np.ascontiguousarray(
@@ -300,7 +383,7 @@ class SlotRun:
         pool.put_words([s], words[None])
         counts = np.bitwise_count(words).sum(axis=(1, 2), dtype=np.int64)
         pool.pop[s] = counts[0]
-        pool.fp[s] = np.einsum("phw,phw->", words, pool.keys)
+        pool.fp[s] = pool.fingerprint(words)
         pool.canon[s] = b""
         hist = state.history[-H:]
         pool.hpop[s], pool.hfp[s], pool.hcanon[s], pool.hkind[s] = -1, 0, b"", EMPTY

@@ -20,8 +20,9 @@ Two kinds of runs keep "the game now":
 
 * :class:`PlainRun`: the engine state object, advanced with ``engine.tick`` (any kind
   whose policy ticks: Life, campaign);
-* packed Life runs (:mod:`services.engine.packed`): 300x300 boards stay bit-packed
-  across ticks and games of one size advance together in one vectorised kernel call.
+* packed Life runs (:mod:`engine.life.packed_runs`): boards stay bit-packed across
+  ticks; hard-edged games of one size sit side by side in one pool
+  (:mod:`engine.life.slots`) and advance together, one kernel call per generation.
 """
 
 from __future__ import annotations
@@ -47,8 +48,9 @@ from engine.errors import GameError
 log = structlog.get_logger("cellwar.engine.runs")
 
 #: Running games one engine process keeps at most (least recently used out). A 300x300
-#: Life game costs ~120 kB here (its base state and the game now).
-MAX_GAMES = 4096
+#: Life game costs ~170 kB here (its base state decoded, and its slot's planes, twice:
+#: the kernel's double buffer).
+MAX_GAMES = 16384
 
 OK = engine_pb2.RunResult.OK
 MISS = engine_pb2.RunResult.MISS
@@ -270,6 +272,13 @@ class RunCache:
                 )
         return Entry(game_id, base, env, base_msg.state_hash or engine.state_hash(base), done, run, kind)
 
+    def base_of(self, game_id: str, base_hash: str) -> Any | None:
+        """The recorded state ``base_hash`` when it is the base of ``game_id``'s entry
+        (as decoded, not upgraded), else None."""
+        with self._lock:
+            entry = self._entries.get(game_id)
+            return entry.base if entry is not None and entry.base_hash == base_hash else None
+
     def state_after(self, game_id: str, base_hash: str, done: int) -> Any | None:
         """The state ``done`` generations after the recorded state ``base_hash`` when the
         entry of ``game_id`` holds it (else None: compute it from the base)."""
@@ -294,6 +303,20 @@ class RunCache:
         failing item answers FAILED and never stops the others."""
         with self._running:
             return self._run(request)
+
+    def run_many(self, requests: Sequence[engine_pb2.RunRequest]) -> list[engine_pb2.RunReply]:
+        """Serve several ``Engine.Run`` calls as one (the calls of one tick, coalesced by
+        the servicer): their items advance together, in one kernel call per generation
+        for each pool of games; one reply per request, in order."""
+        if len(requests) == 1:
+            return [self.run(requests[0])]
+        merged = engine_pb2.RunRequest(items=[item for r in requests for item in r.items])
+        results = list(self.run(merged).results)
+        replies, at = [], 0
+        for r in requests:
+            replies.append(engine_pb2.RunReply(results=results[at : at + len(r.items)]))
+            at += len(r.items)
+        return replies
 
     def _run(self, request: engine_pb2.RunRequest) -> engine_pb2.RunReply:
         results = [engine_pb2.RunResult(game_id=item.game_id) for item in request.items]

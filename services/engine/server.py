@@ -120,11 +120,15 @@ def envelope_of(msg: engine_pb2.GameState) -> Envelope:
     return Envelope(msg.seq, tuple(msg.versions), anchor, msg.turn_seq, tuple(msg.open_seats))
 
 
-#: Recently decoded states by hash (their bytes kept to compare): a game's next command
-#: ships the state its last one returned, so most decodes are found here.
+#: Recently decoded or returned states by hash (their bytes kept to compare): a game's
+#: next command names (``state_cached``) or ships the state its last one returned, so
+#: most are found here.
 _DECODED: OrderedDict[str, tuple[bytes, Any]] = OrderedDict()
-#: Bytes of encoded states kept at most (their decoded copies take about as much again).
-_DECODED_MAX_BYTES = 32 * 1024 * 1024
+#: Bytes of encoded states kept at most (their decoded copies take about as much again):
+#: ~2,800 states of a 300x300 Life game.
+_DECODED_MAX_BYTES = 256 * 1024 * 1024
+#: Largest state kept (bytes).
+_DECODED_MAX_STATE = 4 * 1024 * 1024
 _DECODED_LOCK = threading.Lock()
 _decoded_bytes = 0
 
@@ -143,15 +147,38 @@ def from_proto(msg: engine_pb2.GameState) -> Any:
                 _DECODED.move_to_end(key)
                 return hit[1]
     state = engine.decode_state(data)
-    if key and len(data) <= _DECODED_MAX_BYTES // 16:
-        global _decoded_bytes
-        with _DECODED_LOCK:
-            old = _DECODED.pop(key, None)
-            _decoded_bytes += len(data) - (len(old[0]) if old else 0)
-            _DECODED[key] = (data, state)
-            while _decoded_bytes > _DECODED_MAX_BYTES:
-                _decoded_bytes -= len(_DECODED.popitem(last=False)[1][0])
+    if key:
+        remember(key, data, state)
     return state
+
+
+def remember(key: str, data: bytes, state: Any) -> None:
+    """Keep ``state`` (encoded as ``data``, hash ``key``) in the decoded-state cache
+    (least recently used out past :data:`_DECODED_MAX_BYTES`)."""
+    global _decoded_bytes
+    if len(data) > _DECODED_MAX_STATE:
+        return
+    with _DECODED_LOCK:
+        old = _DECODED.pop(key, None)
+        _decoded_bytes += len(data) - (len(old[0]) if old else 0)
+        _DECODED[key] = (data, state)
+        while _decoded_bytes > _DECODED_MAX_BYTES:
+            _decoded_bytes -= len(_DECODED.popitem(last=False)[1][0])
+
+
+def cached_state(key: str, game_id: str = "", runs: RunCache | None = None) -> Any | None:
+    """The state of hash ``key`` when this engine holds it (the decoded-state cache, or
+    the base of ``game_id``'s run cache entry), else None."""
+    if not key:
+        return None
+    with _DECODED_LOCK:
+        hit = _DECODED.get(key)
+        if hit is not None:
+            _DECODED.move_to_end(key)
+            return hit[1]
+    if runs is not None and game_id:
+        return runs.base_of(game_id, key)
+    return None
 
 
 def _json(data: bytes, what: str) -> Any:
@@ -203,11 +230,22 @@ def decide(request: engine_pb2.DecideRequest, runs: RunCache | None = None) -> e
     (deterministic: the same state either way). A command that lands drops the game's
     run cache entry (its base is no longer the game's last recorded state).
 
+    ``state_cached``: ``state`` has no bytes; the state of its ``state_hash`` is taken
+    from this engine's caches (:func:`cached_state`), or the reply says ``STATE_MISS``
+    (nothing decided; the caller sends the state). The state returned is kept there, so
+    the game's next command can name it.
+
     Raises:
         GameError: the rules refuse the command (nothing recorded, the run goes on).
     """
     cmd = request.command
-    state, env = _given(request.state)
+    if request.state_cached:
+        state = cached_state(request.state.state_hash, request.game_id, runs)
+        if state is None:
+            return engine_pb2.DecideReply(status=engine_pb2.DecideReply.STATE_MISS)
+        env = envelope_of(request.state)
+    else:
+        state, env = _given(request.state)
     payload = _json(cmd.payload, "command payload")
     if not isinstance(payload, dict):
         raise GameError(ErrorCode.MALFORMED, "command payload must be a JSON object")
@@ -224,9 +262,11 @@ def decide(request: engine_pb2.DecideRequest, runs: RunCache | None = None) -> e
     if runs is not None and request.game_id:
         runs.forget(request.game_id)
     wanted = set(request.view_players) if request.views_listed else None
+    msg = to_proto(new, env)
+    remember(msg.state_hash, msg.state, new)
     return engine_pb2.DecideReply(
         events=[_draft(d) for d in [*before, *drafts]],
-        state=to_proto(new, env),
+        state=msg,
         views=views_of(new, wanted, env.open_seats),
         ticked=len(before),
     )
@@ -418,6 +458,46 @@ def new_run_cache(max_games: int | None = None, *, packed: bool = True) -> RunCa
     return RunCache(to_proto, envelope_of, from_proto, kinds=kinds, **kwargs)
 
 
+#: Seconds a Run call waits for the other calls of its tick before the batch starts
+#: (a session sends a tick as several calls at once, one per chunk of games).
+RUN_COALESCE_S = 0.002
+
+
+class RunBatcher:
+    """Coalesces concurrent ``Engine.Run`` calls into one :meth:`RunCache.run_many`, so
+    that the games of one tick, sent in several calls, advance in one kernel call per
+    generation (:mod:`engine.life.slots`). Calls arriving while a batch runs form the
+    next batch. A batch that raises fails each of its calls with that error."""
+
+    def __init__(self, runs: RunCache, wait_s: float = RUN_COALESCE_S) -> None:
+        self.runs, self.wait_s = runs, wait_s
+        self._queue: list[tuple[engine_pb2.RunRequest, asyncio.Future]] = []
+        self._task: asyncio.Task | None = None
+
+    async def run(self, request: engine_pb2.RunRequest) -> engine_pb2.RunReply:
+        """The reply to ``request``, served with the calls that arrive with it."""
+        future = asyncio.get_running_loop().create_future()
+        self._queue.append((request, future))
+        if self._task is None or self._task.done():
+            self._task = asyncio.create_task(self._drain())
+        return await future
+
+    async def _drain(self) -> None:
+        while self._queue:
+            await asyncio.sleep(self.wait_s)
+            batch, self._queue = self._queue, []
+            try:
+                replies = await asyncio.to_thread(self.runs.run_many, [r for r, _ in batch])
+            except Exception as exc:  # noqa: BLE001 - handed to each caller
+                for _, future in batch:
+                    if not future.done():
+                        future.set_exception(exc)
+                continue
+            for (_, future), reply in zip(batch, replies, strict=True):
+                if not future.done():
+                    future.set_result(reply)
+
+
 class EngineServicer(engine_pb2_grpc.EngineServicer):
     """grpc.aio servicer. Fold, Tick and Run, and any call on a large state, run in a
     worker thread; a small Decide/Views runs inline (a thread hop costs more than the
@@ -425,6 +505,7 @@ class EngineServicer(engine_pb2_grpc.EngineServicer):
 
     def __init__(self, runs: RunCache | None = None) -> None:
         self.runs = runs or new_run_cache()
+        self.batcher = RunBatcher(self.runs)
 
     async def _run(
         self,
@@ -454,7 +535,16 @@ class EngineServicer(engine_pb2_grpc.EngineServicer):
         return await self._run(lambda r: decide(r, runs), request, context, inline=inline)
 
     async def Run(self, request, context):  # noqa: N802
-        return await self._run(self.runs.run, request, context)
+        try:
+            reply = await self.batcher.run(request)
+            context.set_trailing_metadata(((ENGINE_VERSION_KEY, engine.ENGINE_VERSION),))
+            return reply
+        except GameError as exc:
+            await abort(context, exc.code, exc.message, getattr(exc, "seq", None))
+        except Exception as exc:  # noqa: BLE001 - a bug must not kill the server
+            log.exception("engine_call_failed", rpc="Run")
+            await abort(context, ErrorCode.INTERNAL, f"{type(exc).__name__}: {exc}")
+        raise AssertionError("unreachable")
 
     async def Fold(self, request, context):  # noqa: N802
         return await self._run(fold, request, context)

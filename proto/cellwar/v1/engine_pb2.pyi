@@ -109,32 +109,42 @@ class EventDraft(_message.Message):
     def __init__(self, type: _Optional[str] = ..., actor: _Optional[int] = ..., payload: _Optional[bytes] = ..., state_hash: _Optional[str] = ...) -> None: ...
 
 class DecideRequest(_message.Message):
-    __slots__ = ("state", "command", "game_id", "generations_before", "view_players", "views_listed")
+    __slots__ = ("state", "command", "game_id", "generations_before", "view_players", "views_listed", "state_cached")
     STATE_FIELD_NUMBER: _ClassVar[int]
     COMMAND_FIELD_NUMBER: _ClassVar[int]
     GAME_ID_FIELD_NUMBER: _ClassVar[int]
     GENERATIONS_BEFORE_FIELD_NUMBER: _ClassVar[int]
     VIEW_PLAYERS_FIELD_NUMBER: _ClassVar[int]
     VIEWS_LISTED_FIELD_NUMBER: _ClassVar[int]
+    STATE_CACHED_FIELD_NUMBER: _ClassVar[int]
     state: GameState
     command: Command
     game_id: str
     generations_before: int
     view_players: _containers.RepeatedScalarFieldContainer[int]
     views_listed: bool
-    def __init__(self, state: _Optional[_Union[GameState, _Mapping]] = ..., command: _Optional[_Union[Command, _Mapping]] = ..., game_id: _Optional[str] = ..., generations_before: _Optional[int] = ..., view_players: _Optional[_Iterable[int]] = ..., views_listed: _Optional[bool] = ...) -> None: ...
+    state_cached: bool
+    def __init__(self, state: _Optional[_Union[GameState, _Mapping]] = ..., command: _Optional[_Union[Command, _Mapping]] = ..., game_id: _Optional[str] = ..., generations_before: _Optional[int] = ..., view_players: _Optional[_Iterable[int]] = ..., views_listed: _Optional[bool] = ..., state_cached: _Optional[bool] = ...) -> None: ...
 
 class DecideReply(_message.Message):
-    __slots__ = ("events", "state", "views", "ticked")
+    __slots__ = ("status", "events", "state", "views", "ticked")
+    class Status(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+        __slots__ = ()
+        OK: _ClassVar[DecideReply.Status]
+        STATE_MISS: _ClassVar[DecideReply.Status]
+    OK: DecideReply.Status
+    STATE_MISS: DecideReply.Status
+    STATUS_FIELD_NUMBER: _ClassVar[int]
     EVENTS_FIELD_NUMBER: _ClassVar[int]
     STATE_FIELD_NUMBER: _ClassVar[int]
     VIEWS_FIELD_NUMBER: _ClassVar[int]
     TICKED_FIELD_NUMBER: _ClassVar[int]
+    status: DecideReply.Status
     events: _containers.RepeatedCompositeFieldContainer[EventDraft]
     state: GameState
     views: _containers.RepeatedScalarFieldContainer[bytes]
     ticked: int
-    def __init__(self, events: _Optional[_Iterable[_Union[EventDraft, _Mapping]]] = ..., state: _Optional[_Union[GameState, _Mapping]] = ..., views: _Optional[_Iterable[bytes]] = ..., ticked: _Optional[int] = ...) -> None: ...
+    def __init__(self, status: _Optional[_Union[DecideReply.Status, str]] = ..., events: _Optional[_Iterable[_Union[EventDraft, _Mapping]]] = ..., state: _Optional[_Union[GameState, _Mapping]] = ..., views: _Optional[_Iterable[bytes]] = ..., ticked: _Optional[int] = ...) -> None: ...
 
 class FoldRequest(_message.Message):
     __slots__ = ("state", "events")

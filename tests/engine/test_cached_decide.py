@@ -1,0 +1,190 @@
+"""``Engine.Decide`` by state hash (``state_cached``): the engine takes the state from its
+caches (states it decoded or returned, the bases of its run cache), answers exactly what
+a call shipping the state answers, and says ``STATE_MISS`` (deciding nothing) when it
+does not hold the state; the caller then ships it. Concurrent ``Engine.Run`` calls are
+served as one batch with the same results."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+
+import pytest
+
+import engine
+from cellwar.v1 import engine_pb2
+from cellwar.v1.codes import CommandType
+from engine.errors import GameError
+from services.engine import server
+from services.engine.server import RunBatcher, decide, new_run_cache, to_proto
+from tests.engine.test_packed_runs import running_game
+
+OK, MISS = engine_pb2.DecideReply.OK, engine_pb2.DecideReply.STATE_MISS
+
+
+def _request(state_msg, command, actor, payload, *, cached: bool, game_id: str = "g"):
+    request = engine_pb2.DecideRequest(
+        command=engine_pb2.Command(type=command, actor=actor, payload=json.dumps(payload).encode()),
+        game_id=game_id,
+        state_cached=cached,
+    )
+    if state_msg is not None:
+        request.state.CopyFrom(state_msg)
+        if cached:
+            request.state.ClearField("state")
+    return request
+
+
+def _outcome(request, runs=None):
+    """The reply, or the refusal's code."""
+    try:
+        return decide(request, runs)
+    except GameError as exc:
+        return exc.code
+
+
+def _same(a, b) -> None:
+    if isinstance(a, str) or isinstance(b, str):
+        assert a == b
+        return
+    assert a.status == b.status == OK
+    assert [(e.type, e.actor, e.payload, e.state_hash) for e in a.events] == [
+        (e.type, e.actor, e.payload, e.state_hash) for e in b.events
+    ]
+    assert a.state == b.state
+    assert list(a.views) == list(b.views)
+
+
+def _life_commands(rnd: random.Random, state) -> tuple[str, int, dict]:
+    view = engine.summary(state)
+    actor = view.turn or rnd.randint(1, 2)
+    if view.phase in ("placement", "redraw") and rnd.random() < 0.7:
+        x0, y0, x1, y1 = engine.get_visible_state(state, actor)["zone"]
+        cells = [[rnd.randrange(x0, x1), rnd.randrange(y0, y1)] for _ in range(rnd.randint(1, 30))]
+        return (
+            CommandType.ACTION,
+            actor,
+            {"type": rnd.choice(["place", "place", "erase"]), "cells": cells},
+        )
+    if view.phase in ("placement", "redraw") and rnd.random() < 0.8:
+        return CommandType.END_TURN, actor, {}
+    action = rnd.choice(
+        [
+            {"type": "pause"},
+            {"type": "resume"},
+            {"type": "speed", "multiplier": rnd.choice([1, 2, 4])},
+        ]
+    )
+    return CommandType.ACTION, actor, action
+
+
+def _cellwar_commands(rnd: random.Random, state) -> tuple[str, int, dict]:
+    actor = engine.summary(state).turn
+    actions = engine.get_valid_actions(state, actor, None)
+    if actions and rnd.random() < 0.8:
+        a = rnd.choice(actions)
+        return CommandType.ACTION, actor, {"unit_id": a["unit_id"], "dx": a["dx"], "dy": a["dy"]}
+    return CommandType.END_TURN, actor, {}
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("kind", ["life", "cellwar"])
+def test_a_cached_decide_equals_a_shipped_state_decide(kind, seed):
+    rnd = random.Random(seed)
+    config = (
+        {"width": 24, "height": 16, "budget": 60} if kind == "life" else {"width": 8, "height": 8}
+    )
+    created = decide(
+        _request(None, CommandType.CREATE, 0, {"kind": kind, "config": config}, cached=False)
+    )
+    msg = created.state
+    for name in ("a", "b"):
+        msg = decide(_request(msg, CommandType.JOIN, 0, {"name": name}, cached=False)).state
+    pick = _life_commands if kind == "life" else _cellwar_commands
+    decided = 0
+    for _ in range(40):
+        state = server.from_proto(msg)
+        if engine.summary(state).finished:
+            break
+        command, actor, payload = pick(rnd, state)
+        shipped = _outcome(_request(msg, command, actor, payload, cached=False))
+        by_hash = _outcome(_request(msg, command, actor, payload, cached=True))
+        _same(shipped, by_hash)
+        if not isinstance(shipped, str):
+            msg, decided = shipped.state, decided + 1
+    assert decided >= 10
+
+
+def test_a_miss_decides_nothing_and_the_shipped_state_is_decided():
+    created = decide(
+        _request(
+            None,
+            CommandType.CREATE,
+            0,
+            {"kind": "cellwar", "config": {"width": 8, "height": 8}},
+            cached=False,
+        )
+    )
+    server._DECODED.clear()
+    request = _request(created.state, CommandType.JOIN, 0, {"name": "a"}, cached=True)
+    reply = decide(request)
+    assert reply.status == MISS and not reply.events and not reply.state.state
+    again = decide(_request(created.state, CommandType.JOIN, 0, {"name": "a"}, cached=False))
+    assert again.status == OK and [e.type for e in again.events] == ["PlayerJoined"]
+    # the state returned is kept: the next command may name it
+    follow = decide(_request(again.state, CommandType.JOIN, 0, {"name": "b"}, cached=True))
+    assert follow.status == OK and follow.state.players_joined == 2
+
+
+def test_a_running_game_is_found_as_the_base_of_its_run():
+    game = running_game(3, 40, 30)
+    base = to_proto(game)
+    runs = new_run_cache()
+    item = engine_pb2.RunItem(game_id="g", base_hash=base.state_hash, generations=3, base=base)
+    assert runs.run(engine_pb2.RunRequest(items=[item])).results[0].done == 3
+    server._DECODED.clear()
+    pause = {"type": "pause"}
+    request = _request(base, CommandType.ACTION, 1, pause, cached=True)
+    request.generations_before = 3
+    cached = decide(request, runs)
+    shipped_request = _request(base, CommandType.ACTION, 1, pause, cached=False)
+    shipped_request.generations_before = 3
+    _same(cached, decide(shipped_request, new_run_cache()))
+    assert cached.ticked == 1 and cached.state.phase == "paused"
+
+
+def test_concurrent_run_calls_are_one_batch_with_the_same_results():
+    games = [running_game(20 + k, 40, 30) for k in range(6)]
+    bases = [to_proto(g) for g in games]
+
+    def request(ks):
+        return engine_pb2.RunRequest(
+            items=[
+                engine_pb2.RunItem(
+                    game_id=f"g{k}",
+                    base_hash=bases[k].state_hash,
+                    generations=2,
+                    base=bases[k],
+                    view_players=[0],
+                )
+                for k in ks
+            ]
+        )
+
+    runs = new_run_cache()
+    batches = []
+    real = runs.run_many
+    runs.run_many = lambda requests: batches.append(len(requests)) or real(requests)  # type: ignore[method-assign]
+    batcher = RunBatcher(runs)
+
+    async def together():
+        return await asyncio.gather(*(batcher.run(request(ks)) for ks in ([0, 1], [2, 3, 4], [5])))
+
+    replies = asyncio.run(together())
+    assert batches == [3]
+    alone = new_run_cache().run(request(range(6))).results
+    got = [r for reply in replies for r in reply.results]
+    assert [(r.game_id, r.done, r.generation, list(r.views)) for r in got] == [
+        (r.game_id, r.done, r.generation, list(r.views)) for r in alone
+    ]
