@@ -1,7 +1,7 @@
 // The REST + WebSocket API of the gateway (docs/api/index.md, docs/api/websocket.md), same
 // origin only.
 
-import { ApiError, gamePath, request } from './http.js';
+import { ApiError, gamePath, newId, request } from './http.js';
 
 export { ApiError };
 
@@ -12,13 +12,41 @@ export const api = {
   join: (gameId, name) => request('POST', `${gamePath(gameId)}/join`, { body: { name } }),
   /** GET /game/{id}/state → the player's view */
   state: (gameId, token) => request('GET', `${gamePath(gameId)}/state`, { token }),
-  /** POST /game/{id}/action → {seq, view} */
-  action: (gameId, token, action) => request('POST', `${gamePath(gameId)}/action`, { token, body: action }),
-  /** POST /game/{id}/end_turn → {seq, view} */
-  endTurn: (gameId, token) => request('POST', `${gamePath(gameId)}/end_turn`, { token, body: {} }),
+  /** An action → {seq, view}: over the seat's open stream, else POST /game/{id}/action */
+  action: (gameId, token, action) => command(gameId, token, { type: 'action', action }),
+  /** End the turn → {seq, view}: over the seat's open stream, else POST /game/{id}/end_turn */
+  endTurn: (gameId, token) => command(gameId, token, { type: 'end_turn' }),
   /** POST /game/{id}/bots → {game_id, player_id, policy, name}: a computer player joins */
   addBot: (gameId, token, policy) => request('POST', `${gamePath(gameId)}/bots`, { token, body: { policy } }),
 };
+
+/** Milliseconds a command sent over the stream waits for its answer before it goes by REST. */
+const COMMAND_TIMEOUT_MS = 10000;
+
+/** The open player streams, by `gameId + ' ' + token` (commands go over them). */
+const streams = new Map();
+
+/**
+ * Send one command of seat `token` in game `gameId`: as a frame over the seat's stream
+ * when it is open (`{"type": "action"|"end_turn", "id", ...}`, answered by a `result`
+ * or `error` frame with the same id, docs/api/websocket.md), else — or when the socket
+ * closes or does not answer in time — by REST with the same id as its Idempotency-Key,
+ * so a command is applied once however it travels.
+ * @returns {Promise<{seq: number, view: object}>}
+ * @throws {ApiError}
+ */
+export function command(gameId, token, frame) {
+  const id = newId();
+  const rest = () => frame.type === 'action'
+    ? request('POST', `${gamePath(gameId)}/action`, { token, body: frame.action, idempotencyKey: id })
+    : request('POST', `${gamePath(gameId)}/end_turn`, { token, body: {}, idempotencyKey: id });
+  const stream = streams.get(`${gameId} ${token}`);
+  if (!stream || !stream.isOpen()) return rest();
+  return stream.send({ ...frame, id }).catch((err) => {
+    if (err instanceof ApiError) throw err;
+    return rest(); // the socket closed or timed out: the same id by REST
+  });
+}
 
 /**
  * Open the game's WebSocket stream for one player token and keep it open (reconnects
@@ -33,7 +61,15 @@ export const api = {
  */
 export function openStream(gameId, token, handlers) {
   // the token travels as the bearer subprotocol, never in the URL (it would reach logs)
-  return keepSocket(`${gamePath(gameId)}/stream`, token, handlers);
+  const key = `${gameId} ${token}`;
+  const socket = keepSocket(`${gamePath(gameId)}/stream`, token, handlers);
+  streams.set(key, socket);
+  return {
+    close() {
+      if (streams.get(key) === socket) streams.delete(key);
+      socket.close();
+    },
+  };
 }
 
 /**
@@ -57,6 +93,18 @@ function keepSocket(path, token, { onMessage, onStatus = () => {} }) {
   let closed = false;
   let delay = 250;
   let timer = null;
+  const pending = new Map(); // command id → {frame, resolve, reject, timer}
+
+  const settle = (id, fn) => {
+    const p = pending.get(id);
+    if (!p) return;
+    pending.delete(id);
+    clearTimeout(p.timer);
+    fn(p);
+  };
+  const dropAll = () => {
+    for (const id of [...pending.keys()]) settle(id, (p) => p.reject(new Error('stream closed')));
+  };
 
   const connect = () => {
     if (closed) return;
@@ -64,12 +112,19 @@ function keepSocket(path, token, { onMessage, onStatus = () => {} }) {
     ws.onopen = () => {
       delay = 250;
       onStatus('open');
+      for (const p of pending.values()) ws.send(JSON.stringify(p.frame)); // resent: same id, applied once
     };
     ws.onmessage = (ev) => {
       let msg;
       try {
         msg = JSON.parse(ev.data);
       } catch {
+        return;
+      }
+      if ((msg.type === 'result' || msg.type === 'error') && msg.id && pending.has(msg.id)) {
+        settle(msg.id, (p) => (msg.type === 'result'
+          ? p.resolve({ seq: msg.seq, view: msg.view })
+          : p.reject(new ApiError(msg.status || 0, msg.error?.code || 'ERROR', msg.error?.message))));
         return;
       }
       if (msg.type === 'finished') closed = true; // the game is over: no reconnect
@@ -80,6 +135,7 @@ function keepSocket(path, token, { onMessage, onStatus = () => {} }) {
       // 4401/4403/4404 (bad token, other game, unknown game) and 1000 after the end: stop.
       if (closed || (ev.code >= 4400 && ev.code < 4500)) {
         closed = true;
+        dropAll();
         onStatus('closed');
         return;
       }
@@ -90,9 +146,20 @@ function keepSocket(path, token, { onMessage, onStatus = () => {} }) {
   };
   connect();
   return {
+    isOpen: () => !closed && ws !== null && ws.readyState === WebSocket.OPEN,
+    /** Send a command frame; resolves with its result, rejects with its ApiError (or an
+     * Error when the socket closes or the answer takes over COMMAND_TIMEOUT_MS). */
+    send(frame) {
+      return new Promise((resolve, reject) => {
+        const t = setTimeout(() => settle(frame.id, (p) => p.reject(new Error('timeout'))), COMMAND_TIMEOUT_MS);
+        pending.set(frame.id, { frame, resolve, reject, timer: t });
+        ws.send(JSON.stringify(frame));
+      });
+    },
     close() {
       closed = true;
       clearTimeout(timer);
+      dropAll();
       if (ws && ws.readyState <= 1) ws.close(1000);
     },
   };

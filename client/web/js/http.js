@@ -11,7 +11,7 @@ export class ApiError extends Error {
   }
 }
 
-function newId() {
+export function newId() {
   if (globalThis.crypto?.randomUUID) return crypto.randomUUID();
   return `${Date.now().toString(36)}-${Math.random().toString(36).slice(2)}`;
 }
@@ -19,15 +19,16 @@ function newId() {
 /**
  * @param {'GET'|'POST'} method
  * @param {string} path same-origin path (query included)
- * @param {{token?: string, body?: object, headers?: object}} [opts]
+ * @param {{token?: string, body?: object, headers?: object, idempotencyKey?: string}} [opts]
+ *   idempotencyKey: the POST's Idempotency-Key (a new one when not given)
  * @returns {Promise<any>} the JSON answer
  * @throws {ApiError}
  */
-export async function request(method, path, { token, body, headers = {} } = {}) {
+export async function request(method, path, { token, body, headers = {}, idempotencyKey } = {}) {
   const h = { Accept: 'application/json', ...headers };
   if (body !== undefined) h['Content-Type'] = 'application/json';
   if (token) h.Authorization = `Bearer ${token}`;
-  if (method === 'POST') h['Idempotency-Key'] = newId();
+  if (method === 'POST') h['Idempotency-Key'] = idempotencyKey || newId();
   let res;
   try {
     res = await fetch(path, { method, headers: h, body: body === undefined ? undefined : JSON.stringify(body) });

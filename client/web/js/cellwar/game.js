@@ -2,7 +2,7 @@
 // each with its own player token. Keeps the newest view of every seat (REST answers and
 // one WebSocket stream per token). Events: 'change', 'error' (detail: ApiError).
 
-import { ApiError, openStream } from '../api.js';
+import { api, ApiError, openStream } from '../api.js';
 import { gamePath, request } from '../http.js';
 import { keepView } from '../seats.js';
 
@@ -166,9 +166,7 @@ export class CellWarGame extends EventTarget {
   }
 
   act(pid, action) {
-    return this._command(pid, () => request('POST', `${gamePath(this.gameId)}/action`, {
-      token: this.tokens.get(pid), body: action,
-    }));
+    return this._command(pid, () => api.action(this.gameId, this.tokens.get(pid), action));
   }
 
   /** Leave the game on purpose as seat `pid` (POST /game/{id}/leave): its units are
@@ -180,9 +178,7 @@ export class CellWarGame extends EventTarget {
   }
 
   async endTurn(pid) {
-    const res = await this._command(pid, () => request('POST', `${gamePath(this.gameId)}/end_turn`, {
-      token: this.tokens.get(pid), body: {},
-    }));
+    const res = await this._command(pid, () => api.endTurn(this.gameId, this.tokens.get(pid)));
     if (res) await this.refresh();
     return res;
   }
