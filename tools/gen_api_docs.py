@@ -76,6 +76,8 @@ MEANINGS: dict[str, str] = {
     "does not know",
     "NOT_YET_VISIBLE": "a delayed spectator asked for a game none of whose events is old "
     "enough yet",
+    "UNKNOWN_FRAME_TYPE": "a game stream frame whose `type` is not `action` or `end_turn` "
+    "(nothing applied; the socket stays open)",
 }
 
 #: HTTP status of the codes the gateway answers itself, beyond its table of framework
@@ -89,6 +91,7 @@ GATEWAY_HTTP_EXTRA: dict[str, int] = {
     "BOT_SEATS_FULL": 429,
     "BOT_POLICY_UNAVAILABLE": 409,
     "POLICY_NOT_FOR_KIND": 409,
+    "UNKNOWN_FRAME_TYPE": 422,
 }
 
 
@@ -185,9 +188,11 @@ def render_errors() -> str:
         "about one event of an imported log). The machine code travels unchanged: the",
         "engine raises `engine.GameError(code)`, a service answers a gRPC status with the",
         "trailing metadata `cellwar-error-code: <CODE>` (`services/common/errors.py`), and",
-        "the gateway picks the HTTP status (`gateway/errors.py`). On a WebSocket the error",
-        'is one `{"type": "error", "error": {...}}` frame, then the close code 4000 + the',
-        "HTTP status (4401, 4403, 4404, 4503).",
+        "the gateway picks the HTTP status (`gateway/errors.py`). On a WebSocket an error",
+        'of the socket is one `{"type": "error", "error": {...}}` frame, then the close code',
+        "4000 + the HTTP status (4401, 4403, 4404, 4503); a refused command frame of the game",
+        'stream is one `{"type": "error", "id", "status", "error": {...}}` frame with REST\'s',
+        "status and code, and the socket stays open ([WebSocket protocol](websocket.md#commands)).",
         "",
         "422 means exactly \"does not fit the OpenAPI schema\": the gateway checks every",
         "request against the schema before calling a service, so a service's",

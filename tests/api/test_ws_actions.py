@@ -505,3 +505,29 @@ async def test_a_random_game_through_the_socket_equals_it_through_rest(gateway, 
         assert over_ws == over_rest
         assert ws_seqs == rest_seqs
         assert all(e["state_hash"] for e in over_ws)
+
+
+async def test_the_command_that_ends_the_game_is_answered_before_the_close(gateway, http):
+    """Player 1 takes player 2's only unit: the reply to that command and to the one read
+    after it (``GAME_FINISHED``, as REST says it) come before the ``finished`` close."""
+    config = {
+        "width": 6, "height": 6, "players": 2,
+        "units": [{"owner": 1, "type": "infantry", "x": 1, "y": 1}, {"owner": 2, "type": "infantry", "x": 2, "y": 1}],
+    }
+    game_id, (one, _) = await new_game(http, "cellwar", config)
+    async with socket(gateway, game_id, one) as sock:
+        await sock.send(frame("action", "take", {"unit_id": 1, "dx": 1, "dy": 0}))
+        await sock.send(frame("end_turn", "after"))
+        frames = []
+        with pytest.raises(websockets.ConnectionClosed) as closed:
+            while True:
+                frames.append(json.loads(await asyncio.wait_for(sock.ws.recv(), 30)))
+    assert closed.value.rcvd is not None and closed.value.rcvd.code == 1000
+    replies = [f for f in frames if f["type"] in ("result", "error")]
+    assert [r["id"] for r in replies] == ["take", "after"]
+    assert replies[0]["type"] == "result" and replies[0]["view"]["phase"] == "finished"
+    rest = await rest_end_turn(http, game_id, one)
+    assert (rest.status_code, rest.json()["error"]["code"]) == (409, "GAME_FINISHED")
+    assert replies[1] == {"type": "error", "id": "after", "status": 409, **rest.json()}
+    # ``finished`` is sent as it comes (here before the second reply); the close waits.
+    assert [f["type"] for f in frames].count("finished") == 1
