@@ -292,7 +292,8 @@ class AsyncCommands(CommandOperations):
         :meth:`messages`) until it closes; then the commands still waiting go over REST."""
         try:
             async for raw in self._ws:
-                key, item = self._frames.sort(raw, next(iter(self._pending), None))
+                oldest = next((key for key, answer in self._pending.items() if not answer.done()), None)
+                key, item = self._frames.sort(raw, oldest)
                 if key is not None:
                     waiting = self._pending.get(key)
                     if waiting is not None and not waiting.done():
