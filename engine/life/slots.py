@@ -31,6 +31,7 @@ each generation; otherwise the games named are copied into a scratch pool and ba
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
 from dataclasses import replace
 
@@ -326,15 +327,13 @@ class SlotPool:
         return out
 
     def digests(self, slots: Sequence[int]) -> list[bytes]:
-        """Canonical stability digests (version 3+, :func:`engine.life.stability.planes_digest`)
-        of the slots' boards now."""
-        if self.n_planes == 2:  # alive and colour 2: the canonical planes of (1, 2)
-            alive, colour, m, nw = self.data(0), self.data(1), self.m, self.nw
-            return [
-                stability.planes_digest([alive[s // m, :, s % m, :nw], colour[s // m, :, s % m, :nw]])
-                for s in (int(x) for x in slots)
-            ]
+        """Canonical stability digests (version 3+, :func:`engine.life.stability.planes_digest`:
+        sha256 of the canonical planes' words, one after the other) of the slots' boards
+        now."""
         data = self.words(slots)[..., : self.nw]  # (k, P, h, nw)
+        if self.n_planes == 2:  # alive and colour 2: the canonical planes of (1, 2)
+            planes = np.ascontiguousarray(data, dtype="<u8")
+            return [hashlib.sha256(plane).digest()[: stability.DIGEST_SIZE] for plane in planes]
         alive, p1, p2, p3 = data[:, 0], data[:, 1], data[:, 2], data[:, 3]
         cells = {1: p1, 2: p2, 3: p3, 4: alive & ~(p1 | p2 | p3)}
         planes = np.ascontiguousarray(
