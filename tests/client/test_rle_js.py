@@ -69,17 +69,27 @@ def _vectors() -> list[dict]:
         density = rng.choice([0.02, 0.2, 0.5, 0.9, 1.0])
         boards.append((f"random {i} ({top} states)", w, h, _board(rng, w, h, top, density)))
     out = [
-        {"kind": kind, "width": w, "height": h, "cells": list(cells), "text": encode_board(cells, w, h)}
+        {
+            "kind": kind,
+            "width": w,
+            "height": h,
+            "cells": list(cells),
+            "text": encode_board(cells, w, h),
+        }
         for kind, w, h, cells in boards
     ]
     masks = [("fog none", 0, 4, 4), ("fog all", (1 << 16) - 1, 4, 4), ("fog one", 1 << 9, 4, 4)]
     for i in range(60):
         w, h = rng.randint(4, 64), rng.randint(4, 64)
         density = rng.choice([0.1, 0.5, 0.9])
-        masks.append((f"fog {i}", sum(1 << k for k in range(w * h) if rng.random() < density), w, h))
+        masks.append(
+            (f"fog {i}", sum(1 << k for k in range(w * h) if rng.random() < density), w, h)
+        )
     for kind, mask, w, h in masks:
         cells = [mask >> k & 1 for k in range(w * h)]
-        out.append({"kind": kind, "width": w, "height": h, "cells": cells, "text": encode_mask(mask, w, h)})
+        out.append(
+            {"kind": kind, "width": w, "height": h, "cells": cells, "text": encode_mask(mask, w, h)}
+        )
     # the same texts in the other forms the codec reads: wrapped lines (between items, and
     # inside a count), a header and comments, CRLF line ends
     for v in out[9:30]:
@@ -88,7 +98,11 @@ def _vectors() -> list[dict]:
         wrapped = "\n".join("".join(items[k : k + 3]) for k in range(0, len(items), 3))
         wrapped = re.sub(r"(\d)(\d)", r"\1\n\2", wrapped, count=1)
         headed = f"#N vector\n#C {v['kind']}\nx = {w}, y = {h}, rule = B3/S23\n{wrapped}"
-        for form, t in (("wrapped", wrapped), ("header", headed), ("crlf", headed.replace("\n", "\r\n"))):
+        for form, t in (
+            ("wrapped", wrapped),
+            ("header", headed),
+            ("crlf", headed.replace("\n", "\r\n")),
+        ):
             out.append({**v, "kind": f"{v['kind']} {form}", "text": t, "form": True})
     return out
 
@@ -101,7 +115,12 @@ def test_the_js_decoder_reads_the_python_codecs_texts(tmp_path):
     (tmp_path / "run.mjs").write_text(RUNNER, "utf-8")
     payload = [{"text": v["text"], "width": v["width"], "height": v["height"]} for v in vectors]
     done = subprocess.run(
-        [NODE, "run.mjs"], cwd=tmp_path, input=json.dumps(payload), capture_output=True, text=True, timeout=120
+        [NODE, "run.mjs"],
+        cwd=tmp_path,
+        input=json.dumps(payload),
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert done.returncode == 0, done.stderr
     results = json.loads(done.stdout)

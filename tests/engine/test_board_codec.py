@@ -125,6 +125,20 @@ def test_mask_decoder_refuses_colours_and_sizes_are_checked():
         encode_mask(-1, 2, 2)
 
 
+@settings(max_examples=600, deadline=None)
+@given(
+    st.text(alphabet="0123456789.boABX$!pq \n", max_size=50), st.integers(0, 7), st.integers(0, 6)
+)
+def test_the_fast_decoder_and_the_careful_one_agree(text, width, height):
+    """The fast path (one-letter items only) gives up or gives the careful reader's cells."""
+    fast = board_codec._decode_clean(text, width, height, board_codec.MAX_STATE)
+    if fast is not None:
+        assert board_codec._decode_careful(text, width, height, board_codec.MAX_STATE) == fast
+    mask = board_codec._decode_clean(text, width, height, 1)
+    if mask is not None:
+        assert board_codec._decode_careful(text, width, height, 1) == mask
+
+
 # --- the engine writes the codec's texts ------------------------------------------
 
 
@@ -146,6 +160,9 @@ def test_the_engines_vectorised_board_encoder_writes_the_codecs_text(board):
     text = encode_board(board.tobytes(), w, h)
     assert board_to_rle_body(board) == text
     assert bytes(decode_board(text, w, h)) == board.tobytes()
+    assert board_codec._decode_clean(text, w, h, 255) == board_codec._decode_careful(
+        text, w, h, 255
+    )
     assert np.array_equal(rle_body_to_board(text, w, h), board)
 
 
@@ -186,6 +203,9 @@ def test_the_fog_writes_the_same_visible_texts_as_before_the_codec():
         assert text == _mask_to_rle_before_the_codec(mask, w, h)
         assert fog.mask_to_rle(mask, w, h) == text
         assert decode_mask(text, w, h) == mask & ((1 << (w * h)) - 1)
+        assert board_codec._decode_clean(text, w, h, 1) == board_codec._decode_careful(
+            text, w, h, 1
+        )
         assert fog.rle_to_mask(text, w, h) == decode_mask(text, w, h)
         cells = decode_board(text, w, h)
         assert [i for i, c in enumerate(cells) if c] == [i for i in range(w * h) if mask >> i & 1]
@@ -200,7 +220,9 @@ def test_engine_views_are_the_codecs_texts():
     assert [(x, y, c) for y, row in enumerate(rows) for x, c in enumerate(row) if c] == [
         (1, 1, 1), (2, 1, 1), (3, 1, 1), (0, 4, 1),
     ]  # fmt: skip
-    assert view["board"] == encode_board(bytes(v for row in rows for v in row), 12, 10) == "$.3A3$A!"
+    assert (
+        view["board"] == encode_board(bytes(v for row in rows for v in row), 12, 10) == "$.3A3$A!"
+    )
 
     state = cellwarkit.start([(1, "infantry", 1, 1), (2, "infantry", 6, 6)], width=8, height=8)
     for pid in (1, 2, None):
@@ -216,7 +238,10 @@ def test_engine_views_are_the_codecs_texts():
 def test_the_codec_imports_the_standard_library_only():
     tree = ast.parse(Path(board_codec.__file__).read_text("utf-8"))
     imported = {
-        alias.name.split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names
+        alias.name.split(".")[0]
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Import)
+        for alias in node.names
     } | {node.module.split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
     assert imported <= set(sys.stdlib_module_names) | {"__future__"}, imported
     code = (
@@ -225,6 +250,8 @@ def test_the_codec_imports_the_standard_library_only():
         "assert board_codec.decode_rows('A$.B!', 2, 2) == [[1, 0], [0, 2]]\n"
         "print(sorted(m for m in ('numpy', 'engine', 'client') if m in sys.modules))\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60
+    )
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "[]"

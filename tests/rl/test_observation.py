@@ -17,10 +17,15 @@ def test_visible_mask_is_the_codecs_decoding_read_only():
     assert got.dtype == np.uint8 and not got.flags.writeable
     assert np.array_equal(encode_view(view)[VISIBLE], got)
     assert visible_mask({"width": 3, "height": 2}).tolist() == [[0, 0, 0], [0, 0, 0]]  # no field
-    assert visible_mask({"width": 3, "height": 2, "visible": "3o$o!"}).tolist() == [[1, 1, 1], [1, 0, 0]]
+    assert visible_mask({"width": 3, "height": 2, "visible": "3o$o!"}).tolist() == [
+        [1, 1, 1],
+        [1, 0, 0],
+    ]
 
 
-@pytest.mark.parametrize(("text", "message"), [("o?!", "unknown character"), ("oB!", "state 2"), ("4o!", "right edge")])
+@pytest.mark.parametrize(
+    ("text", "message"), [("o?!", "unknown character"), ("oB!", "state 2"), ("4o!", "right edge")]
+)
 def test_visible_mask_refuses_what_is_not_a_mask(text, message):
     with pytest.raises(BoardFormatError, match=message):
         visible_mask({"width": 3, "height": 2, "visible": text})

@@ -41,11 +41,11 @@ texts and any RLE body with these tags:
 - A count is decimal, 1..:data:`MAX_SIDE`, without a leading zero, and comes right
   before its tag (LifeWiki: "It is not permitted to place whitespace in the middle of a
   <run_count><tag> item").
-- Line breaks (LF, CR or CRLF) may come anywhere between items and inside a count (Golly reads a
-  count across a line break); spaces and tabs between items. Lines whose first non-blank
-  character is ``#`` (RLE comments) are skipped, and so is an RLE header line
-  ``x = m, y = n, ...`` before the first item (its size is not checked: the caller gives
-  ``width`` and ``height``).
+- Line breaks (LF, CR or CRLF) may come anywhere between items and inside a count
+  (Golly reads a count across a line break); spaces and tabs between items. Lines whose
+  first non-blank character is ``#`` (RLE comments) are skipped, and so is an RLE header
+  line ``x = m, y = n, ...`` before the first item (its size is not checked: the caller
+  gives ``width`` and ``height``).
 - Rows shorter than ``width`` are padded with dead cells; dead cells written past the
   right edge and rows skipped past the bottom are tolerated (they change nothing); a
   live cell outside ``width`` x ``height`` is an error.
@@ -225,6 +225,48 @@ _LINE_BREAK = re.compile(r"\r\n?|\n")
 _HEADER = re.compile(r"\s*x\s*=")
 
 
+#: A clean body, as the encoders write it: one-letter items only, counts of at most four
+#: digits without a leading zero.
+_CLEAN_BODY = re.compile(r"(?:(?:[1-9][0-9]{0,3}+)?+[.boA-X$])*+")
+_ONE_LETTER_TAG = re.compile(r"([.boA-X$])")
+_DEAD_TAGS = ".b"
+#: One-letter tag -> its state, as bytes.translate table.
+_TAG_BYTES = bytes.maketrans("".join(SINGLE_TAGS).encode("ascii"), bytes(SINGLE_TAGS.values()))
+
+
+def _decode_clean(text: str, width: int, height: int, max_state: int) -> bytearray | None:
+    """The common case, fast (no per-cell Python): a text of one-letter items only up to
+    its ``!``, as the encoders write it, and every live cell on the board. The runs are
+    split from their counts, expanded to one tag per cell (``$`` per row end), rows
+    padded and translated to states. None for anything else (or runs far past the
+    board): :func:`_decode_careful` then decodes it or names the fault; both give the
+    same cells (tests/engine/test_board_codec.py)."""
+    body, bang, _rest = text.partition("!")
+    if not bang or not _CLEAN_BODY.fullmatch(body):
+        return None
+    parts = _ONE_LETTER_TAG.split(body)  # count, tag, count, tag, ..., "" (counts may be "")
+    counts = [int(c) if c else 1 for c in parts[0:-1:2]]
+    if counts and (max(counts) > MAX_SIDE or sum(counts) > (width + 1) * (height + 1)):
+        return None  # the careful reader refuses the count or counts the long dead runs
+    rows = "".join(map(str.__mul__, parts[1::2], counts)).split("$")
+    if len(rows) > height:
+        if "".join(rows[height:]).strip(_DEAD_TAGS):
+            return None  # a live cell below the board
+        del rows[height:]
+    padded = []
+    for row in rows:
+        if len(row) > width:
+            if row[width:].strip(_DEAD_TAGS):
+                return None  # a live cell past the right edge
+            row = row[:width]
+        padded.append(row.ljust(width, DEAD_TAG))
+    padded.append(DEAD_TAG * (width * (height - len(rows))))
+    cells = bytearray("".join(padded).encode("ascii").translate(_TAG_BYTES))
+    if max_state < LETTER_STATES and cells and max(cells) > max_state:
+        return None
+    return cells
+
+
 def decode_board(text: str, width: int, height: int, *, max_state: int = MAX_STATE) -> bytearray:
     """Decode a ``board`` or ``visible`` text (or any RLE body with the module's tags).
 
@@ -246,6 +288,15 @@ def decode_board(text: str, width: int, height: int, *, max_state: int = MAX_STA
         ValueError: a size out of range.
     """
     _check_size(width, height)
+    cells = _decode_clean(text, width, height, max_state)
+    if cells is None:
+        cells = _decode_careful(text, width, height, max_state)
+    return cells
+
+
+def _decode_careful(text: str, width: int, height: int, max_state: int) -> bytearray:
+    """:func:`decode_board` item by item, for every text: comments, header, blanks, line
+    breaks, two-letter states, and the faults (with their line and column)."""
     cells = bytearray(width * height)
     x = y = 0
     pending: str | None = None  # the digits of a count waiting for its tag
