@@ -41,7 +41,7 @@ def pytest_configure(config) -> None:
 
 
 @pytest.fixture(autouse=FAST)
-def _no_nats_server_left() -> Iterator[None]:
+def _fast_loop_guard() -> Iterator[None]:
     """(``make test-fast`` only) Fail a test after which a ``nats-server`` runs under
     pytest: it started one without the ``nats`` marker."""
     yield
@@ -94,7 +94,7 @@ async def memory_stack() -> AsyncIterator[Stack]:
 def pytest_collection_modifyitems(config, items) -> None:
     """Mark the tests that need NATS, Docker or a browser (module docstring)."""
     for item in items:
-        if any("nats" in name for name in getattr(item, "fixturenames", ())):
+        if any("nats" in name for name in getattr(item, "fixturenames", ()) if name[0] != "_"):
             item.add_marker(pytest.mark.nats)
         try:
             parts = Path(str(item.path)).resolve().relative_to(_TESTS).parts
