@@ -184,6 +184,8 @@ class CommandChannel:
         self.metrics = metrics
         self._credit = websocket.scope.get(WS_CREDIT_KEY)
         self._queue: asyncio.Queue[Command | Refusal] = asyncio.Queue(MAX_PENDING)
+        self._counters: dict[tuple[str, int], Any] = {}
+        self._timers: dict[str, Any] = {}
 
     # ------------------------------------------------------------------ reading
 
@@ -297,9 +299,15 @@ class CommandChannel:
         else:
             text, status = await self._run(item)
         await self.websocket.send_text(text)
-        self.metrics.ws_commands.labels(item.type, str(status)).inc()
+        counter = self._counters.get((item.type, status))
+        if counter is None:  # labels() costs more than the rest of the bookkeeping
+            counter = self._counters[(item.type, status)] = self.metrics.ws_commands.labels(item.type, str(status))
+        counter.inc()
         if isinstance(item, Command):
-            self.metrics.ws_command_latency.labels(item.type).observe(time.perf_counter() - started)
+            timer = self._timers.get(item.type)
+            if timer is None:
+                timer = self._timers[item.type] = self.metrics.ws_command_latency.labels(item.type)
+            timer.observe(time.perf_counter() - started)
 
     async def _run(self, command: Command) -> tuple[str, int]:
         """The reply frame of ``command`` and its status (200 for a result)."""

@@ -29,6 +29,7 @@ import random
 from collections.abc import AsyncIterator
 from typing import Any
 
+import grpc
 import httpx
 import pytest
 import websockets
@@ -244,6 +245,48 @@ async def test_wrong_phase_and_a_reused_key_as_rest(gateway, http):
         assert await one.command(frame("end_turn", "key-1")) == {
             "type": "error", "id": "key-1", "status": 422, **rest.json()
         }
+        # The unit that moved, again: UNIT_ALREADY_ACTED.
+        rest = await rest_action(http, game_id, token, {"unit_id": 1, "dx": 0, "dy": 1})
+        assert (rest.status_code, rest.json()["error"]["code"]) == (409, "UNIT_ALREADY_ACTED")
+        assert await one.command(frame("action", "again", {"unit_id": 1, "dx": 0, "dy": 1})) == {
+            "type": "error", "id": "again", "status": 409, **rest.json()
+        }
+
+
+class _SessionDown:
+    """The gateway's session stub, but ``Act`` and ``EndTurn`` fail as an unreachable
+    session fails them (gRPC UNAVAILABLE, no error code in the trailers)."""
+
+    def __init__(self, stub: Any) -> None:
+        self._stub = stub
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stub, name)
+
+    async def _down(self, *_args: Any, **_kwargs: Any) -> Any:
+        raise grpc.aio.AioRpcError(
+            grpc.StatusCode.UNAVAILABLE, grpc.aio.Metadata(), grpc.aio.Metadata(), details="connection refused"
+        )
+
+    Act = EndTurn = _down
+
+
+async def test_an_unavailable_session_is_503_with_a_retry_after_as_rest(stack):
+    async with gateway_with(stack) as (app, url), httpx.AsyncClient(base_url=url) as http:
+        game_id, (token, _) = await new_game(http, "cellwar", CELLWAR)
+        app.state.session = _SessionDown(app.state.session)  # the commands' stub (not the Watch's)
+        async with socket(url, game_id, token) as one:
+            for i, (command, body) in enumerate((("action", {"unit_id": 1, "dx": 0, "dy": 1}), ("end_turn", None))):
+                rest = await (rest_action(http, game_id, token, body) if body else rest_end_turn(http, game_id, token))
+                assert (rest.status_code, rest.json()["error"]["code"]) == (503, "UNAVAILABLE")
+                assert rest.headers["Retry-After"] == "1"
+                assert await one.command(frame(command, f"u{i}", body)) == {
+                    "type": "error", "id": f"u{i}", "status": 503, "retry_after": 1, **rest.json()
+                }
+        # Back: the same id is applied now (retried as the 503 says, on a new socket).
+        app.state.session = app.state.session._stub
+        async with socket(url, game_id, token) as one:
+            assert (await one.command(frame("action", "u0", {"unit_id": 1, "dx": 0, "dy": 1})))["type"] == "result"
 
 
 async def test_an_expired_token_is_refused_at_the_command_as_rest_refuses_it(stack):
