@@ -195,7 +195,12 @@ class CommandChannel:
             message = await self.websocket.receive()
             if message["type"] == "websocket.disconnect":
                 return
-            await self._queue.put(self.decode(message))
+            try:
+                item = self.decode(message)
+            except Exception as exc:  # noqa: BLE001 - a bug: answered INTERNAL, the socket goes on
+                log.exception("ws_frame_error", error=repr(exc))
+                item = Refusal("invalid", None, ApiError(500, Code.INTERNAL, "internal error"))
+            await self._queue.put(item)
 
     def decode(self, message: dict[str, Any]) -> Command | Refusal:
         """The command of a ``websocket.receive`` message, or the refusal to answer.
