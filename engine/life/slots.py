@@ -110,6 +110,25 @@ class MeasuredProgram(Program):
         self.column_sums = np.zeros((n_planes, geo.n, mn), dtype=np.uint64)
         self._bits = np.empty((geo.h, mn), dtype=np.uint8)
         self._mixed = np.empty((geo.h, mn), dtype=np.uint64)
+        #: Slots (strip -> slots in the strip) whose new board the next :meth:`run`
+        #: digests while its strip is in cache (two-plane pools), and the digests made.
+        self.digest_slots: dict[int, list[int]] = {}
+        self.digests: dict[int, bytes] = {}
+        self._nw = -(-geo.slot_w // 64)
+
+    def _digest_strip(self, k: int, rows: list[np.ndarray], _: object) -> None:
+        """Digest the new boards of strip ``k``'s slots listed in :attr:`digest_slots`
+        (sha256 of the alive and colour planes' words, :func:`engine.life.stability.planes_digest`)."""
+        wanted = self.digest_slots.get(k)
+        if not wanted:
+            return
+        geo: Strips = self.geo  # type: ignore[assignment]
+        m, nwb, nw = geo.m, geo.nwb, self._nw
+        for slot in wanted:
+            a = 1 + (slot % m) * nwb
+            digest = hashlib.sha256(np.ascontiguousarray(rows[0][:, a : a + nw]))
+            digest.update(np.ascontiguousarray(rows[1][:, a : a + nw]))
+            self.digests[slot] = digest.digest()[: stability.DIGEST_SIZE]
 
     def _build(self, src: list[np.ndarray], dst: list[np.ndarray]) -> list[Op]:
         geo: Strips = self.geo  # type: ignore[assignment]
@@ -136,6 +155,8 @@ class MeasuredProgram(Program):
                     ]
                 else:  # a colour plane's own sums tell colourings of one shape apart
                     ops.append((_rows_u64, data, None, self.column_sums[p, k]))
+            if len(dst) == 2:
+                ops.append((self._digest_strip, k, [geo.grid(p)[r0 : r0 + h] for p in dst], None))
         for plane in dst:
             ops += geo.ghost_row_ops(plane)
         return ops
@@ -178,6 +199,8 @@ class SlotPool:
         self.free: list[int] = []
         self.runs: dict[int, SlotRun] = {}
         self._scratch: dict[int, SlotPool] = {}
+        self.busy = False
+        self.pending: list[int] = []
         self._arrays(0)
         if strips:
             self._grow(strips)
@@ -238,11 +261,13 @@ class SlotPool:
 
     def words(self, slots: np.ndarray | Sequence[int]) -> np.ndarray:
         """A copy of the slots' words: (k, P, h, nwb)."""
-        idx = np.asarray(slots, dtype=np.int64)
-        si, sj = idx // self.m, idx % self.m
-        out = np.empty((idx.size, self.n_planes, self.h, self.nwb), dtype=np.uint64)
+        idx = [int(x) for x in slots]
+        out = np.empty((len(idx), self.n_planes, self.h, self.nwb), dtype=np.uint64)
+        m = self.m
         for p in range(self.n_planes):
-            out[:, p] = self.data(p).transpose(0, 2, 1, 3)[si, sj]
+            data, dst = self.data(p), out[:, p]
+            for j, slot in enumerate(idx):  # a strided block each (faster than a fancy gather)
+                dst[j] = data[slot // m, :, slot % m]
         return out
 
     def put_words(self, slots: np.ndarray | Sequence[int], words: np.ndarray) -> None:
@@ -282,7 +307,11 @@ class SlotPool:
         return self.free.pop()
 
     def give_back(self, slot: int) -> None:
-        """The slot is free again (its words cleared: empty boards stay empty)."""
+        """The slot is free again (its words cleared: empty boards stay empty). While the
+        pool is advancing (another thread), the slot is given back when it is done."""
+        if self.busy:
+            self.pending.append(slot)
+            return
         self.runs.pop(slot, None)
         self.running[slot] = False
         self.put_words([slot], np.zeros((1, self.n_planes, self.h, self.nwb), dtype=np.uint64))
@@ -529,15 +558,20 @@ def advance(runs: Sequence[tuple[SlotRun, int]]) -> list[int]:
 def _advance_pool(pool: SlotPool, slots: np.ndarray, gens: np.ndarray) -> None:
     """Advance ``slots`` of ``pool`` by up to ``gens`` generations each (see the module
     docstring for slots advanced in place or in a scratch pool)."""
-    live = int(pool.running.sum())
-    if 2 * len(slots) < live:
-        _advance_scratch(pool, slots, gens)
-        return
-    for g in range(1, int(gens.max()) + 1):
-        active = slots[(gens >= g) & pool.running[slots]]
-        if active.size == 0:
-            break
-        _generation(pool, active)
+    pool.busy = True
+    try:
+        if 2 * len(slots) < int(pool.running.sum()):
+            _advance_scratch(pool, slots, gens)
+            return
+        for g in range(1, int(gens.max()) + 1):
+            active = slots[(gens >= g) & pool.running[slots]]
+            if active.size == 0:
+                break
+            _generation(pool, active)
+    finally:
+        pool.busy = False
+        while pool.pending:
+            pool.give_back(pool.pending.pop())
 
 
 def _advance_scratch(pool: SlotPool, slots: np.ndarray, gens: np.ndarray) -> None:
@@ -608,7 +642,15 @@ def _generation(pool: SlotPool, active: np.ndarray) -> None:
     held[active] = False
     keep = np.flatnonzero(held)
     saved = pool.words(keep) if keep.size else None
-    pool.program.run()
+    # the new boards the planned records will list are digested in the kernel's band loop
+    program = pool.program
+    program.digest_slots.clear()
+    program.digests.clear()
+    if pool.n_planes == 2:
+        ra, done = pool.record_at[active], pool.done[active]
+        for slot in active[(ra > 0) & (done + 1 >= ra - H)]:
+            program.digest_slots.setdefault(int(slot) // pool.m, []).append(int(slot))
+    program.run()
     if saved is not None:
         pool.put_words(keep, saved)
     counts, fp = pool.measure()
@@ -625,6 +667,9 @@ def _generation(pool: SlotPool, active: np.ndarray) -> None:
     pool.pop[active] = cc[:, 0]
     pool.fp[active] = fp
     pool.canon[active] = b""
+    if program.digests:
+        made = np.fromiter(program.digests, dtype=np.int64, count=len(program.digests))
+        pool.canon[made] = list(program.digests.values())
     for j in np.flatnonzero(flagged):
         s = int(active[j])
         pool.runs[s].after(cc[j], int(fp[j]))

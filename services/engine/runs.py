@@ -308,8 +308,9 @@ class RunCache:
         """Serve several ``Engine.Run`` calls as one (the calls of one tick, coalesced by
         the servicer): their items advance together, in one kernel call per generation
         for each pool of games; one reply per request, in order."""
-        if len(requests) == 1:
-            return [self.run(requests[0])]
+        ids = [item.game_id for r in requests for item in r.items]
+        if len(requests) == 1 or len(set(ids)) != len(ids):  # a game twice: one call at a time
+            return [self.run(r) for r in requests]
         merged = engine_pb2.RunRequest(items=[item for r in requests for item in r.items])
         results = list(self.run(merged).results)
         replies, at = [], 0

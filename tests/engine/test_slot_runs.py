@@ -196,3 +196,17 @@ def test_batched_run_equals_one_game_per_call(seed):
                         live.discard(gid)
                 else:
                     done[name][gid] = r.done
+
+
+def test_a_slot_released_while_its_pool_advances_is_freed_after():
+    game = running_game(6, 40, 30)
+    pool = SlotPool(30, 40, (1, 2))
+    kept, gone = SlotRun(game, pool), SlotRun(game, pool)
+    pool.busy = True  # as while another thread advances the pool
+    gone.release()
+    assert pool.pending == [gone.slot] and gone.slot not in pool.free
+    pool.busy = False
+    slots.advance([(kept, 2)])
+    assert pool.pending == [] and gone.slot in pool.free
+    assert not pool.words([gone.slot]).any()
+    assert encode_state(kept.state()) == encode_state(life.tick(game, 2))
