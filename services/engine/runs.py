@@ -217,6 +217,7 @@ class RunCache:
         self._running = threading.Lock()
         self.misses = 0
         self.hits = 0
+        self._back: list[Entry] = []
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -228,17 +229,32 @@ class RunCache:
             return self._entries.pop(game_id, None)
 
     def _put(self, entry: Entry) -> None:
+        self._put_many([entry])
+
+    def _put_many(self, entries: Sequence[Entry]) -> None:
+        """Put entries back (most recently used), under one lock; past
+        :attr:`max_games` the least recently used leave (their runs released)."""
         evicted: list[Entry] = []
+        now = time.monotonic()
         with self._lock:
-            old = self._entries.pop(entry.game_id, None)
-            if old is not None and old is not entry:
-                evicted.append(old)
-            entry.touched = time.monotonic()
-            self._entries[entry.game_id] = entry
+            for entry in entries:
+                old = self._entries.pop(entry.game_id, None)
+                if old is not None and old is not entry:
+                    evicted.append(old)
+                entry.touched = now
+                self._entries[entry.game_id] = entry
             while len(self._entries) > self.max_games:
                 evicted.append(self._entries.popitem(last=False)[1])
         for gone in evicted:
             gone.kind.release(gone.run)
+
+    def _discard(self, entry: Entry) -> None:
+        """Drop ``entry`` (a failed item) wherever it is, and release its run once."""
+        self._back = [e for e in self._back if e is not entry]
+        with self._lock:
+            if self._entries.get(entry.game_id) is entry:
+                del self._entries[entry.game_id]
+        entry.kind.release(entry.run)
 
     def forget(self, game_id: str) -> None:
         """Drop the entry of ``game_id`` (a command changed the game)."""
@@ -320,6 +336,14 @@ class RunCache:
         return replies
 
     def _run(self, request: engine_pb2.RunRequest) -> engine_pb2.RunReply:
+        self._back: list[Entry] = []  # entries to put back at the end (one lock)
+        try:
+            return self._run_items(request)
+        finally:
+            back, self._back = self._back, []
+            self._put_many(back)
+
+    def _run_items(self, request: engine_pb2.RunRequest) -> engine_pb2.RunReply:
         results = [engine_pb2.RunResult(game_id=item.game_id) for item in request.items]
         work: list[tuple[int, engine_pb2.RunItem, Entry]] = []
         for i, item in enumerate(request.items):
@@ -366,11 +390,11 @@ class RunCache:
                 try:
                     self._finish(results[i], item, entry, n)
                 except GameError as exc:
-                    entry.kind.release(entry.run)
+                    self._discard(entry)
                     self._fail(results[i], exc.code, exc.message)
                 except Exception as exc:  # noqa: BLE001
                     log.exception("run_record_crashed", game_id=item.game_id)
-                    entry.kind.release(entry.run)
+                    self._discard(entry)
                     self._fail(results[i], ErrorCode.INTERNAL, f"{type(exc).__name__}: {exc}")
         return engine_pb2.RunReply(results=results)
 
@@ -434,9 +458,9 @@ class RunCache:
                     0,
                 )
                 entry.run.rebase(after)
-                self._put(entry)
+                self._back.append(entry)
         else:
-            self._put(entry)
+            self._back.append(entry)
         if item.view_players:
             if view_state is None:
                 view_state = entry.run.view_state()

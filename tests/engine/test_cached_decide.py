@@ -188,3 +188,38 @@ def test_concurrent_run_calls_are_one_batch_with_the_same_results():
     assert [(r.game_id, r.done, r.generation, list(r.views)) for r in got] == [
         (r.game_id, r.done, r.generation, list(r.views)) for r in alone
     ]
+
+
+def test_the_session_client_names_the_state_and_ships_it_on_a_miss(monkeypatch):
+    """The session's engine client sends a command with the state's hash only; on
+    ``STATE_MISS`` it sends it again with the state (services/session/adapters/engine_client.py)."""
+    from services.session.adapters.engine_client import EngineClient
+
+    seen: list[tuple[bool, bool]] = []
+    real = server.decide
+
+    def spy(request, runs=None):
+        seen.append((request.state_cached, bool(request.state.state)))
+        return real(request, runs)
+
+    monkeypatch.setattr(server, "decide", spy)
+
+    async def scenario():
+        srv, port = await server.create_server("127.0.0.1:0")
+        client = EngineClient(f"127.0.0.1:{port}", timeout=10)
+        try:
+            config = json.dumps({"kind": "cellwar", "config": {"width": 8, "height": 8}}).encode()
+            created = await client.decide(None, CommandType.CREATE, 0, config)
+            joined = await client.decide(created.state, CommandType.JOIN, 0, b'{"name": "a"}')
+            server._DECODED.clear()  # as after a restart, or on another replica
+            second = await client.decide(joined.state, CommandType.JOIN, 0, b'{"name": "b"}')
+            return joined, second
+        finally:
+            await client.close()
+            await srv.stop(0)
+
+    joined, second = asyncio.run(scenario())
+    assert [e.type for e in joined.events] == ["PlayerJoined"]
+    assert second.state.players_joined == 2 and second.status == OK
+    # create ships nothing; join by hash (hit); join by hash (miss), then shipped
+    assert seen == [(False, False), (True, False), (True, False), (False, True)]
