@@ -1,7 +1,8 @@
 """A CellWar bot that plays only through the public API (client/sdk/; the seed's rules).
 
-:class:`CellWarBot` joins a game, follows it on the WebSocket stream (with a polling
-fallback: every ``poll_s`` seconds without a message, and for good once the stream
+:class:`CellWarBot` joins a game, follows it on its seat's WebSocket, which also carries
+its commands (REST when the socket cannot be opened or closes; with a polling fallback
+for the views: every ``poll_s`` seconds without a message, and for good once the stream
 ends), and on its turn acts with every unit that still has to, then ends the turn:
 
 - for each unit (combat units first, then factories, by id) it asks
@@ -17,7 +18,7 @@ ends), and on its turn acts with every unit that still has to, then ends the tur
     cell where it last saw one, else toward the middle of the board; ties and
     everything else are broken by the bot's own seeded ``random.Random``;
 
-- then ``POST /game/{id}/end_turn``. A 409 (a stale view: the turn moved on, a unit was
+- then ends the turn (``end_turn``). A 409 (a stale view: the turn moved on, a unit was
   removed) is not an error: the next view decides again.
 
 A view is the REST view (docs/api/index.md "Views and `seq`"); the bot reads ``phase, turn,
@@ -32,7 +33,7 @@ import contextlib
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from client.bot_base import ApiBot
+from client.bot_base import ApiBot, OnCommand
 from client.bots.heuristic import Cell, chebyshev, choose_action
 from client.bots.life import decode_board
 from client.sdk import ApiError, AsyncCellWarClient, Seat
@@ -64,6 +65,8 @@ class CellWarBot(ApiBot):
         fortify_chance: chance (0..1) that an infantry with no enemy in sight fortifies.
         poll_s: seconds without a stream message after which the state is polled.
         on_view: called with (bot, view) for every view seen (progress display).
+        commands / on_command: as :class:`client.bot_base.ApiBot` (``socket``: the
+            commands go over the seat's stream socket).
     """
 
     def __init__(
@@ -76,8 +79,12 @@ class CellWarBot(ApiBot):
         fortify_chance: float = 0.1,
         poll_s: float = 2.0,
         on_view: OnView | None = None,
+        commands: str = "socket",
+        on_command: OnCommand | None = None,
     ) -> None:
-        super().__init__(api, game_id, name, seed=seed, poll_s=poll_s, on_view=on_view)
+        super().__init__(
+            api, game_id, name, seed=seed, poll_s=poll_s, on_view=on_view, commands=commands, on_command=on_command
+        )
         self.fortify_chance = fortify_chance
         self.turns_played = 0
         #: Cells where the bot last saw an enemy unit (forgotten once seen empty).
@@ -89,28 +96,29 @@ class CellWarBot(ApiBot):
         """Play every turn of the bot until the game is finished (or the bot is out of
         it); returns the last view."""
         seat = await self.join()
-        queue: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue()
-        reader = asyncio.create_task(self._read_stream(seat, queue))
-        streaming = True
-        try:
-            await queue.put(await self.api.state(self.game_id, seat.token))
-            while True:
-                try:
-                    view = await asyncio.wait_for(queue.get(), timeout=self.poll_s if streaming else 0.2)
-                except TimeoutError:
-                    view = await self.api.state(self.game_id, seat.token)
-                if view is None:  # the stream ended: polling takes over
-                    streaming = False
-                    view = await self.api.state(self.game_id, seat.token)
-                await self._notify(view)
-                if view.get("phase") == "finished" or self._out(view):
-                    return view
-                if view.get("phase") == "playing" and view.get("turn") == view.get("you"):
-                    await self.play_turn()
-        finally:
-            reader.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await reader
+        async with self._socket(seat):
+            queue: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue()
+            reader = asyncio.create_task(self._read_stream(seat, queue))
+            streaming = True
+            try:
+                await queue.put(await self.api.state(self.game_id, seat.token))
+                while True:
+                    try:
+                        view = await asyncio.wait_for(queue.get(), timeout=self.poll_s if streaming else 0.2)
+                    except TimeoutError:
+                        view = await self.api.state(self.game_id, seat.token)
+                    if view is None:  # the stream ended: polling takes over
+                        streaming = False
+                        view = await self.api.state(self.game_id, seat.token)
+                    await self._notify(view)
+                    if view.get("phase") == "finished" or self._out(view):
+                        return view
+                    if view.get("phase") == "playing" and view.get("turn") == view.get("you"):
+                        await self.play_turn()
+            finally:
+                reader.cancel()
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await reader
 
     async def _read_stream(self, seat: Seat, queue: asyncio.Queue[dict[str, Any] | None]) -> None:
         try:
@@ -141,12 +149,12 @@ class CellWarBot(ApiBot):
                         continue
                     choice = self.choose(view, unit, actions)
                     self.actions_sent += 1
-                    view = (await self.api.move(self.game_id, token, unit["id"], choice["dx"], choice["dy"]))["view"]
+                    view = (await self.command({"unit_id": unit["id"], "dx": choice["dx"], "dy": choice["dy"]}))["view"]
                     acted = True
                     break
                 if not acted:
                     self.actions_sent += 1
-                    await self.api.end_turn(self.game_id, token)
+                    await self.command(None)
                     self.turns_played += 1
                     return
         except ApiError as err:

@@ -1,7 +1,8 @@
 """Life bots that play only through the public API (client/sdk.py).
 
-:class:`LifeBot` joins a game, follows it on the WebSocket stream (with a polling
-fallback), and when it may draw, places small figures (blocks, beehives, blinkers,
+:class:`LifeBot` joins a game, follows it on its seat's WebSocket, which also carries
+its commands (REST when the socket cannot be opened or closes; with a polling fallback
+for the views), and when it may draw, places small figures (blocks, beehives, blinkers,
 R-pentominoes) at random spots of its own zone within its budget, chosen by its own
 seeded ``random.Random`` (never the global one, so a seed replays the same choices).
 
@@ -25,7 +26,7 @@ from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
 
 from cellwar.v1 import board_codec
-from client.bot_base import ApiBot
+from client.bot_base import ApiBot, OnCommand
 from client.sdk import ApiError, AsyncCellWarClient, Seat
 
 #: Figures as (x, y) offsets: name -> cells. R-pentomino: the classic methuselah.
@@ -82,6 +83,8 @@ class LifeBot(ApiBot):
         poll_s: seconds without a stream message after which the state is polled.
         stamps: stamp one library still life (beehive, loaf, boat) in the placement turn.
         on_view: called with (bot, view) for every view seen (progress display).
+        commands / on_command: as :class:`client.bot_base.ApiBot` (``socket``: the
+            commands go over the seat's stream socket).
     """
 
     def __init__(
@@ -97,8 +100,12 @@ class LifeBot(ApiBot):
         poll_s: float = 2.0,
         stamps: bool = True,
         on_view: OnView | None = None,
+        commands: str = "socket",
+        on_command: OnCommand | None = None,
     ) -> None:
-        super().__init__(api, game_id, name, seed=seed, poll_s=poll_s, on_view=on_view)
+        super().__init__(
+            api, game_id, name, seed=seed, poll_s=poll_s, on_view=on_view, commands=commands, on_command=on_command
+        )
         self.speed = speed
         self.placement_share = placement_share
         self.redraw_share = redraw_share
@@ -112,25 +119,26 @@ class LifeBot(ApiBot):
     async def play(self) -> dict[str, Any]:
         """Act on every view until the game is finished; returns the final view."""
         seat = await self.join()
-        queue: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue()
-        reader = asyncio.create_task(self._read_stream(seat, queue))
-        try:
-            await queue.put(await self.api.state(self.game_id, seat.token))
-            while True:
-                try:
-                    view = await asyncio.wait_for(queue.get(), timeout=self.poll_s)
-                except TimeoutError:
-                    view = await self.api.state(self.game_id, seat.token)
-                if view is None:  # the stream ended: polling takes over
-                    view = await self.api.state(self.game_id, seat.token)
-                await self._notify(view)
-                if view.get("phase") == "finished":
-                    return view
-                await self.act_on(view)
-        finally:
-            reader.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await reader
+        async with self._socket(seat):
+            queue: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue()
+            reader = asyncio.create_task(self._read_stream(seat, queue))
+            try:
+                await queue.put(await self.api.state(self.game_id, seat.token))
+                while True:
+                    try:
+                        view = await asyncio.wait_for(queue.get(), timeout=self.poll_s)
+                    except TimeoutError:
+                        view = await self.api.state(self.game_id, seat.token)
+                    if view is None:  # the stream ended: polling takes over
+                        view = await self.api.state(self.game_id, seat.token)
+                    await self._notify(view)
+                    if view.get("phase") == "finished":
+                        return view
+                    await self.act_on(view)
+            finally:
+                reader.cancel()
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await reader
 
     async def _read_stream(self, seat: Seat, queue: asyncio.Queue[dict[str, Any] | None]) -> None:
         try:
@@ -154,11 +162,11 @@ class LifeBot(ApiBot):
                     budget -= await self._stamp_one(view, budget, reserved)
                 cells = await self.choose_cells(view, budget, board=None, reserved=reserved)
                 await self._place(cells)
-                await self._call(self.api.end_turn(self.game_id, self.seat.token))
+                await self._call(None)
             elif phase == "running" and self.speed and not self._speed_asked:
                 self._speed_asked = True
                 if int(view.get("speed") or 1) != self.speed:
-                    await self._call(self.api.speed(self.game_id, self.seat.token, self.speed))
+                    await self._call({"type": "speed", "multiplier": self.speed})
             elif phase == "redraw":
                 generation = int(view.get("generation") or 0)
                 if generation in self._redraw_done:
@@ -171,7 +179,7 @@ class LifeBot(ApiBot):
                     if isinstance(view.get("board"), str):
                         board = decode_board(view["board"], int(view["width"]), int(view["height"]))
                     await self._place(await self.choose_cells(view, want, board=board))
-                await self._call(self.api.end_turn(self.game_id, self.seat.token))
+                await self._call(None)
         except ApiError as err:
             if err.status != 409:
                 raise
@@ -186,9 +194,8 @@ class LifeBot(ApiBot):
             return 0
         x, y = self.rng.randrange(x0 + 1, x1 - side), self.rng.randrange(y0 + 1, y1 - side)
         try:
-            await self._call(
-                self.api.stamp(self.game_id, self.seat.token, x, y, name, rotation=self.rng.randrange(4))
-            )
+            rotation = self.rng.randrange(4)
+            await self._call({"type": "stamp", "x": x, "y": y, "rotation": rotation, "pattern": name})
         except ApiError as err:  # e.g. a server without the pattern library
             if err.status not in (409, 422):
                 raise
@@ -198,11 +205,12 @@ class LifeBot(ApiBot):
 
     async def _place(self, cells: list[tuple[int, int]]) -> None:
         if cells:
-            await self._call(self.api.place(self.game_id, self.seat.token, cells))
+            await self._call({"type": "place", "cells": [[int(x), int(y)] for x, y in cells]})
 
-    async def _call(self, request: Awaitable[dict[str, Any]]) -> dict[str, Any] | None:
+    async def _call(self, action: dict[str, Any] | None) -> dict[str, Any]:
+        """One command (:meth:`client.bot_base.ApiBot.command`; None: end the turn)."""
         self.actions_sent += 1
-        return await request
+        return await self.command(action)
 
     async def choose_cells(
         self,

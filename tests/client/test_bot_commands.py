@@ -1,0 +1,141 @@
+"""The API bots send their commands over the seat's one stream socket (client/bot_base.py):
+seeded bots play the same game over the socket as over REST, open no second socket, and
+play over REST when no socket can be opened."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+from urllib.parse import urlsplit
+
+import httpx
+import pytest
+
+from client.bot_base import CommandTiming
+from client.bots import CellWarBot, LifeBot
+from client.sdk import AsyncCellWarClient
+from tests.api.test_cellwar_game import UNITS
+
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(120)]
+
+#: 8x8, two players of tests/api/test_cellwar_game.py (p1 units 1, 4 at the top left...).
+CELLWAR = {"width": 8, "height": 8, "players": 2, "units": [u for u in UNITS if u["owner"] != 3]}
+#: A short Life game: placement, a few generations at speed 8, no redraw.
+LIFE = {"width": 30, "height": 30, "players": 2, "budget": 40, "max_generations": 40}
+
+
+class CountingClient(AsyncCellWarClient):
+    """Counts the sockets a bot opens: ``stream`` (views only) and ``commands``."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.streams = 0
+        self.command_sockets = 0
+
+    def stream(self, game_id: str, token: str | None = None):  # type: ignore[override]
+        self.streams += 1
+        return super().stream(game_id, token)
+
+    def commands(self, game_id: str, token: str):  # type: ignore[override]
+        self.command_sockets += 1
+        return super().commands(game_id, token)
+
+
+def _game(events: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
+    """What two runs of one seeded game share: each event's type, actor, payload (the
+    game id and wall times aside) and hash."""
+    out = []
+    for e in events:
+        payload = {k: v for k, v in (e.get("payload") or {}).items() if k not in ("game_id", "created_at")}
+        out.append((e["type"], e.get("actor"), repr(payload), e.get("state_hash")))
+    return out
+
+
+async def _cellwar(api: AsyncCellWarClient, commands: str) -> tuple[list[dict[str, Any]], list[CommandTiming], int]:
+    """A 2-bot CellWar game (seeds 41, 42) played with ``commands``: its log, the
+    commands' timings and the actions the bots counted."""
+    timings: list[CommandTiming] = []
+    game_id = await api.create_game("cellwar", CELLWAR)
+    bots = [
+        CellWarBot(api, game_id, f"bot-{i}", seed=40 + i, commands=commands, on_command=lambda _b, t: timings.append(t))
+        for i in (1, 2)
+    ]
+    for bot in bots:
+        await bot.join()
+    finals = await asyncio.wait_for(asyncio.gather(*(bot.play() for bot in bots)), timeout=90)
+    assert all(view["phase"] == "finished" for view in finals)
+    return await api.events(game_id, bots[0].seat.token), timings, sum(b.actions_sent for b in bots)
+
+
+async def test_seeded_cellwar_bots_play_the_same_game_over_the_socket_as_over_rest(gateway: str):
+    async with CountingClient(gateway, timeout=30) as api:
+        over_socket, socket_timings, socket_sent = await _cellwar(api, "socket")
+        assert (api.command_sockets, api.streams) == (2, 0)  # one socket per seat, views and commands
+        over_rest, rest_timings, rest_sent = await _cellwar(api, "rest")
+        assert (api.command_sockets, api.streams) == (2, 2)
+
+    assert _game(over_socket) == _game(over_rest)
+    assert over_socket[-1]["type"] == "GameFinished"
+    moves = sum(e["type"] == "ActionApplied" for e in over_socket)
+    turns = sum(e["type"] == "TurnEnded" for e in over_socket)
+    assert len(socket_timings) == socket_sent == len(rest_timings) == rest_sent >= moves + 1
+    assert all(t.over_socket for t in socket_timings) and not any(t.over_socket for t in rest_timings)
+    answered = [t for t in socket_timings if t.status == 200]
+    assert sum(t.name == "action" for t in answered) == moves and sum(t.name == "end_turn" for t in answered) <= turns
+    assert all(t.seconds >= 0 and len(t.key) == 36 for t in socket_timings)
+    assert all(t.code is None for t in answered) and all(t.status == 409 for t in socket_timings if t.status != 200)
+
+
+async def test_seeded_life_bots_place_the_same_figures_over_the_socket_as_over_rest(gateway: str):
+    async def placements(api: AsyncCellWarClient, commands: str) -> tuple[list[Any], list[CommandTiming]]:
+        timings: list[CommandTiming] = []
+        game_id = await api.create_game("life", LIFE)
+        bots = [
+            LifeBot(api, game_id, f"life-{i}", seed=10 + i, commands=commands, on_command=lambda _b, t: timings.append(t))
+            for i in (1, 2)
+        ]
+        for bot in bots:
+            await bot.join()
+        await asyncio.wait_for(asyncio.gather(*(bot.play() for bot in bots)), timeout=90)
+        events = await api.events(game_id, bots[0].seat.token)
+        placed = [
+            (e["actor"], e["payload"]["action"]) for e in events
+            if e["type"] == "ActionApplied" and e["payload"]["action"]["type"] in ("place", "stamp")
+        ]
+        return placed, timings
+
+    async with CountingClient(gateway, timeout=30) as api:
+        socket_placed, socket_timings = await placements(api, "socket")
+        assert (api.command_sockets, api.streams) == (2, 0)
+        rest_placed, rest_timings = await placements(api, "rest")
+    assert socket_placed == rest_placed
+    assert {a["type"] for _, a in socket_placed} == {"place", "stamp"}
+    assert all(t.over_socket for t in socket_timings) and not any(t.over_socket for t in rest_timings)
+    assert [t.name for t in socket_timings] == [t.name for t in rest_timings]
+
+
+class _ToGateway(httpx.AsyncHTTPTransport):
+    """Sends every HTTP request to ``port`` whatever the client's base URL says."""
+
+    def __init__(self, port: int) -> None:
+        super().__init__()
+        self.port = port
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        request.url = request.url.copy_with(port=self.port)
+        return await super().handle_async_request(request)
+
+
+async def test_without_a_socket_the_bots_play_over_rest(gateway: str):
+    # The base URL's port has no listener: the sockets cannot open; REST reaches the gateway.
+    port = urlsplit(gateway).port
+    assert port is not None
+    async with AsyncCellWarClient("http://127.0.0.1:9", timeout=30, transport=_ToGateway(port)) as api:
+        events, timings, sent = await _cellwar(api, "socket")
+    assert events[-1]["type"] == "GameFinished"
+    assert len(timings) == sent > 0 and not any(t.over_socket for t in timings)
+
+
+def test_commands_must_be_socket_or_rest():
+    with pytest.raises(ValueError, match="socket"):
+        CellWarBot(None, "g", "b", commands="grpc")  # type: ignore[arg-type]
