@@ -16,8 +16,9 @@ from fastapi.staticfiles import StaticFiles
 from starlette.routing import BaseRoute
 from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
-from cellwar.v1 import matchmaker_pb2_grpc, session_pb2_grpc
-from gateway.deps import session_client
+from cellwar.v1 import matchmaker_pb2_grpc
+from gateway.command_stream import close_streams
+from gateway.deps import session_client, session_stub
 from gateway.errors import install_error_handlers
 from gateway.fanout import FanoutHub
 from gateway.headers import SecurityHeaders, inline_script_policy
@@ -109,7 +110,7 @@ def create_app(
         if owned:  # one channel per session instance, calls moved off a silent one
             app.state.session, channels = session_client(settings)
         else:
-            app.state.session, channels = session_pb2_grpc.SessionStub(session_channel), [session_channel]
+            app.state.session, channels = session_stub(session_channel, settings), [session_channel]
         channel = channels[0]
         app.state.session_channel = channel
         # One upstream Session.Watch per (game, player) shared by all sockets (docs/architecture/gateway.md).
@@ -129,6 +130,7 @@ def create_app(
             yield
         finally:
             await app.state.fanout.aclose()
+            await close_streams(app.state.session)  # before the channels close
             await app.state.bots_http.aclose()
             if app.state.shared_windows is not None:
                 await app.state.shared_windows.close()

@@ -17,6 +17,7 @@ from fastapi import Depends, Header, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from cellwar.v1 import session_pb2_grpc
+from gateway.command_stream import StreamingSessionStub
 from gateway.tokens import Player, TokenSigner
 from services.common.grpcutil import GRPC_OPTIONS, FailoverStub
 from services.common.jsonwire import IDEMPOTENCY_KEY_PATTERN
@@ -29,12 +30,24 @@ COMMAND_ID_MIN_CHARS = 1
 COMMAND_ID_MAX_CHARS = 200
 
 
+def session_stub(channel: grpc.aio.Channel, settings: Settings, name: str = "") -> Any:
+    """The stub of one session channel: a :class:`~gateway.command_stream.StreamingSessionStub`
+    (``Act`` / ``EndTurn`` over the channel's ``Session.Commands`` stream) when
+    ``settings.session_commands`` is ``stream``, else the plain ``SessionStub`` (one
+    unary call per command)."""
+    if settings.session_commands == "stream":
+        return StreamingSessionStub(channel, name=name)
+    return session_pb2_grpc.SessionStub(channel)
+
+
 def session_client(settings: Settings) -> tuple[Any, list[grpc.aio.Channel]]:
     """The gateway's session stub and its channels: one channel per address of
     ``settings.session_addr`` (``make run-cluster`` gives each gateway both session
-    instances, its own first). With several, a :class:`FailoverStub` that moves a call
-    from an instance silent for ``settings.session_failover_s`` seconds (and to its
-    health check) to the next one (docs/faults.md); with one, the plain stub.
+    instances, its own first), each with its stub of :func:`session_stub`. With several,
+    a :class:`FailoverStub` over them that moves a call (a command on a stream too) from
+    an instance silent for ``settings.session_failover_s`` seconds (and to its health
+    check) to the next one (docs/faults.md); with one, that channel's stub. Close it
+    with :func:`gateway.command_stream.close_streams` before the channels.
 
     Raises:
         ValueError: ``session_addr`` names no address.
@@ -42,11 +55,16 @@ def session_client(settings: Settings) -> tuple[Any, list[grpc.aio.Channel]]:
     addrs = grpc_addresses(settings.session_addr)
     channels = [grpc.aio.insecure_channel(a, options=GRPC_OPTIONS) for a in addrs]
     if len(channels) == 1:
-        return session_pb2_grpc.SessionStub(channels[0]), channels
+        return session_stub(channels[0], settings, addrs[0]), channels
+    names = {id(c): a for c, a in zip(channels, addrs, strict=True)}
     stub = FailoverStub(
-        channels, session_pb2_grpc.SessionStub, failover_s=settings.session_failover_s, names=addrs
+        channels,
+        lambda channel: session_stub(channel, settings, names[id(channel)]),
+        failover_s=settings.session_failover_s,
+        names=addrs,
     )
     return stub, channels
+
 
 _bearer = HTTPBearer(
     auto_error=False,

@@ -89,6 +89,18 @@ PROBE_TIMEOUT_S = 0.5
 SUSPECT_S = 5.0
 
 
+class UnaryOverStream:
+    """A unary method carried by a long-lived stream (the gateway's ``Act`` / ``EndTurn``
+    over ``Session.Commands``, gateway/command_stream.py): called as a unary
+    multi-callable, ``method(request, timeout=s)``, it returns an awaitable with
+    ``cancel()`` (an :class:`asyncio.Future`) that gives the reply or raises
+    :class:`grpc.aio.AioRpcError` as the unary call would. :class:`FailoverStub` moves
+    it off a silent instance as it moves a unary call."""
+
+    def __call__(self, request: Any, *, timeout: float | None = None) -> asyncio.Future:
+        raise NotImplementedError
+
+
 class _Moved(Exception):
     """The instance asked did not answer in time nor its health check: ask the next."""
 
@@ -114,7 +126,10 @@ class FailoverStub:
     error code) is skipped the same way. Only requests that are safe to send twice may
     go through it: every session write carries its command id (a retried command is
     applied once, services/session/service_layer/loop.py), reads change nothing. Streaming calls
-    go to the first instance that is not suspect.
+    go to the first instance that is not suspect. A :class:`UnaryOverStream` method (a
+    command on the instance's command stream) is moved as a unary call: a stream that
+    breaks fails its commands UNAVAILABLE without a service code, so they go to the
+    next instance with the same command id.
 
     Args:
         channels: one channel per instance, the preferred first.
@@ -158,7 +173,7 @@ class FailoverStub:
         if name.startswith("_"):
             raise AttributeError(name)
         first = getattr(self.stubs[0], name)
-        if isinstance(first, grpc.aio.UnaryUnaryMultiCallable):
+        if isinstance(first, (grpc.aio.UnaryUnaryMultiCallable, UnaryOverStream)):
             return functools.partial(self._unary, name)
         return functools.partial(self._stream, name)
 

@@ -132,6 +132,9 @@ class Settings(BaseSettings):
         session_failover_s: the gateway sends a call to another session instance when
             the one it asked has not answered within this many seconds and does not
             answer a health check either (a paused instance; docs/faults.md; 0 = never).
+        session_commands: how the gateway sends Act / EndTurn (REST actions and stream
+            command frames): ``stream`` over one ``Session.Commands`` stream per session
+            channel, ``unary`` one unary call each (docs/architecture/batching.md).
         token_max_age_s: player tokens older than this (seconds since issue) are refused
             with 401 ``TOKEN_EXPIRED`` (default 7 days; ``POST /game/{id}/token`` renews).
         trusted_proxies: comma list of addresses/CIDRs whose ``X-Forwarded-For`` /
@@ -218,6 +221,7 @@ class Settings(BaseSettings):
     nats_max_outstanding_pings: int = Field(3, ge=1, le=100)
     nats_randomize: bool = True
     session_failover_s: float = Field(1.0, ge=0)
+    session_commands: Literal["stream", "unary"] = "stream"
     token_max_age_s: float = Field(7 * 24 * 3600.0, gt=0)
     trusted_proxies: str = ""
     create_limit_per_min: int = Field(30, ge=0)

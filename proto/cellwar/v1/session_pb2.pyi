@@ -275,3 +275,49 @@ class SpectateRequest(_message.Message):
     game_id: str
     delay_s: float
     def __init__(self, game_id: _Optional[str] = ..., delay_s: _Optional[float] = ...) -> None: ...
+
+class CommandFrame(_message.Message):
+    __slots__ = ("id", "act", "end_turn", "timeout_s")
+    ID_FIELD_NUMBER: _ClassVar[int]
+    ACT_FIELD_NUMBER: _ClassVar[int]
+    END_TURN_FIELD_NUMBER: _ClassVar[int]
+    TIMEOUT_S_FIELD_NUMBER: _ClassVar[int]
+    id: int
+    act: ActRequest
+    end_turn: EndTurnRequest
+    timeout_s: float
+    def __init__(self, id: _Optional[int] = ..., act: _Optional[_Union[ActRequest, _Mapping]] = ..., end_turn: _Optional[_Union[EndTurnRequest, _Mapping]] = ..., timeout_s: _Optional[float] = ...) -> None: ...
+
+class CommandFrames(_message.Message):
+    __slots__ = ("frames",)
+    FRAMES_FIELD_NUMBER: _ClassVar[int]
+    frames: _containers.RepeatedCompositeFieldContainer[CommandFrame]
+    def __init__(self, frames: _Optional[_Iterable[_Union[CommandFrame, _Mapping]]] = ...) -> None: ...
+
+class CommandError(_message.Message):
+    __slots__ = ("status", "details", "code", "seq")
+    STATUS_FIELD_NUMBER: _ClassVar[int]
+    DETAILS_FIELD_NUMBER: _ClassVar[int]
+    CODE_FIELD_NUMBER: _ClassVar[int]
+    SEQ_FIELD_NUMBER: _ClassVar[int]
+    status: int
+    details: str
+    code: str
+    seq: int
+    def __init__(self, status: _Optional[int] = ..., details: _Optional[str] = ..., code: _Optional[str] = ..., seq: _Optional[int] = ...) -> None: ...
+
+class CommandResult(_message.Message):
+    __slots__ = ("id", "reply", "error")
+    ID_FIELD_NUMBER: _ClassVar[int]
+    REPLY_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    id: int
+    reply: CommandReply
+    error: CommandError
+    def __init__(self, id: _Optional[int] = ..., reply: _Optional[_Union[CommandReply, _Mapping]] = ..., error: _Optional[_Union[CommandError, _Mapping]] = ...) -> None: ...
+
+class CommandResults(_message.Message):
+    __slots__ = ("results",)
+    RESULTS_FIELD_NUMBER: _ClassVar[int]
+    results: _containers.RepeatedCompositeFieldContainer[CommandResult]
+    def __init__(self, results: _Optional[_Iterable[_Union[CommandResult, _Mapping]]] = ...) -> None: ...

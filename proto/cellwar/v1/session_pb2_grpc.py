@@ -139,6 +139,11 @@ class SessionStub:
                 request_serializer=cellwar_dot_v1_dot_session__pb2.SpectateRequest.SerializeToString,
                 response_deserializer=cellwar_dot_v1_dot_session__pb2.WatchUpdate.FromString,
                 _registered_method=True)
+        self.Commands = channel.stream_stream(
+                '/cellwar.v1.Session/Commands',
+                request_serializer=cellwar_dot_v1_dot_session__pb2.CommandFrames.SerializeToString,
+                response_deserializer=cellwar_dot_v1_dot_session__pb2.CommandResults.FromString,
+                _registered_method=True)
 
 
 class SessionServicer:
@@ -277,6 +282,17 @@ class SessionServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def Commands(self, request_iterator, context):
+        """Act and EndTurn of many games over one long-lived stream (a gateway opens one per
+        session channel, docs/architecture/batching.md): each frame's commands run
+        concurrently (a game's lock still orders that game's), each result is written as it
+        completes and names its frame by `id`. A result is the unary RPC's reply or its error
+        exactly (status, details, `cellwar-error-code`, `cellwar-error-seq`).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_SessionServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -379,6 +395,11 @@ def add_SessionServicer_to_server(servicer, server):
                     servicer.Spectate,
                     request_deserializer=cellwar_dot_v1_dot_session__pb2.SpectateRequest.FromString,
                     response_serializer=cellwar_dot_v1_dot_session__pb2.WatchUpdate.SerializeToString,
+            ),
+            'Commands': grpc.stream_stream_rpc_method_handler(
+                    servicer.Commands,
+                    request_deserializer=cellwar_dot_v1_dot_session__pb2.CommandFrames.FromString,
+                    response_serializer=cellwar_dot_v1_dot_session__pb2.CommandResults.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -924,6 +945,33 @@ class Session:
             '/cellwar.v1.Session/Spectate',
             cellwar_dot_v1_dot_session__pb2.SpectateRequest.SerializeToString,
             cellwar_dot_v1_dot_session__pb2.WatchUpdate.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Commands(request_iterator,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.stream_stream(
+            request_iterator,
+            target,
+            '/cellwar.v1.Session/Commands',
+            cellwar_dot_v1_dot_session__pb2.CommandFrames.SerializeToString,
+            cellwar_dot_v1_dot_session__pb2.CommandResults.FromString,
             options,
             channel_credentials,
             insecure,

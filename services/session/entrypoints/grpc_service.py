@@ -20,7 +20,7 @@ import structlog
 
 from cellwar.v1 import engine_pb2, session_pb2, session_pb2_grpc
 from cellwar.v1.codes import ErrorCode
-from services.common.errors import ServiceError, abort
+from services.common.errors import ServiceError, abort, status_for
 from services.common.jsonwire import dumps
 from services.session.adapters.directory import Directory
 from services.session.adapters.profiles import Profiles, public
@@ -58,6 +58,12 @@ def _json_object(data: bytes, what: str) -> dict:
     return value
 
 
+def _refused(exc: ServiceError) -> None:
+    """Log a refused command: ``error`` for INTERNAL and GAME_BROKEN, else ``info``."""
+    level = "error" if exc.code in (ErrorCode.INTERNAL, ErrorCode.GAME_BROKEN) else "info"
+    getattr(log, level)("rpc_refused", code=exc.code, error=exc.message)
+
+
 def rpc(fn: Callable) -> Callable:
     """Wrap a unary RPC: log context, ServiceError -> status, bugs -> INTERNAL."""
 
@@ -71,8 +77,7 @@ def rpc(fn: Callable) -> Callable:
             try:
                 return await fn(self, request, context)
             except ServiceError as exc:
-                level = "error" if exc.code in (ErrorCode.INTERNAL, ErrorCode.GAME_BROKEN) else "info"
-                getattr(log, level)("rpc_refused", code=exc.code, error=exc.message)
+                _refused(exc)
                 await abort(context, exc.code, exc.message, exc.seq)
             except (asyncio.CancelledError, grpc.aio.AbortError):
                 raise
@@ -83,6 +88,23 @@ def rpc(fn: Callable) -> Callable:
     return wrapper
 
 
+#: Commands of one ``Commands`` stream running at once; past it the stream's next frames
+#: are not read until one is answered (gRPC's flow control then holds the sender back).
+STREAM_IN_FLIGHT = 512
+#: The RPC whose log name and body each frame's command takes.
+_FRAME_RPC = {"act": "Act", "end_turn": "EndTurn"}
+
+
+def _failed(frame_id: int, status: grpc.StatusCode, details: str, code: str = "", seq: int | None = None):
+    """The :class:`CommandResult` of a failed command (``status`` as the unary RPC ends)."""
+    return session_pb2.CommandResult(
+        id=frame_id,
+        error=session_pb2.CommandError(
+            status=status.value[0], details=details, code=str(code), seq=seq
+        ),
+    )
+
+
 class SessionServicer(session_pb2_grpc.SessionServicer):
     """RPCs of ``cellwar.v1.Session`` (see proto/cellwar/v1/session.proto).
 
@@ -90,7 +112,9 @@ class SessionServicer(session_pb2_grpc.SessionServicer):
         games: the game cache; loop: the command loop; presence: open streams and
             disconnect clocks; directory: the lobby; profiles: campaign progress (None:
             none kept); closing: set when the server stops (open Watch streams end
-            with UNAVAILABLE); relay: progress of running games held elsewhere.
+            with UNAVAILABLE); relay: progress of running games held elsewhere;
+            library: the engine's read-only game data (default ``Library(games.engine)``);
+            spectators: the delayed spectator views (default ``Spectators(games)``).
     """
 
     def __init__(
@@ -174,6 +198,10 @@ class SessionServicer(session_pb2_grpc.SessionServicer):
 
     @rpc
     async def Act(self, request, context):  # noqa: N802
+        return await self._act(request)
+
+    async def _act(self, request: session_pb2.ActRequest) -> session_pb2.CommandReply:
+        """Body of Act (unary and a ``Commands`` frame). Raises ServiceError."""
         action = _json_object(request.action, "action")
         outcome = await self.loop.handle(
             Command.act(request.game_id, request.player_id, action, request.command_id)
@@ -182,10 +210,117 @@ class SessionServicer(session_pb2_grpc.SessionServicer):
 
     @rpc
     async def EndTurn(self, request, context):  # noqa: N802
+        return await self._end_turn(request)
+
+    async def _end_turn(self, request: session_pb2.EndTurnRequest) -> session_pb2.CommandReply:
+        """Body of EndTurn (unary and a ``Commands`` frame). Raises ServiceError."""
         outcome = await self.loop.handle(
             Command.end_turn(request.game_id, request.player_id, request.command_id)
         )
         return await self._reply(outcome, request.player_id)
+
+    async def Commands(self, request_iterator, context):  # noqa: N802
+        """Act and EndTurn frames of one gateway channel (proto ``Commands``;
+        docs/architecture/batching.md "Gateway to session").
+
+        Each frame runs in its own task as soon as it is read (at most
+        :data:`STREAM_IN_FLIGHT` at once; the game's lock orders one game's commands);
+        the results that are ready are written together in one ``CommandResults``. A
+        result is what the unary RPC answers: its reply, or its status, details,
+        ``cellwar-error-code`` and ``cellwar-error-seq``. Once the server stops
+        (``closing``) frames still read are answered UNAVAILABLE without a code (as a
+        stopping server refuses a unary call: the gateway moves them to another
+        instance), and the stream ends once the commands running are answered. When
+        the caller goes away its running commands are cancelled, as unary calls are.
+        """
+        results: list[session_pb2.CommandResult] = []
+        ready = asyncio.Event()
+        slots = asyncio.Semaphore(STREAM_IN_FLIGHT)
+        tasks: set[asyncio.Task] = set()
+
+        def done(task: asyncio.Task) -> None:
+            tasks.discard(task)
+            ready.set()
+
+        async def run(frame: session_pb2.CommandFrame) -> None:
+            try:
+                results.append(await self._frame(frame))
+            finally:
+                slots.release()
+
+        async def read() -> None:
+            async for batch in request_iterator:
+                for frame in batch.frames:
+                    if self.closing.is_set():
+                        results.append(
+                            _failed(frame.id, grpc.StatusCode.UNAVAILABLE, "session service is stopping")
+                        )
+                        ready.set()
+                        continue
+                    await slots.acquire()
+                    task = asyncio.create_task(run(frame))
+                    tasks.add(task)
+                    task.add_done_callback(done)
+
+        reader = asyncio.create_task(read())
+        reader.add_done_callback(lambda _: ready.set())
+        stopping = asyncio.create_task(self.closing.wait())
+        stopping.add_done_callback(lambda _: ready.set())
+        try:
+            while True:
+                await ready.wait()
+                ready.clear()
+                if results:
+                    batch, results[:] = session_pb2.CommandResults(results=results), []
+                    await context.write(batch)
+                if (reader.done() or self.closing.is_set()) and not tasks and not results:
+                    break
+            if reader.done() and not reader.cancelled() and reader.exception() is not None:
+                exc = reader.exception()
+                if not isinstance(exc, (asyncio.CancelledError, grpc.aio.AbortError)):
+                    log.warning("command_stream_read_failed", error=repr(exc))
+        finally:
+            for task in (reader, stopping, *tasks):
+                task.cancel()
+
+    async def _frame(self, frame: session_pb2.CommandFrame) -> session_pb2.CommandResult:
+        """The result of one ``Commands`` frame, logged as the unary RPC is (``rpc``,
+        ``game_id``, ``player_id``, the reply's ``seq``)."""
+        kind = frame.WhichOneof("command")
+        if kind is None:
+            return _failed(
+                frame.id,
+                status_for(ErrorCode.MALFORMED),
+                "a command frame carries act or end_turn",
+                ErrorCode.MALFORMED,
+            )
+        request = frame.act if kind == "act" else frame.end_turn
+        with structlog.contextvars.bound_contextvars(
+            rpc=_FRAME_RPC[kind],
+            game_id=request.game_id or None,
+            player_id=request.player_id or None,
+        ):
+            timeout = asyncio.timeout(frame.timeout_s if frame.timeout_s > 0 else None)
+            try:
+                async with timeout:
+                    body = self._act if kind == "act" else self._end_turn
+                    reply = await body(request)
+                return session_pb2.CommandResult(id=frame.id, reply=reply)
+            except ServiceError as exc:
+                _refused(exc)
+                return _failed(frame.id, status_for(exc.code), exc.message, exc.code, exc.seq)
+            except TimeoutError as exc:
+                if not timeout.expired():
+                    log.exception("rpc_failed")
+                    return _failed(
+                        frame.id, grpc.StatusCode.INTERNAL, f"{type(exc).__name__}: {exc}", ErrorCode.INTERNAL
+                    )
+                return _failed(frame.id, grpc.StatusCode.DEADLINE_EXCEEDED, "Deadline Exceeded")
+            except Exception as exc:  # noqa: BLE001 - the service never crashes on input
+                log.exception("rpc_failed")
+                return _failed(
+                    frame.id, grpc.StatusCode.INTERNAL, f"{type(exc).__name__}: {exc}", ErrorCode.INTERNAL
+                )
 
     @rpc
     async def Leave(self, request, context):  # noqa: N802

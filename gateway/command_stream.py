@@ -1,0 +1,310 @@
+"""The gateway's Act / EndTurn over one long-lived ``Session.Commands`` stream per
+session channel (docs/architecture/batching.md "Gateway to session").
+
+Every player command (REST ``POST /game/{id}/action`` and ``/end_turn``, a WebSocket
+``action`` / ``end_turn`` frame: gateway/commands.py) of every game and socket of this
+gateway that goes to one session channel is a :class:`~cellwar.v1.session_pb2.CommandFrame`
+of that channel's :class:`CommandStream`: a correlation id (this stream's counter), the
+unary request, the caller's timeout. The frames ready together leave in one
+``CommandFrames`` message; the session runs each in its own task and writes the results
+that are ready together in one ``CommandResults``; each result resolves the future of its
+id. A result is the unary RPC's answer exactly: the ``CommandReply``, or an error
+rebuilt as the :class:`grpc.aio.AioRpcError` the unary call raises (status, details,
+``cellwar-error-code`` and ``cellwar-error-seq`` in its trailing metadata), so
+gateway/errors.py answers it with the same HTTP status and body.
+
+- Deadline: a command not answered ``timeout`` seconds after it was called (waiting for a
+  slot included) fails with ``DEADLINE_EXCEEDED`` ("Deadline Exceeded"), as a unary call
+  past its deadline (503 ``UNAVAILABLE``); the session gets the timeout too and cancels it.
+- Backpressure: at most ``max_in_flight`` commands sent and not answered per stream (a
+  command past it waits, in call order, for a slot); the session reads no further
+  frames of a stream with ``STREAM_IN_FLIGHT`` running (gRPC flow control).
+- A broken stream (the session stopped or restarted, the connection dropped, the session
+  ended the stream because it is stopping): the commands it carried fail with
+  ``UNAVAILABLE`` without a service code, as a unary call to an unreachable instance
+  does (503 ``UNAVAILABLE``, retryable); :class:`~services.common.grpcutil.FailoverStub`
+  sends them to the next instance with the same command id (applied once: commands are
+  idempotent by command id). The next command opens a new stream.
+- Cancelled (the caller went, or FailoverStub moved it off a silent instance): the command
+  is forgotten and its slot given back; a late result is dropped.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import contextlib
+import itertools
+from typing import Any
+
+import grpc
+import structlog
+
+from cellwar.v1 import session_pb2, session_pb2_grpc
+from services.common.errors import ERROR_CODE_KEY, ERROR_SEQ_KEY
+from services.common.grpcutil import UnaryOverStream
+
+log = structlog.get_logger("gateway.command_stream")
+
+#: Commands sent on one stream and not answered yet; past it a command waits for a slot.
+MAX_IN_FLIGHT = 256
+#: gRPC status of each wire number (``CommandError.status``).
+_STATUS_BY_NUMBER: dict[int, grpc.StatusCode] = {s.value[0]: s for s in grpc.StatusCode}
+
+
+def rpc_error(error: session_pb2.CommandError) -> grpc.aio.AioRpcError:
+    """The :class:`grpc.aio.AioRpcError` the unary call ends with for ``error``."""
+    trailing: list[tuple[str, str]] = []
+    if error.code:
+        trailing.append((ERROR_CODE_KEY, error.code))
+    if error.HasField("seq"):
+        trailing.append((ERROR_SEQ_KEY, str(error.seq)))
+    return grpc.aio.AioRpcError(
+        _STATUS_BY_NUMBER.get(error.status, grpc.StatusCode.UNKNOWN),
+        grpc.aio.Metadata(),
+        grpc.aio.Metadata(*trailing),
+        error.details,
+    )
+
+
+def unavailable(details: str) -> grpc.aio.AioRpcError:
+    """``UNAVAILABLE`` without a service code: the channel's own failure (a retry on
+    another instance is safe)."""
+    return grpc.aio.AioRpcError(
+        grpc.StatusCode.UNAVAILABLE, grpc.aio.Metadata(), grpc.aio.Metadata(), details
+    )
+
+
+class CommandStream:
+    """The ``Session.Commands`` stream of one channel, opened on first use and again
+    after it broke.
+
+    Args:
+        stub: the channel's ``SessionStub``.
+        max_in_flight: commands sent and not answered at most (:data:`MAX_IN_FLIGHT`).
+        name: the session instance, for the log.
+    """
+
+    def __init__(
+        self,
+        stub: session_pb2_grpc.SessionStub,
+        *,
+        max_in_flight: int = MAX_IN_FLIGHT,
+        name: str = "",
+    ) -> None:
+        if max_in_flight < 1:
+            raise ValueError("max_in_flight must be at least 1")
+        self._open = stub.Commands
+        self.max_in_flight = max_in_flight
+        self.name = name
+        self._ids = itertools.count(1)
+        #: id → future of the commands sent on the current stream (or about to be).
+        self._pending: dict[int, asyncio.Future] = {}
+        #: Commands past ``max_in_flight``, in call order: (id, frame, future).
+        self._waiting: collections.deque[tuple[int, session_pb2.CommandFrame, asyncio.Future]] = (
+            collections.deque()
+        )
+        self._outbox: list[session_pb2.CommandFrame] = []
+        self._wake = asyncio.Event()
+        self._call: Any = None
+        self._tasks: list[asyncio.Task] = []
+        self._closed = False
+        #: Streams opened so far (a reopen after a break counts).
+        self.opened = 0
+
+    @property
+    def in_flight(self) -> int:
+        """Commands sent (or queued to send) and not answered."""
+        return len(self._pending)
+
+    def submit(
+        self, kind: str, request: Any, timeout: float | None = None
+    ) -> asyncio.Future:
+        """Send one command; the future gives its ``CommandReply`` or raises the
+        :class:`grpc.aio.AioRpcError` of the unary call.
+
+        Args:
+            kind: ``"act"`` (an ``ActRequest``) or ``"end_turn"`` (an ``EndTurnRequest``).
+            timeout: seconds until it fails ``DEADLINE_EXCEEDED`` (None: never).
+        """
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future = loop.create_future()
+        if self._closed:
+            future.set_exception(unavailable("the gateway's command stream is closed"))
+            return future
+        command_id = next(self._ids)
+        frame = session_pb2.CommandFrame(id=command_id, timeout_s=timeout or 0.0, **{kind: request})
+        timer = None
+        if timeout is not None:
+            timer = loop.call_later(max(timeout, 0.0), _expire, future)
+        future.add_done_callback(lambda f: self._forget(command_id, f, timer))
+        if len(self._pending) < self.max_in_flight and not self._waiting:
+            self._send(command_id, frame, future)
+        else:
+            self._waiting.append((command_id, frame, future))
+        return future
+
+    def _send(self, command_id: int, frame: session_pb2.CommandFrame, future: asyncio.Future) -> None:
+        self._pending[command_id] = future
+        self._outbox.append(frame)
+        if self._call is None:
+            self._start()
+        self._wake.set()
+
+    def _forget(self, command_id: int, future: asyncio.Future, timer: asyncio.TimerHandle | None) -> None:
+        """A command is done (answered, failed, expired or cancelled): free its slot and
+        send the next waiting one."""
+        if timer is not None:
+            timer.cancel()
+        if self._pending.get(command_id) is future:
+            del self._pending[command_id]
+        while self._waiting and len(self._pending) < self.max_in_flight:
+            waiting_id, frame, waiting = self._waiting.popleft()
+            if not waiting.done():
+                self._send(waiting_id, frame, waiting)
+
+    def _start(self) -> None:
+        self._call = call = self._open()
+        self.opened += 1
+        self._tasks = [
+            asyncio.create_task(self._write(call), name="command-stream-write"),
+            asyncio.create_task(self._read(call), name="command-stream-read"),
+        ]
+
+    async def _write(self, call: Any) -> None:
+        try:
+            while True:
+                if not self._outbox:
+                    self._wake.clear()
+                    await self._wake.wait()
+                    continue
+                frames, self._outbox = self._outbox, []
+                await call.write(session_pb2.CommandFrames(frames=frames))
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - the stream broke: the reader fails the commands
+            log.info("command_stream_write_failed", instance=self.name, error=repr(exc))
+            call.cancel()
+
+    async def _read(self, call: Any) -> None:
+        reason = "the session ended the command stream"
+        try:
+            while True:
+                message = await call.read()
+                if message is grpc.aio.EOF:
+                    break
+                pending = self._pending
+                for result in message.results:
+                    future = pending.get(result.id)
+                    if future is None or future.done():
+                        continue  # expired, cancelled or moved: dropped
+                    if result.HasField("reply"):
+                        future.set_result(result.reply)
+                    else:
+                        future.set_exception(rpc_error(result.error))
+        except asyncio.CancelledError:
+            reason = "the gateway's command stream was closed"
+            raise
+        except grpc.aio.AioRpcError as exc:
+            reason = exc.details() or str(exc.code())
+        except Exception as exc:  # noqa: BLE001 - a broken stream, whatever broke it
+            reason = f"{type(exc).__name__}: {exc}"
+        finally:
+            self._broken(call, reason)
+
+    def _broken(self, call: Any, reason: str) -> None:
+        """Fail every command the stream ``call`` carried; the next command opens a new one."""
+        if self._call is not call:
+            return
+        self._call = None
+        for task in self._tasks:
+            if task is not asyncio.current_task():
+                task.cancel()
+        self._tasks = []
+        self._outbox = []
+        pending, self._pending = self._pending, {}
+        if pending:
+            log.warning(
+                "command_stream_broken", instance=self.name, commands=len(pending), reason=reason
+            )
+        for future in pending.values():
+            if not future.done():
+                future.set_exception(unavailable(f"the command stream broke: {reason}"))
+        call.cancel()
+
+    async def aclose(self) -> None:
+        """End the stream: commands still waiting fail ``UNAVAILABLE``."""
+        self._closed = True
+        tasks = list(self._tasks)
+        if self._call is not None:
+            self._call.cancel()
+        for task in tasks:
+            task.cancel()
+        for task in tasks:
+            with contextlib.suppress(BaseException):
+                await task
+        for _, _, future in list(self._waiting):
+            if not future.done():
+                future.set_exception(unavailable("the gateway's command stream is closed"))
+        self._waiting.clear()
+
+
+def _expire(future: asyncio.Future) -> None:
+    if not future.done():
+        future.set_exception(
+            grpc.aio.AioRpcError(
+                grpc.StatusCode.DEADLINE_EXCEEDED,
+                grpc.aio.Metadata(),
+                grpc.aio.Metadata(),
+                "Deadline Exceeded",
+            )
+        )
+
+
+class StreamedCommand(UnaryOverStream):
+    """``Act`` or ``EndTurn`` of a :class:`StreamingSessionStub`: called as the unary
+    method, ``await stub.Act(request, timeout=s)``."""
+
+    def __init__(self, stream: CommandStream, kind: str) -> None:
+        self.stream = stream
+        self.kind = kind
+
+    def __call__(self, request: Any, *, timeout: float | None = None) -> asyncio.Future:
+        return self.stream.submit(self.kind, request, timeout)
+
+
+class StreamingSessionStub:
+    """A ``SessionStub`` of one channel whose ``Act`` and ``EndTurn`` go over the
+    channel's :class:`CommandStream`; every other method is the stub's own.
+
+    Args:
+        channel: the session channel.
+        max_in_flight: the stream's bound (:data:`MAX_IN_FLIGHT`).
+        name: the instance's address, for the log.
+    """
+
+    def __init__(
+        self, channel: grpc.aio.Channel, *, max_in_flight: int = MAX_IN_FLIGHT, name: str = ""
+    ) -> None:
+        self._stub = session_pb2_grpc.SessionStub(channel)
+        self.commands = CommandStream(self._stub, max_in_flight=max_in_flight, name=name)
+        self.Act = StreamedCommand(self.commands, "act")  # noqa: N815 - the gRPC method's name
+        self.EndTurn = StreamedCommand(self.commands, "end_turn")  # noqa: N815
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return getattr(self._stub, name)
+
+    async def aclose(self) -> None:
+        """End the command stream (before the channel closes)."""
+        await self.commands.aclose()
+
+
+async def close_streams(session: Any) -> None:
+    """End the command streams of a session client (a :class:`StreamingSessionStub`, a
+    ``FailoverStub`` over them, or a plain stub: nothing to do)."""
+    stubs = getattr(session, "stubs", None) or [session]
+    for stub in stubs:
+        if isinstance(stub, StreamingSessionStub):
+            await stub.aclose()
