@@ -54,6 +54,22 @@ STRIP_WORDS = 128
 EMPTY, RECORDED, SEEN = 0, 1, 2
 
 _AND = np.bitwise_and
+#: The per-slot arrays of a :class:`SlotPool` (one row per slot).
+SLOT_ARRAYS = (
+    "pop",
+    "fp",
+    "canon",
+    "hpop",
+    "hfp",
+    "hcanon",
+    "hkind",
+    "done",
+    "gen",
+    "limit",
+    "record_at",
+    "out",
+    "running",
+)
 
 
 class Strips(Plain):
@@ -306,12 +322,34 @@ class SlotPool:
             self._grow(self.strips + max(1, self.strips // 4))
         return self.free.pop()
 
+    def park(self, slot: int) -> dict:
+        """Take the run of ``slot`` out of the pool (it is not being advanced): its words
+        and per-slot values, to :meth:`unpark` later; the slot is given back."""
+        saved = {}
+        for name in SLOT_ARRAYS:
+            value = getattr(self, name)[slot]
+            saved[name] = value.copy() if isinstance(value, np.ndarray) else value
+        saved["words"] = self.words([slot])[0]
+        self._free(slot)
+        return saved
+
+    def unpark(self, saved: dict) -> int:
+        """A slot holding a parked run again (its words and values); returns it."""
+        slot = self.take()
+        for name in SLOT_ARRAYS:
+            getattr(self, name)[slot] = saved[name]
+        self.put_words([slot], saved["words"][None])
+        return slot
+
     def give_back(self, slot: int) -> None:
         """The slot is free again (its words cleared: empty boards stay empty). While the
         pool is advancing (another thread), the slot is given back when it is done."""
         if self.busy:
             self.pending.append(slot)
             return
+        self._free(slot)
+
+    def _free(self, slot: int) -> None:
         self.runs.pop(slot, None)
         self.running[slot] = False
         self.put_words([slot], np.zeros((1, self.n_planes, self.h, self.nwb), dtype=np.uint64))
@@ -424,27 +462,33 @@ class SlotRun:
             pool.out[s, p.id] = p.out
         pool.running[s] = True
         self.released = False
+        self.parked: dict | None = None
 
     # ------------------------------------------------------------------ the Run protocol
 
+    def _value(self, name: str):
+        return self.parked[name] if self.parked is not None else getattr(self.pool, name)[self.slot]
+
     @property
     def done(self) -> int:
-        return int(self.pool.done[self.slot])
+        return int(self._value("done"))
 
     @property
     def generation(self) -> int:
-        return int(self.pool.gen[self.slot])
+        return int(self._value("gen"))
 
     @property
     def running(self) -> bool:
-        return bool(self.pool.running[self.slot])
+        return bool(self._value("running"))
 
     def plan(self, checkpoint: int) -> None:
         """The caller records the run once ``done`` reaches ``checkpoint`` (0 = no plan)."""
+        self.unpark()
         self.pool.record_at[self.slot] = checkpoint
 
     def rebase(self, state: LifeState) -> None:
         """The run was recorded as ``state``: count again from there."""
+        self.unpark()
         self.template = state
         self.pool.done[self.slot] = 0
 
@@ -452,7 +496,22 @@ class SlotRun:
         """Give the slot back (the run left the cache)."""
         if not self.released:
             self.released = True
-            self.pool.give_back(self.slot)
+            if self.parked is None:
+                self.pool.give_back(self.slot)
+            self.parked = None
+
+    def park(self) -> None:
+        """Leave the pool while not advanced (:meth:`SlotPool.park`)."""
+        if self.parked is None and not self.released:
+            self.parked = self.pool.park(self.slot)
+            self.slot = -1
+
+    def unpark(self) -> None:
+        """Back in a slot of the pool, as it was when parked."""
+        if self.parked is not None:
+            saved, self.parked = self.parked, None
+            self.slot = self.pool.unpark(saved)
+            self.pool.runs[self.slot] = self
 
     def _board(self) -> np.ndarray:
         return self.pool.board(self.pool.words([self.slot])[0])
@@ -460,6 +519,7 @@ class SlotRun:
     def state(self) -> LifeState:
         """The game now, exactly as ``tick(base, done)`` gives it (see
         :meth:`engine.life.packed_runs.PackedRun.state`)."""
+        self.unpark()
         pool, s = self.pool, self.slot
         done = int(pool.done[s])
         if not done:
@@ -485,6 +545,7 @@ class SlotRun:
 
     def view_state(self) -> LifeState:
         """The game now for views (board, generation, players; the base's history)."""
+        self.unpark()
         pool, s = self.pool, self.slot
         if not pool.running[s]:
             return self.state()
@@ -542,6 +603,7 @@ def advance(runs: Sequence[tuple[SlotRun, int]]) -> list[int]:
     by_pool: dict[int, list[int]] = {}
     for i, (run, n) in enumerate(runs):
         if n > 0 and run.running:
+            run.unpark()
             by_pool.setdefault(id(run.pool), []).append(i)
     for indices in by_pool.values():
         pool = runs[indices[0]][0].pool
@@ -563,6 +625,12 @@ def _advance_pool(pool: SlotPool, slots: np.ndarray, gens: np.ndarray) -> None:
         if 2 * len(slots) < int(pool.running.sum()):
             _advance_scratch(pool, slots, gens)
             return
+        # the pool's other running games leave it until they are advanced again (they
+        # would otherwise be saved and restored around every generation)
+        idle = pool.running.copy()
+        idle[slots] = False
+        for slot in np.flatnonzero(idle):
+            pool.runs[int(slot)].park()
         for g in range(1, int(gens.max()) + 1):
             active = slots[(gens >= g) & pool.running[slots]]
             if active.size == 0:

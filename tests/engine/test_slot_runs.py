@@ -210,3 +210,20 @@ def test_a_slot_released_while_its_pool_advances_is_freed_after():
     assert pool.pending == [] and gone.slot in pool.free
     assert not pool.words([gone.slot]).any()
     assert encode_state(kept.state()) == encode_state(life.tick(game, 2))
+
+
+def test_games_not_advanced_leave_the_pool_and_come_back_as_they_were():
+    games = [running_game(70 + k, 40, 30) for k in range(4)]
+    pool = SlotPool(30, 40, (1, 2))
+    runs = [SlotRun(g, pool) for g in games]
+    for run in runs:
+        run.plan(9)
+    slots.advance([(r, 2) for r in runs])
+    slots.advance([(r, 3) for r in runs[:3]])  # the fourth is parked, not advanced
+    assert runs[3].parked is not None and runs[3].done == 2
+    assert int(pool.running.sum()) == 3
+    slots.advance([(r, 4) for r in runs])  # back in a slot
+    assert runs[3].parked is None
+    for base, run, done in zip(games, runs, [9, 9, 9, 6], strict=True):
+        assert run.done == done
+        assert encode_state(run.state()) == encode_state(life.tick(base, done))
