@@ -7,6 +7,7 @@ Markers given here at collection (``make test-fast`` leaves them out):
 - ``nats``: the test uses a fixture whose name says ``nats`` — ``nats_url`` directly or
   through another fixture (``nats_stack``, the root ``stack`` outside tests/api), a NATS
   of its own (``own_nats``) — or is marked by hand;
+- ``nats`` too: everything under tests/cluster (each test runs a NATS cluster);
 - ``docker``: everything under tests/containers;
 - ``browser``: everything under tests/browser.
 
@@ -29,7 +30,7 @@ from tests.support.stack import Stack, start_stack
 
 _TESTS = Path(__file__).resolve().parent
 #: Directories whose tests get a marker by where they live.
-_BY_PLACE = {"containers": "docker", "browser": "browser"}
+_BY_PLACE = {"containers": "docker", "browser": "browser", "cluster": "nats"}
 #: Set by ``make test-fast``: the tests run without any NATS (module docstring).
 FAST = os.environ.get("CELLWAR_TEST_FAST") == "1"
 

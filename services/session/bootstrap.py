@@ -148,10 +148,14 @@ class SessionPorts:
     memory: MemoryServer | None = None
 
 
-async def nats_ports(nats_url: str, settings: Settings) -> SessionPorts:
+async def nats_ports(
+    nats_url: str, settings: Settings, *, engine: Rules | None = None
+) -> SessionPorts:
     """The ports of a production instance: connects to NATS (retrying for
     ``settings.nats_connect_timeout_s`` while it starts or a cluster forms), creates the
     ``GAME_EVENTS`` stream and the KV buckets when missing (``settings.stream_replicas``).
+    ``engine``: the rules (default: an :class:`EngineClient` of ``settings.engine_addr``,
+    made by :func:`bootstrap`).
 
     Raises:
         NatsUnavailable: NATS unreachable past the deadline, or a step it refuses for
@@ -207,6 +211,7 @@ async def nats_ports(nats_url: str, settings: Settings) -> SessionPorts:
             step=step,
             reconnected=reconnected,
             close=close,
+            engine=engine,
             nc=nc,
         )
     except BaseException:

@@ -55,7 +55,11 @@ async def create_server(
             good (services/common/natsconn.py).
     """
     settings = settings or Settings()
-    ports = await nats_ports(nats_url, settings)
-    ports.engine = engine_client(engine_target, settings)
-    app = await bootstrap(ports, settings, address)
+    engine = engine_client(engine_target, settings)
+    try:
+        ports = await nats_ports(nats_url, settings, engine=engine)
+    except BaseException:
+        await engine.close()
+        raise
+    app = await bootstrap(ports, settings, address)  # closes the ports and engine if it fails
     return app.server, app.port, app

@@ -17,7 +17,7 @@ from client.sdk import AsyncCellWarClient
 from deploy.harness import RunnerProcess
 from tests.support.runner import running
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.nats]  # the platform runs its NATS
 
 
 @pytest.fixture(scope="module")

@@ -20,7 +20,7 @@ from tests.support.runner import running
 
 ROOT = Path(__file__).resolve().parents[2]
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.nats]  # the platform runs its NATS
 
 
 @pytest.fixture(scope="module")

@@ -336,7 +336,7 @@ class _KvPublisher:
     async def publish(
         self, subject: str, payload: bytes = b"", *, msg_ttl: float | None = None, **_: Any
     ) -> _Ack:
-        prefix = f"$KV.{self.kv._name}."
+        prefix = f"$KV.{self.kv.name}."
         if not subject.startswith(prefix):
             raise nats.js.errors.NoStreamResponseError()
         return _Ack(self.kv._write(subject[len(prefix) :], payload, ttl_s=msg_ttl))
@@ -394,7 +394,8 @@ class MemoryKeyValue:
         expiry_markers: bool = False,
         server: MemoryServer | None = None,
     ) -> None:
-        self._name = name
+        self.name = name
+        self._name = name  # where nats.py's KeyValue keeps it (bucket_name reads it)
         self._js = _KvPublisher(self)
         self.ttl_s = ttl_s
         self.expiry_markers = expiry_markers
