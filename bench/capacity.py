@@ -171,6 +171,7 @@ class EngineRunPath:
         self._protos: list[Any] = []
         self._games: list[dict[str, Any]] = []
         self.recorded = 0
+        self._ticks = 0
 
     async def start(self) -> None:
         import grpc
@@ -220,6 +221,9 @@ class EngineRunPath:
             engine_pb2.RunRequest(items=[self._item(g, with_base) for g in games[i : i + CHUNK]])
             for i in range(0, len(games), CHUNK)
         ]
+        self._ticks += 1
+        for r in requests:  # one batch, as the session's engine client marks a tick
+            r.batch, r.batch_calls = f"tick{self._ticks}", len(requests)
         replies = await asyncio.gather(*(self._stub.Run(r, timeout=600) for r in requests))
         return [result for reply in replies for result in reply.results]
 

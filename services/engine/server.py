@@ -461,16 +461,22 @@ def new_run_cache(max_games: int | None = None, *, packed: bool = True) -> RunCa
 #: Seconds a Run call waits for the other calls of its tick before the batch starts
 #: (a session sends a tick as several calls at once, one per chunk of games).
 RUN_COALESCE_S = 0.002
+#: Seconds a batch waits at most for the calls its ``batch`` id still misses.
+RUN_BATCH_WAIT_S = 0.05
 
 
 class RunBatcher:
     """Coalesces concurrent ``Engine.Run`` calls into one :meth:`RunCache.run_many`, so
     that the games of one tick, sent in several calls, advance in one kernel call per
-    generation (:mod:`engine.life.slots`). Calls arriving while a batch runs form the
-    next batch. A batch that raises fails each of its calls with that error."""
+    generation (:mod:`engine.life.slots`): a batch starts :data:`RUN_COALESCE_S` after
+    its first call, later while a call's ``batch`` id misses some of its
+    ``batch_calls`` (at most :data:`RUN_BATCH_WAIT_S`). Calls arriving while a batch
+    runs form the next batch. A batch that raises fails each of its calls."""
 
-    def __init__(self, runs: RunCache, wait_s: float = RUN_COALESCE_S) -> None:
-        self.runs, self.wait_s = runs, wait_s
+    def __init__(
+        self, runs: RunCache, wait_s: float = RUN_COALESCE_S, batch_wait_s: float = RUN_BATCH_WAIT_S
+    ) -> None:
+        self.runs, self.wait_s, self.batch_wait_s = runs, wait_s, batch_wait_s
         self._queue: list[tuple[engine_pb2.RunRequest, asyncio.Future]] = []
         self._task: asyncio.Task | None = None
 
@@ -482,9 +488,21 @@ class RunBatcher:
             self._task = asyncio.create_task(self._drain())
         return await future
 
+    def _incomplete(self) -> bool:
+        """Some queued call names a ``batch`` whose other calls have not all arrived."""
+        counts: dict[str, int] = {}
+        for request, _ in self._queue:
+            if request.batch:
+                counts[request.batch] = counts.get(request.batch, 0) + 1
+        return any(r.batch and counts[r.batch] < r.batch_calls for r, _ in self._queue)
+
     async def _drain(self) -> None:
+        loop = asyncio.get_running_loop()
         while self._queue:
+            start = loop.time()
             await asyncio.sleep(self.wait_s)
+            while self._incomplete() and loop.time() - start < self.batch_wait_s:
+                await asyncio.sleep(self.wait_s)
             batch, self._queue = self._queue, []
             try:
                 replies = await asyncio.to_thread(self.runs.run_many, [r for r, _ in batch])

@@ -223,3 +223,29 @@ def test_the_session_client_names_the_state_and_ships_it_on_a_miss(monkeypatch):
     assert second.state.players_joined == 2 and second.status == OK
     # create ships nothing; join by hash (hit); join by hash (miss), then shipped
     assert seen == [(False, False), (True, False), (True, False), (False, True)]
+
+
+def test_the_calls_of_one_batch_id_wait_for_each_other():
+    game = running_game(40, 40, 30)
+    base = to_proto(game)
+    runs = new_run_cache()
+    batches = []
+    real = runs.run_many
+    runs.run_many = lambda requests: batches.append(len(requests)) or real(requests)  # type: ignore[method-assign]
+    batcher = RunBatcher(runs, wait_s=0.002, batch_wait_s=5.0)
+
+    def request(k):
+        item = engine_pb2.RunItem(
+            game_id=f"g{k}", base_hash=base.state_hash, generations=1, base=base
+        )
+        return engine_pb2.RunRequest(items=[item], batch="tick1", batch_calls=2)
+
+    async def late_second():
+        first = asyncio.ensure_future(batcher.run(request(0)))
+        await asyncio.sleep(0.05)  # far past the coalescing wait
+        second = await batcher.run(request(1))
+        return await first, second
+
+    first, second = asyncio.run(late_second())
+    assert batches == [2]
+    assert first.results[0].done == second.results[0].done == 1

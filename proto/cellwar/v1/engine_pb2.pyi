@@ -205,10 +205,14 @@ class RunItem(_message.Message):
     def __init__(self, game_id: _Optional[str] = ..., base_hash: _Optional[str] = ..., done: _Optional[int] = ..., generations: _Optional[int] = ..., checkpoint: _Optional[int] = ..., record: _Optional[bool] = ..., view_players: _Optional[_Iterable[int]] = ..., base: _Optional[_Union[GameState, _Mapping]] = ...) -> None: ...
 
 class RunRequest(_message.Message):
-    __slots__ = ("items",)
+    __slots__ = ("items", "batch", "batch_calls")
     ITEMS_FIELD_NUMBER: _ClassVar[int]
+    BATCH_FIELD_NUMBER: _ClassVar[int]
+    BATCH_CALLS_FIELD_NUMBER: _ClassVar[int]
     items: _containers.RepeatedCompositeFieldContainer[RunItem]
-    def __init__(self, items: _Optional[_Iterable[_Union[RunItem, _Mapping]]] = ...) -> None: ...
+    batch: str
+    batch_calls: int
+    def __init__(self, items: _Optional[_Iterable[_Union[RunItem, _Mapping]]] = ..., batch: _Optional[str] = ..., batch_calls: _Optional[int] = ...) -> None: ...
 
 class RunResult(_message.Message):
     __slots__ = ("game_id", "status", "done", "generation", "ran", "events", "state", "views", "error")
