@@ -1,0 +1,339 @@
+"""The gateway's commands over ``Session.Commands`` (gateway/command_stream.py,
+docs/architecture/batching.md "Gateway to session") on the real stack:
+
+- a seeded random CellWar game, legal moves mixed with refused ones, answers over REST
+  and over the socket exactly as with one unary call per command (status, body, seq),
+  and records the same events and state hashes;
+- the commands of many games at once share one stream per channel and get their own
+  answers;
+- a session stopped while commands wait on it: with one channel they are answered 503
+  ``UNAVAILABLE`` (retryable), and retried with the same key on another instance they
+  are applied once; with two channels (``FailoverStub``) they move to the other
+  instance with the same command id and are applied once;
+- the error a result carries is rebuilt as the unary call's (status, details, code, seq).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import random
+from collections import Counter
+from collections.abc import AsyncIterator
+from typing import Any
+
+import grpc
+import httpx
+import pytest
+
+from cellwar.v1 import session_pb2, session_pb2_grpc
+from gateway.app import create_app
+from gateway.command_stream import StreamingSessionStub, rpc_error
+from gateway.errors import from_rpc_error
+from services.common.errors import ERROR_CODE_KEY, ERROR_SEQ_KEY
+from services.common.grpcutil import FailoverStub
+from services.common.settings import Settings
+from tests.api.conftest import TEST_SECRET
+from tests.api.test_ws_actions import CELLWAR, LIFE, bearer, frame, new_game, socket
+from tests.support.client import SessionClient
+from tests.support.serve import serve
+from tests.support.stack import Stack, start_stack
+
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(120)]
+
+
+@contextlib.asynccontextmanager
+async def gateway_at(session_addr: str, **settings: Any) -> AsyncIterator[tuple[Any, httpx.AsyncClient, str]]:
+    """A gateway in front of ``session_addr`` with ``settings``: ``(app, http client, url)``."""
+    app = create_app(Settings(session_addr=session_addr, secret=TEST_SECRET, **settings))
+    async with serve(app) as url, httpx.AsyncClient(base_url=url, timeout=30) as http:
+        yield app, http, url
+
+
+def _scrub(value: Any, game_id: str) -> Any:
+    """``value`` with the game's id replaced (two games are compared)."""
+    if isinstance(value, dict):
+        return {k: _scrub(v, game_id) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_scrub(v, game_id) for v in value]
+    if isinstance(value, str):
+        return value.replace(game_id, "GAME")
+    return value
+
+
+async def _play(http: httpx.AsyncClient, url: str, seed: int, over_ws: bool) -> tuple[list, list]:
+    """A seeded random CellWar game of at most 50 commands: the player to move sends a
+    legal move (60%), or an end of turn, a move of a unit it does not have, a move off
+    the board, or the other seat's command (refused, 409). Returns every answer (status,
+    body; the game's id scrubbed) and the public log without times."""
+    rng = random.Random(seed)
+    game_id, tokens = await new_game(http, "cellwar", CELLWAR)
+    answers: list[Any] = []
+    async with contextlib.AsyncExitStack() as stack:
+        sockets = [await stack.enter_async_context(socket(url, game_id, t)) for t in tokens] if over_ws else []
+        for step in range(50):
+            view = (await http.get(f"/game/{game_id}/state", headers=bearer(tokens[0]))).json()
+            if view["phase"] != "playing":
+                break
+            seat = view["turn"] - 1
+            legal = (await http.get(f"/game/{game_id}/valid_actions", headers=bearer(tokens[seat]))).json()["actions"]
+            roll = rng.random()
+            action: dict[str, Any] | None
+            if legal and roll < 0.6:
+                pick = rng.choice(legal)
+                action = {"unit_id": pick["unit_id"], "dx": pick["dx"], "dy": pick["dy"]}
+            elif roll < 0.7:
+                action = None  # end of turn (refused while units may still act)
+            elif roll < 0.8:
+                action = {"unit_id": 99, "dx": 0, "dy": 1}
+            elif roll < 0.9:
+                action = {"unit_id": rng.choice([1, 2, 3, 4]), "dx": rng.choice([-1, 1]), "dy": 0}
+            else:
+                seat = 1 - seat  # not its turn
+                action = {"unit_id": 2 - seat, "dx": 0, "dy": 1} if rng.random() < 0.5 else None
+            if not legal and action is not None and roll < 0.6:
+                action = None
+            key = f"s{seed}-{step}"
+            if over_ws:
+                text = frame("action", key, action) if action is not None else frame("end_turn", key)
+                reply = await sockets[seat].command(text)
+                answers.append(_scrub({k: v for k, v in reply.items() if k != "id"}, game_id))
+            else:
+                path = "action" if action is not None else "end_turn"
+                headers = {**bearer(tokens[seat]), "Idempotency-Key": key}
+                answer = await http.post(f"/game/{game_id}/{path}", json=action, headers=headers)
+                body = answer.json()
+                reply = {"type": "result", **body} if answer.status_code == 200 else {
+                    "type": "error", "status": answer.status_code, **body
+                }
+                answers.append(_scrub(reply, game_id))
+    left = await http.post(f"/game/{game_id}/leave", headers=bearer(tokens[1]))
+    assert left.status_code in (200, 409), left.text
+    events = (await http.get(f"/game/{game_id}/events")).json()["events"]
+    log = [_scrub({k: v for k, v in e.items() if k != "time"}, game_id) for e in events]
+    return answers, log
+
+
+async def test_a_seeded_random_game_answers_the_same_over_the_stream_as_unary(stack: Stack):
+    async with (
+        gateway_at(stack.session_target, session_commands="unary") as (unary_app, unary_http, unary_url),
+        gateway_at(stack.session_target, session_commands="stream") as (stream_app, stream_http, stream_url),
+    ):
+        assert isinstance(unary_app.state.session, session_pb2_grpc.SessionStub)
+        assert isinstance(stream_app.state.session, StreamingSessionStub)
+        for seed in (5, 17):
+            for over_ws in (False, True):
+                unary = await _play(unary_http, unary_url, seed, over_ws)
+                streamed = await _play(stream_http, stream_url, seed, over_ws)
+                answers, log = streamed
+                assert streamed == unary
+                statuses = Counter(a.get("status", 200) for a in answers)
+                assert statuses[200] > 10 and statuses[409] > 3, statuses
+                codes = {a["error"]["code"] for a in answers if a["type"] == "error"}
+                assert {"NOT_YOUR_TURN", "INVALID_ACTION"} <= codes, codes
+                assert len(log) > 15 and all(e["state_hash"] for e in log)
+                assert log[-1]["type"] == "GameFinished"
+        # every command of that gateway went over its one stream
+        assert stream_app.state.session.commands.opened == 1
+        assert stream_app.state.session.commands.in_flight == 0
+
+
+async def test_commands_of_many_games_at_once_share_one_stream(stack: Stack):
+    async with gateway_at(stack.session_target) as (app, http, _):
+        games = [await new_game(http, "life", LIFE) for _ in range(12)]
+
+        async def place(game_id: str, token: str, x: int) -> tuple[int, Any]:
+            answer = await http.post(
+                f"/game/{game_id}/action",
+                json={"type": "place", "cells": [[x, 3]]},
+                headers={**bearer(token), "Idempotency-Key": f"{game_id}-{x}"},
+            )
+            return answer.status_code, answer.json()
+
+        answers = await asyncio.gather(
+            *(place(g, tokens[0], x) for g, tokens in games for x in (1, 2, 3))
+        )
+        assert [status for status, _ in answers] == [200] * 36
+        by_game: dict[str, list[int]] = {}
+        for (_, body), (game_id, _) in zip(
+            answers, [g for g in games for _ in range(3)], strict=True
+        ):
+            assert body["view"]["game_id"] == game_id
+            by_game.setdefault(game_id, []).append(body["seq"])
+        # a game's three commands got three different seqs, in some order
+        assert all(len(set(seqs)) == 3 for seqs in by_game.values())
+        assert app.state.session.commands.opened == 1
+
+
+# ------------------------------------------------------------- a session stopped mid-stream
+
+
+class HeldReplies:
+    """Holds the replies of ``app``'s commands once they are recorded (its
+    ``loop.version_after`` waits), counting the commands held."""
+
+    def __init__(self, app: Any) -> None:
+        self.held = 0
+        self.release = asyncio.Event()
+        original = app.loop.version_after
+
+        async def version_after(*args: Any, **kwargs: Any) -> Any:
+            self.held += 1
+            await self.release.wait()
+            return await original(*args, **kwargs)
+
+        app.loop.version_after = version_after
+
+    async def wait(self, n: int, timeout_s: float = 20.0) -> None:
+        async with asyncio.timeout(timeout_s):
+            while self.held < n:
+                await asyncio.sleep(0.01)
+
+
+async def _applied(app: Any, game_id: str, key: str) -> int:
+    """How many events of ``game_id`` player 1's command ``key`` recorded (the stored
+    log; the session records a command id as ``p<seat>:<key>#<digest of the body>``)."""
+    events = await app.store.read(game_id)
+    return sum(1 for e in events if e.command_id.split("#")[0] == f"p1:{key}")
+
+
+async def _place_all(http: httpx.AsyncClient, games: list[tuple[str, list[str]]]) -> list[httpx.Response]:
+    return await asyncio.gather(
+        *(
+            http.post(
+                f"/game/{g}/action",
+                json={"type": "place", "cells": [[2, 2]]},
+                headers={**bearer(tokens[0]), "Idempotency-Key": f"held-{g}"},
+            )
+            for g, tokens in games
+        )
+    )
+
+
+async def test_a_session_stopped_mid_stream_answers_503_and_a_retry_applies_once(stack: Stack):
+    other = await start_stack(memory=stack.memory, instance_id="s-2")
+    try:
+        async with (
+            gateway_at(stack.session_target) as (_, http, _),
+            gateway_at(other.session_target) as (_, other_http, _),
+        ):
+            games = [await new_game(http, "life", LIFE) for _ in range(4)]
+            held = HeldReplies(stack.session)
+            sent = asyncio.create_task(_place_all(http, games))
+            await held.wait(len(games))  # all recorded, none answered
+            await stack.session.stop(grace=0.2)
+            answers = await asyncio.wait_for(sent, 30)
+            for answer in answers:
+                assert answer.status_code == 503, answer.text
+                assert answer.json()["error"]["code"] == "UNAVAILABLE"
+                assert answer.headers.get("retry-after")
+            # retried with the same key on the other instance: the recorded command's answer
+            retried = await _place_all(other_http, games)
+            assert [r.status_code for r in retried] == [200] * len(games)
+            for (game_id, _), answer in zip(games, retried, strict=True):
+                assert answer.json()["view"]["game_id"] == game_id
+                assert await _applied(other.session, game_id, f"held-{game_id}") == 1
+    finally:
+        await other.stop()
+
+
+async def test_a_session_stopped_mid_stream_moves_its_commands_to_the_next_instance(stack: Stack):
+    other = await start_stack(memory=stack.memory, instance_id="s-2")
+    try:
+        addrs = f"{stack.session_target},{other.session_target}"
+        async with gateway_at(addrs, session_failover_s=0.5) as (app, http, _):
+            assert isinstance(app.state.session, FailoverStub)
+            games = [await new_game(http, "life", LIFE) for _ in range(4)]
+            held = HeldReplies(stack.session)
+            sent = asyncio.create_task(_place_all(http, games))
+            await held.wait(len(games))
+            await stack.session.stop(grace=0.2)
+            answers = await asyncio.wait_for(sent, 30)
+            assert [a.status_code for a in answers] == [200] * len(games), [a.text for a in answers]
+            for (game_id, _), answer in zip(games, answers, strict=True):
+                body = answer.json()
+                assert body["view"]["game_id"] == game_id
+                assert await _applied(other.session, game_id, f"held-{game_id}") == 1
+            assert app.state.session.moves >= len(games)
+    finally:
+        await other.stop()
+
+
+# ------------------------------------------------------------- deadlines and backpressure
+
+
+def _act(game_id: str, key: str, x: int = 2) -> session_pb2.ActRequest:
+    """Player 1 places a cell at ``(x, 2)``."""
+    action = f'{{"type":"place","cells":[[{x},2]]}}'.encode()
+    return session_pb2.ActRequest(game_id=game_id, player_id=1, action=action, command_id=key)
+
+
+async def test_a_command_past_its_timeout_fails_as_the_unary_call_does(stack: Stack):
+    client = SessionClient.open(stack.session_target)
+    streamed = StreamingSessionStub(client.channel)
+    try:
+        game_id = await client.create(LIFE)
+        for name in ("p1", "p2"):
+            await client.join(game_id, name)
+        held = HeldReplies(stack.session)
+        failures = []
+        for x, (stub, key) in enumerate(((client.stub, "unary"), (streamed, "streamed"))):
+            with pytest.raises(grpc.aio.AioRpcError) as caught:
+                await stub.Act(_act(game_id, key, x), timeout=0.3)
+            failures.append(caught.value)
+        assert [e.code() for e in failures] == [grpc.StatusCode.DEADLINE_EXCEEDED] * 2
+        assert [e.details() for e in failures] == ["Deadline Exceeded"] * 2
+        api = [from_rpc_error(e) for e in failures]
+        assert [(a.status, a.code, a.message) for a in api] == [(api[0].status, api[0].code, api[0].message)] * 2
+        assert (api[0].status, api[0].code) == (503, "UNAVAILABLE")
+        held.release.set()
+        assert streamed.commands.in_flight == 0
+    finally:
+        await streamed.aclose()
+        await client.close()
+
+
+async def test_commands_past_the_in_flight_bound_wait_for_a_slot(stack: Stack):
+    client = SessionClient.open(stack.session_target)
+    streamed = StreamingSessionStub(client.channel, max_in_flight=2)
+    try:
+        games = []
+        for _ in range(5):
+            game_id = await client.create(LIFE)
+            for name in ("p1", "p2"):
+                await client.join(game_id, name)
+            games.append(game_id)
+        held = HeldReplies(stack.session)
+        calls = [asyncio.ensure_future(streamed.Act(_act(g, f"bound-{g}"), timeout=30)) for g in games]
+        await held.wait(2)
+        await asyncio.sleep(0.3)
+        assert (held.held, streamed.commands.in_flight) == (2, 2)  # three wait in the gateway
+        held.release.set()
+        replies = await asyncio.gather(*calls)
+        assert [r.player_id for r in replies] == [1] * 5 and held.held == 5
+        assert streamed.commands.in_flight == 0
+    finally:
+        await streamed.aclose()
+        await client.close()
+
+
+# ------------------------------------------------------------- a result's error, rebuilt
+
+
+def test_a_results_error_is_the_unary_calls_error():
+    error = session_pb2.CommandError(
+        status=grpc.StatusCode.INVALID_ARGUMENT.value[0], details="seq 7 differs", code="LOG_MISMATCH", seq=7
+    )
+    exc = rpc_error(error)
+    assert exc.code() == grpc.StatusCode.INVALID_ARGUMENT and exc.details() == "seq 7 differs"
+    assert tuple(exc.trailing_metadata()) == ((ERROR_CODE_KEY, "LOG_MISMATCH"), (ERROR_SEQ_KEY, "7"))
+    api = from_rpc_error(exc)
+    assert (api.status, api.code, api.message, api.seq) == (409, "LOG_MISMATCH", "seq 7 differs", 7)
+    rule = rpc_error(
+        session_pb2.CommandError(status=grpc.StatusCode.FAILED_PRECONDITION.value[0], details="no", code="OUT_OF_ZONE")
+    )
+    assert tuple(rule.trailing_metadata()) == ((ERROR_CODE_KEY, "OUT_OF_ZONE"),)
+    assert (from_rpc_error(rule).status, from_rpc_error(rule).code) == (409, "OUT_OF_ZONE")
+    stopping = rpc_error(session_pb2.CommandError(status=grpc.StatusCode.UNAVAILABLE.value[0], details="stopping"))
+    assert tuple(stopping.trailing_metadata()) == ()
+    assert (from_rpc_error(stopping).status, from_rpc_error(stopping).code) == (503, "UNAVAILABLE")
