@@ -39,6 +39,7 @@ TARGETS: list[tuple[str, list[str]]] = [
     ("WebSocket fan-out: 500 viewers, lag p99 <= 100 ms", ["fanout"]),
     ("matchmaking: 10,000 tickets <= 1 s; 1,000 end to end", ["matchmaking"]),
     ("scale-out (make run-cluster): per-process CPU", ["cluster"]),
+    ("bot games on make run-cluster: 100 games, WebSocket commands p99 <= 250 ms", ["cluster_bots"]),
 ]
 
 #: Share of the requested generation rate a hosted game must keep (docs/benchmarks.md).

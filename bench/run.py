@@ -31,6 +31,7 @@ from bench import (
     bots,
     capacity,
     cluster,
+    cluster_bots,
     envs,
     fanout,
     imports,
@@ -65,6 +66,7 @@ BENCHMARKS: list[tuple[str, BenchFn]] = [
     ("verify", lambda quick: verify.run(quick=quick)),
     ("replay_load", lambda quick: replay_load.run(quick=quick)),
     ("cluster", lambda quick: cluster.run(quick=quick)),
+    ("cluster_bots", lambda quick: cluster_bots.run(quick=quick)),
 ]
 
 
