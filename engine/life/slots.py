@@ -630,7 +630,11 @@ def _advance_pool(pool: SlotPool, slots: np.ndarray, gens: np.ndarray) -> None:
         idle = pool.running.copy()
         idle[slots] = False
         for slot in np.flatnonzero(idle):
-            pool.runs[int(slot)].park()
+            run = pool.runs.get(int(slot))
+            if run is None:  # no run holds it any more
+                pool.running[slot] = False
+            else:
+                run.park()
         for g in range(1, int(gens.max()) + 1):
             active = slots[(gens >= g) & pool.running[slots]]
             if active.size == 0:

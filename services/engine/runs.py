@@ -218,6 +218,7 @@ class RunCache:
         self.misses = 0
         self.hits = 0
         self._back: list[Entry] = []
+        self._released: list[Entry] = []  # forgotten while a Run was served
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -257,10 +258,24 @@ class RunCache:
         entry.kind.release(entry.run)
 
     def forget(self, game_id: str) -> None:
-        """Drop the entry of ``game_id`` (a command changed the game)."""
+        """Drop the entry of ``game_id`` (a command changed the game). Its run is released
+        at once when no ``Run`` is being served, else by that call when it ends (runs of
+        a pool are released by the thread advancing it)."""
         entry = self._take(game_id)
-        if entry is not None:
-            entry.kind.release(entry.run)
+        if entry is None:
+            return
+        if self._running.acquire(blocking=False):
+            try:
+                entry.kind.release(entry.run)
+            finally:
+                self._running.release()
+        else:
+            self._released.append(entry)
+
+    def _release_forgotten(self) -> None:
+        while self._released:
+            gone = self._released.pop()
+            gone.kind.release(gone.run)
 
     def _new_entry(
         self, game_id: str, base_msg: engine_pb2.GameState, done: int, checkpoint: int = 0
@@ -318,7 +333,10 @@ class RunCache:
         from its ``base``), advanced, recorded when due, with the views asked for. A
         failing item answers FAILED and never stops the others."""
         with self._running:
-            return self._run(request)
+            try:
+                return self._run(request)
+            finally:
+                self._release_forgotten()
 
     def run_many(self, requests: Sequence[engine_pb2.RunRequest]) -> list[engine_pb2.RunReply]:
         """Serve several ``Engine.Run`` calls as one (the calls of one tick, coalesced by
