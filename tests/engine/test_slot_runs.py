@@ -227,3 +227,17 @@ def test_games_not_advanced_leave_the_pool_and_come_back_as_they_were():
     for base, run, done in zip(games, runs, [9, 9, 9, 6], strict=True):
         assert run.done == done
         assert encode_state(run.state()) == encode_state(life.tick(base, done))
+
+
+def test_a_run_forgotten_while_a_run_call_is_served_is_released_by_that_call():
+    game = running_game(8, 40, 30)
+    base = to_proto(game)
+    cache = new_run_cache()
+    item = engine_pb2.RunItem(game_id="g", base_hash=base.state_hash, generations=1, base=base)
+    cache.run(engine_pb2.RunRequest(items=[item]))
+    run = cache._entries["g"].run
+    with cache._running:  # as while another thread serves a Run call
+        cache.forget("g")
+        assert not run.released and len(cache) == 0
+    cache.run(engine_pb2.RunRequest())
+    assert run.released
