@@ -25,7 +25,8 @@ answered 5xx) and the CPU of the cluster's processes (``/proc/<pid>/stat``, chil
 such as nginx's workers included) per command.
 
 ``python -m bench.cluster_bots [--games N] [--seconds S] [--modes socket,rest]
-[--repeat K]`` runs it alone (K rounds of every mode on one cluster).
+[--repeat K] [--kinds cellwar,life]`` runs it alone (K rounds of every mode on one
+cluster).
 """
 
 from __future__ import annotations
@@ -110,6 +111,10 @@ class Phase:
     failed: list[str] = field(default_factory=list)
     cpu_s: dict[str, float] = field(default_factory=dict)
     wall_s: float = 0.0
+    #: how late the bench's own event loop woke from a 10 ms sleep (ms; the bots' side
+    #: of a command's latency when the process is short of CPU)
+    loop_lag_ms: list[float] = field(default_factory=list)
+    kinds_played: tuple[str, ...] = ("cellwar", "life")
 
     def counted(self) -> list[CommandTiming]:
         """The commands sent after the warm-up and before the phase's end (every slot
@@ -146,7 +151,21 @@ class Phase:
             "wall_s": self.wall_s,
             "cpu_s": {k: round(v, 2) for k, v in self.cpu_s.items()},
             "cluster_cpu_ms_per_command": 1000.0 * cluster_cpu / len(self.timings) if self.timings else None,
+            "bench_cpu_ms_per_command": 1000.0 * self.cpu_s.get("bench-client", 0.0) / len(self.timings)
+            if self.timings else None,
+            "client_loop_lag_p99_ms": percentile(self.loop_lag_ms, 99),
+            "by_command": {
+                name: {"count": len(v), "p50_ms": percentile(v, 50), "p99_ms": percentile(v, 99)}
+                for name, v in _by_name(counted).items()
+            },
         }
+
+
+def _by_name(timings: list[CommandTiming]) -> dict[str, list[float]]:
+    out: dict[str, list[float]] = {}
+    for t in timings:
+        out.setdefault(t.name, []).append(1000.0 * t.seconds)
+    return out
 
 
 def _descendants() -> dict[int, list[int]]:
@@ -214,8 +233,9 @@ async def _game(api: AsyncCellWarClient, kind: str, mode: str, seed: int, phase:
 
 
 async def _slot(url: str, index: int, phase: Phase, until: float) -> None:
-    """Games one after another (CellWar on even slots, Life on odd) until ``until``."""
-    kind = "cellwar" if index % 2 == 0 else "life"
+    """Games one after another until ``until``, of the kinds of the phase in turn by slot
+    (CellWar on even slots, Life on odd)."""
+    kind = phase.kinds_played[index % len(phase.kinds_played)]
     async with AsyncCellWarClient(url, timeout=30, retry_unavailable_s=30.0) as api:
         n = 0
         while True:
@@ -225,13 +245,24 @@ async def _slot(url: str, index: int, phase: Phase, until: float) -> None:
                 return
 
 
-async def play_phase(run: RunnerProcess, mode: str, games: int, seconds: float) -> Phase:
-    """``games`` slots playing games with commands over ``mode`` for ``seconds``."""
-    phase = Phase(mode, games, seconds)
+async def _watch_loop(phase: Phase, until: float) -> None:
+    while time.monotonic() < until:
+        t = time.monotonic()
+        await asyncio.sleep(0.01)
+        phase.loop_lag_ms.append(max(0.0, 1000.0 * (time.monotonic() - t - 0.01)))
+
+
+async def play_phase(
+    run: RunnerProcess, mode: str, games: int, seconds: float, kinds: tuple[str, ...] = ("cellwar", "life")
+) -> Phase:
+    """``games`` slots playing games of ``kinds`` with commands over ``mode`` for ``seconds``."""
+    phase = Phase(mode, games, seconds, kinds_played=kinds)
     before = cluster_cpu(run)
     phase.start = time.monotonic()
     until = phase.start + seconds
+    watch = asyncio.create_task(_watch_loop(phase, until))
     await asyncio.gather(*(_slot(run.url, i, phase, until) for i in range(games)))
+    await watch
     phase.wall_s = time.monotonic() - phase.start
     after = cluster_cpu(run)
     phase.cpu_s = {k: after[k] - before.get(k, 0.0) for k in after}
@@ -244,14 +275,18 @@ def _note(s: dict[str, Any]) -> None:
         f"{s['p50_ms'] or 0:.1f} ms, p99 {s['p99_ms'] or 0:.1f} ms, max {s['max_ms'] or 0:.0f} ms; games "
         f"{s['games_finished']} finished {s['games_by_kind']}, {s['games_failed']} failed, median "
         f"{s['game_median_s'] or 0:.2f} s; command errors {s['command_errors']} {s['error_codes']}; "
-        f"cluster CPU {s['cluster_cpu_ms_per_command'] or 0:.1f} ms/command",
+        f"CPU per command: cluster {s['cluster_cpu_ms_per_command'] or 0:.1f} ms, bench "
+        f"{s['bench_cpu_ms_per_command'] or 0:.1f} ms; bench loop lag p99 {s['client_loop_lag_p99_ms'] or 0:.0f} ms",
         flush=True,
     )
     for failure in s["first_failures"]:
         print(f"    failed: {failure}", flush=True)
 
 
-def measure(games: int, seconds: float, modes: tuple[str, ...] = MODES, repeat: int = 1) -> list[dict[str, Any]]:
+def measure(
+    games: int, seconds: float, modes: tuple[str, ...] = MODES, repeat: int = 1,
+    kinds: tuple[str, ...] = ("cellwar", "life"),
+) -> list[dict[str, Any]]:
     """Start the cluster, run every mode ``repeat`` times (in turn), stop it; each phase's
     :meth:`Phase.summary`.
 
@@ -268,7 +303,7 @@ def measure(games: int, seconds: float, modes: tuple[str, ...] = MODES, repeat: 
         print(f"  cluster up in {time.monotonic() - t0:.1f} s at {run.url}", flush=True)
         for _ in range(repeat):
             for mode in modes:
-                summary = run_async(play_phase(run, mode, games, seconds)).summary()
+                summary = run_async(play_phase(run, mode, games, seconds, kinds)).summary()
                 _note(summary)
                 results.append(summary)
     finally:
@@ -332,9 +367,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seconds", type=float, default=QUICK_SECONDS, help="seconds per phase")
     parser.add_argument("--modes", default=",".join(MODES), help="socket,rest (in this order)")
     parser.add_argument("--repeat", type=int, default=1, help="rounds of every mode on one cluster")
+    parser.add_argument("--kinds", default="cellwar,life", help="game kinds, in turn by slot")
     args = parser.parse_args(argv)
     modes = tuple(m for m in args.modes.split(",") if m)
-    for summary in measure(args.games, args.seconds, modes, args.repeat):
+    kinds = tuple(k for k in args.kinds.split(",") if k)
+    for summary in measure(args.games, args.seconds, modes, args.repeat, kinds):
         print(json.dumps(summary))
     return 0
 

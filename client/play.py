@@ -346,6 +346,45 @@ def _policy(name: str, seed: int, llm: dict[str, Any] | None = None) -> Any:
     return load_policy(name, seed=seed) if name in ("random", "heuristic", "search") else load_policy(name)
 
 
+class SeatSocketClient:
+    """A blocking client for the remote environment whose seats send their commands
+    (``move``, ``end_turn``) over their stream sockets (``client.commands``, one per seat,
+    opened at the seat's first command; REST as the SDK falls back); every other call is
+    ``client``'s own (reads, joins, polling).
+
+    Args:
+        client: the :class:`client.sdk.CellWarClient` (closed by :meth:`close`).
+    """
+
+    def __init__(self, client: Any) -> None:
+        self._client = client
+        self._sockets: dict[tuple[str, str], Any] = {}
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._client, name)
+
+    def _commands(self, game_id: str, token: str) -> Any:
+        cmds = self._sockets.get((game_id, token))
+        if cmds is None:
+            cmds = self._sockets[(game_id, token)] = self._client.commands(game_id, token).__enter__()
+        return cmds
+
+    def move(self, game_id: str, token: str, unit_id: int, dx: int, dy: int, **kw: Any) -> dict[str, Any]:
+        """CellWar: unit ``unit_id`` acts toward (dx, dy); ``{"seq", "view"}`` (ApiError as REST)."""
+        return self._commands(game_id, token).act({"unit_id": unit_id, "dx": dx, "dy": dy}, **kw)
+
+    def end_turn(self, game_id: str, token: str, **kw: Any) -> dict[str, Any]:
+        """End the seat's turn; ``{"seq", "view"}`` (ApiError as REST)."""
+        return self._commands(game_id, token).end_turn(**kw)
+
+    def close(self) -> None:
+        """Close every seat's socket, then the client."""
+        for cmds in self._sockets.values():
+            cmds.close()
+        self._sockets.clear()
+        self._client.close()
+
+
 def play_policy_seat(
     url: str,
     game_id: str,
@@ -359,20 +398,24 @@ def play_policy_seat(
     progress: bool = False,
     stop: threading.Event | None = None,
     client: Any = None,
+    commands: str = "socket",
     **env_options: Any,
 ) -> dict[str, Any]:
     """Play one joined seat of a CellWar game with ``policy`` through the remote
     environment until the game is over for it, or ``stop`` is set (checked before each
     move: Ctrl-C, another seat failed); blocking, run it in a thread beside async bots.
     ``client``: the :class:`client.sdk.CellWarClient` to play through (closed at the end;
-    default one that waits for a restarting server); ``env_options``: more
-    :func:`client.rl.cellwar_env` options (``timeout_s``, ``poll_s``).
+    default one that waits for a restarting server); its commands go over the seat's
+    stream socket (:class:`SeatSocketClient`) unless ``commands="rest"``;
+    ``env_options``: more :func:`client.rl.cellwar_env` options (``timeout_s``, ``poll_s``).
     Returns ``{"reward", "actions"}`` (reward +1 won, -1 lost, 0 unfinished)."""
     from client.rl import cellwar_env
     from client.sdk import CellWarClient
 
     if client is None:  # the policy's seat waits for a restarting server like the API bots
         client = CellWarClient(url, retry_unavailable_s=RETRY_UNAVAILABLE_S, on_retry=said_retry)
+    if commands == "socket":
+        client = SeatSocketClient(client)
     env = cellwar_env(
         backend="remote", url=url, game_id=game_id, tokens={seat: token},
         width=width, height=height, players=players, max_rounds=10_000, client=client, **env_options,

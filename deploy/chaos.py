@@ -14,8 +14,10 @@ GAME_EVENTS stream), one session instance, one engine replica and one gateway (P
   (``engine.api.apply_event``, each event under its recorded engine version) up to that
   event, and ``GET /game/{id}/events`` tells
   the same log;
-- every POST answered 2xx (create, join, action, end_turn) is in its game's log: its
-  ``Idempotency-Key`` is in an event's ``command_id``;
+- every POST answered 2xx (create, join, action, end_turn) and every command answered
+  over a bot's socket (the bots send their commands over their stream socket, REST when
+  it is closed) is in its game's log: its ``Idempotency-Key`` (a socket command's ``id``)
+  is in an event's ``command_id``;
 - each killed process is back: ``up`` in ``cluster.json`` with a new PID, ``/healthz``
   200 through nginx and on every gateway.
 
@@ -27,7 +29,9 @@ accepted write and the p99 of the requests sent during it (docs/faults.md).
 
 It prints a report and exits 1 when a check fails. The bots retry a request that got
 no answer, 502, 503 or 504 with the SAME request (same ``Idempotency-Key``), as a client
-should (:class:`RetryingTransport`); nothing else is retried.
+should (:class:`RetryingTransport`); nothing else is retried. A command the socket did
+not answer (closed, silent past the timeout, 503) is sent again over REST with the same
+key, as the SDK does.
 """
 
 from __future__ import annotations
@@ -49,6 +53,7 @@ from typing import Any
 
 import httpx
 
+from client.bot_base import CommandTiming
 from client.bots import LifeBot
 from client.cellwar_bot import CellWarBot
 from client.sdk import ApiError, AsyncCellWarClient
@@ -80,7 +85,7 @@ _GAME_PATH = re.compile(r"^/game/([A-Za-z0-9_-]+)/(join|action|end_turn|leave)$"
 
 @dataclass
 class Answer:
-    """A POST the server answered 2xx.
+    """A POST the server answered 2xx, or a bot's command answered over its socket.
 
     Attributes:
         game_id: the game ("" for a create until its answer names it).
@@ -113,6 +118,20 @@ class Recorder:
     conflicts: list[str] = field(default_factory=list)
     #: 503 answers without ``Retry-After`` (a fault's answer must say when to retry)
     no_retry_after: int = 0
+
+    def on_command(self, bot: Any, timing: CommandTiming) -> None:
+        """The bots' ``on_command`` hook: a command the socket carried (open before and
+        after it) counts as an exchange, and once answered as an accepted write and an
+        answer to find in the log. A command sent over REST, or sent again over REST
+        after its socket closed, is the transport's to record."""
+        if not timing.over_socket:
+            return
+        self.attempts.append((timing.sent, timing.seconds, timing.status))
+        if timing.status == 409 and timing.code == "CONFLICT":
+            self.conflicts.append(f"WS {timing.name}")
+        if timing.status == 200:
+            self.accepted.append(timing.sent + timing.seconds)
+            self.answers.append(Answer(bot.game_id, timing.name, timing.key, bot.seat.player_id, 1))
 
 
 class RetryingTransport(httpx.AsyncHTTPTransport):
@@ -223,10 +242,11 @@ class FaultRun:
         what: what was done, for people (``SIGKILL nats-1, nats-2; kept down``).
         targets: the processes it hit.
         start / end: monotonic times of the fault's start and end.
-        longest_gap_s: longest time without an accepted write (a 2xx POST) from the
-            fault's start until :data:`RECOVERY_S` after its end (or the games' end).
-        p99_s / max_s: of the HTTP exchanges sent during the fault (seconds; each
-            exchange, a retried request counts once per try).
+        longest_gap_s: longest time without an accepted write (a 2xx POST, a command
+            answered over a socket) from the fault's start until :data:`RECOVERY_S`
+            after its end (or the games' end).
+        p99_s / max_s: of the HTTP exchanges and socket commands sent during the fault
+            (seconds; each exchange, a retried request counts once per try).
         requests: how many were sent during the fault; ``statuses``: their statuses.
     """
 
@@ -269,7 +289,10 @@ class Report:
                      f"({sum(g.kind == 'life' for g in self.games)} Life, "
                      f"{sum(g.kind == 'cellwar' for g in self.games)} CellWar), "
                      f"{sum(len(g.events) for g in self.games)} events")
-        lines.append(f"answered POSTs: {self.answers}; retried requests: {self.retries} {self.retried_statuses}")
+        lines.append(
+            f"answered POSTs and socket commands: {self.answers}; retried requests: {self.retries} "
+            f"{self.retried_statuses}"
+        )
         for k in self.kills:
             back = f"back as pid {k.new_pid} after {k.back_after_s:.1f} s" if k.new_pid else "NOT back"
             lines.append(f"killed {k.name} (pid {k.old_pid}) with {k.running_games} games running: {back}")
@@ -457,13 +480,17 @@ async def play_game(
     async with AsyncCellWarClient(url, timeout=30, transport=transport) as api:
         try:
             run.game_id = await api.create_game(kind, life if kind == "life" else cellwar)
+            hook = recorder.on_command
             if kind == "life":
                 bots = [
-                    LifeBot(api, run.game_id, f"life-{seed}-{i}", seed=seed * 10 + i, speed=8, poll_s=1.0)
+                    LifeBot(api, run.game_id, f"life-{seed}-{i}", seed=seed * 10 + i, speed=8, poll_s=1.0, on_command=hook)
                     for i in (1, 2)
                 ]
             else:
-                bots = [CellWarBot(api, run.game_id, f"cw-{seed}-{i}", seed=seed * 10 + i, poll_s=1.0) for i in (1, 2)]
+                bots = [
+                    CellWarBot(api, run.game_id, f"cw-{seed}-{i}", seed=seed * 10 + i, poll_s=1.0, on_command=hook)
+                    for i in (1, 2)
+                ]
             for bot in bots:
                 await bot.join()
             run.started = True

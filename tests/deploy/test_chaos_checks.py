@@ -181,3 +181,19 @@ async def test_the_transport_records_each_try_and_a_conflict():
     assert response.status_code == 409
     assert [status for _, _, status in recorder.attempts] == [503, 409]
     assert recorder.conflicts == ["POST /game/g9/end_turn"] and recorder.accepted == []
+
+
+def test_a_bots_socket_command_is_recorded_as_an_answer_and_an_exchange():
+    from types import SimpleNamespace
+
+    from client.bot_base import CommandTiming
+
+    recorder = Recorder()
+    bot = SimpleNamespace(game_id="g1", seat=SimpleNamespace(player_id=2))
+    key = "0b0e5c1e-4f7a-4f43-9d7e-3a54c3f6f0a1"
+    recorder.on_command(bot, CommandTiming("action", key, 5.0, 0.25, True, 200, None))
+    recorder.on_command(bot, CommandTiming("end_turn", "k2", 6.0, 0.5, True, 409, "CONFLICT"))
+    recorder.on_command(bot, CommandTiming("end_turn", "k3", 7.0, 1.5, False, 200, None))  # REST: the transport's
+    assert recorder.answers == [Answer("g1", "action", key, 2, 1)]
+    assert recorder.attempts == [(5.0, 0.25, 200), (6.0, 0.5, 409)]
+    assert recorder.accepted == [5.25] and recorder.conflicts == ["WS end_turn"]
