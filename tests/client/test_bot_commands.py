@@ -139,3 +139,43 @@ async def test_without_a_socket_the_bots_play_over_rest(gateway: str):
 def test_commands_must_be_socket_or_rest():
     with pytest.raises(ValueError, match="socket"):
         CellWarBot(None, "g", "b", commands="grpc")  # type: ignore[arg-type]
+
+
+class _CountingTransport(httpx.HTTPTransport):
+    """Counts the paths of the blocking client's requests."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.paths: list[str] = []
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        self.paths.append(f"{request.method} {request.url.path}")
+        return super().handle_request(request)
+
+
+async def test_a_policy_seat_sends_its_moves_over_its_socket(api: AsyncCellWarClient, gateway: str):
+    from client.bots import load_policy
+    from client.play import play_policy_seat
+    from client.sdk import CellWarClient
+
+    game_id = await api.create_game("cellwar", CELLWAR)
+    seat = await api.join(game_id, "policy")
+    person = CellWarBot(api, game_id, "person", seed=7, commands="rest")
+    await person.join()
+    counted = _CountingTransport()
+    blocking = CellWarClient(gateway, timeout=30, transport=counted)
+    played, final = await asyncio.wait_for(
+        asyncio.gather(
+            asyncio.to_thread(
+                play_policy_seat, gateway, game_id, seat.player_id, seat.token, load_policy("heuristic", seed=3),
+                width=8, height=8, players=2, client=blocking, poll_s=0.05,
+            ),
+            person.play(),
+        ),
+        timeout=90,
+    )
+    assert final["phase"] == "finished" and played["actions"] > 0
+    events = await api.events(game_id, seat.token)
+    mine = [e for e in events if e["type"] in ("ActionApplied", "TurnEnded") and e["actor"] == seat.player_id]
+    assert mine  # the policy's commands are in the log, and none went over REST
+    assert not [p for p in counted.paths if p.startswith("POST")]
