@@ -8,11 +8,24 @@ window is stream-wide, so the id is scoped by game: a key reused in another game
 another message). Reads use batched direct gets, never a consumer. Messages are
 ``cellwar.v1.Event`` protobufs; ``Event.seq`` is the per-game sequence (1-based, no gaps),
 distinct from the stream sequence JetStream assigns across all games.
+
+Group commit (docs/architecture/batching.md): with ``sync_interval: always`` the server
+fsyncs once per separately published message, so many games' appends in flight together
+do not share a flush. Appends waiting together are therefore sent as one JetStream
+atomic batch (``Nats-Batch-Id``, NATS >= 2.12, ``allow_atomic`` on the stream): the server
+stores the whole batch and fsyncs it once before the commit's ack, or stores none of it.
+Each append still carries its fence on its first message and its ``Nats-Msg-Id`` s, and
+its caller's await resolves only on the commit's ack.
 """
 
 from __future__ import annotations
 
+import asyncio
+import json
+import uuid
+from collections import deque
 from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass, field
 
 import nats.errors
 import nats.js.errors
@@ -22,7 +35,7 @@ from nats.js import api
 from nats.js.client import JetStreamContext
 
 from cellwar.v1 import events_pb2
-from services.common.nats.direct import direct_get_batch
+from services.common.nats.direct import connection, direct_get_batch
 from services.session.domain.game import GAME_ID_PATTERN, valid_game_id
 from services.session.service_layer.ports import (
     ConcurrencyError,
@@ -57,6 +70,21 @@ POSITION_EVERY = 100
 _FETCH_BATCH = 1000
 #: Bytes per batched direct get (the server stops a batch after this many).
 _FETCH_BYTES = 8 * 1024 * 1024
+#: Appends in flight at most per store (its window); an append past it waits for a slot.
+WINDOW = 1024
+#: Messages per atomic batch at most (the server refuses more than 1000); a longer append
+#: is sent in parts of this many, each fenced on the one before.
+BATCH_MAX = 500
+#: Fewer waiting messages than this are published one by one: an atomic batch costs the
+#: server about 3 ms of staging (a folder per batch, ``bench/appends.py``), while
+#: separate fsynced publishes take ~0.2 ms each, so below ~10 the batch is slower.
+BATCH_MIN = 8
+#: Commits (atomic batches or rounds of separate publishes) in flight at once per store.
+COMMITS = 2
+#: Server error codes of an atomic batch. 10174: atomic publish disabled on the stream.
+_ATOMIC_DISABLED = 10174
+#: Lowest NATS server with atomic batch publish.
+_ATOMIC_SINCE = (2, 12)
 
 
 def subject(game_id: str) -> str:
@@ -72,6 +100,29 @@ def msg_id(game_id: str, command_id: str, index: int) -> str:
     return f"{game_id}:{command_id}:{index}"
 
 
+@dataclass
+class _Append:
+    """One append waiting for its commit: its messages (data, headers) in order, the first
+    fenced; ``done`` resolves to their stream sequences, or the error."""
+
+    subject: str
+    messages: list[tuple[bytes, dict[str, str]]]
+    fence: int
+    done: asyncio.Future[list[int]] = field(repr=False)
+
+    def resolve(self, seqs: list[int]) -> None:
+        if not self.done.done():
+            self.done.set_result(seqs)
+
+    def fail(self, exc: BaseException) -> None:
+        if self.done.done():
+            return
+        if isinstance(exc, asyncio.CancelledError):
+            self.done.cancel()
+        else:
+            self.done.set_exception(exc)
+
+
 class EventStore:
     """JetStream event store.
 
@@ -83,19 +134,47 @@ class EventStore:
         js: a JetStream context.
         replicas: stream replicas (1 locally, 3 in a cluster).
         timeout: seconds to wait for one NATS request.
+        window: appends in flight at most (:data:`WINDOW`).
+        group_commit: send appends waiting together as one atomic batch (when the server
+            and the stream allow it); False publishes every message on its own.
+
+    Appends go through a queue drained by at most :data:`COMMITS` commits at once: each
+    takes what waits (up to :data:`BATCH_MAX` messages) and sends it as one atomic batch
+    (:data:`BATCH_MIN` messages or more) or as separate publishes. A batch the server
+    refuses stored nothing (it is atomic): its appends are then published one by one, so
+    each gets its own answer (a lost fence, a duplicate command).
     """
 
-    def __init__(self, js: JetStreamContext, *, replicas: int = 1, timeout: float = 5.0) -> None:
+    def __init__(
+        self,
+        js: JetStreamContext,
+        *,
+        replicas: int = 1,
+        timeout: float = 5.0,
+        window: int = WINDOW,
+        group_commit: bool = True,
+    ) -> None:
         self.js = js
         self.replicas = replicas
         self.timeout = timeout
+        self._window = asyncio.Semaphore(window)
+        self._queue: deque[_Append] = deque()
+        self._commits = 0
+        self._taking = False  # a commit task is about to take what is queued
+        self._tasks: set[asyncio.Task[None]] = set()
+        # None: not known yet (asked on the first commit); False: publish one by one
+        self._atomic: bool | None = None if group_commit else False
+        self.stats = dict.fromkeys(
+            ("batches", "batched_appends", "separate_appends", "refused_batches"), 0
+        )
         self._tail: dict[str, tuple[int, int]] = {}  # game_id -> (game seq, stream seq)
         # game_id -> {game seq: stream seq} every POSITION_EVERY events seen (reads skip
         # the start of a long log from the nearest one)
         self._positions: dict[str, dict[int, int]] = {}
 
     async def ensure_stream(self) -> None:
-        """Create the ``GAME_EVENTS`` stream, or update it to this configuration."""
+        """Create the ``GAME_EVENTS`` stream, or update it to this configuration (with
+        ``allow_atomic`` when the server has atomic batches: the group commit)."""
         config = api.StreamConfig(
             name=STREAM,
             subjects=["games.*.events"],
@@ -106,11 +185,40 @@ class EventStore:
             duplicate_window=DUPLICATE_WINDOW_S,
             num_replicas=self.replicas,
             allow_direct=True,
+            allow_atomic=self._server_has_atomic() or None,
         )
         try:
-            await self.js.add_stream(config)
+            info = await self.js.add_stream(config)
         except nats.js.errors.BadRequestError:
-            await self.js.update_stream(config)
+            info = await self.js.update_stream(config)
+        if self._atomic is None:
+            self._atomic = bool(info.config.allow_atomic) and self._server_has_atomic()
+
+    def _server_has_atomic(self) -> bool:
+        """True when the connected server publishes atomic batches (NATS >= 2.12): an
+        older one would store a batch's messages one by one, unfenced."""
+        version = connection(self.js).connected_server_version
+        return (version.major, version.minor) >= _ATOMIC_SINCE
+
+    async def _atomic_allowed(self) -> bool:
+        """Whether commits may use atomic batches: the server's version and the stream's
+        ``allow_atomic`` (asked once; a store that never ran :meth:`ensure_stream`)."""
+        if self._atomic is None:
+            if not self._server_has_atomic():
+                self._atomic = False
+            else:
+                try:
+                    info = await self.js.stream_info(STREAM)
+                except (TimeoutError, nats.errors.Error):
+                    return False  # this commit goes one by one; asked again next time
+                self._atomic = bool(info.config.allow_atomic)
+        return self._atomic
+
+    def commit_stats(self) -> dict[str, int]:
+        """Counts so far: atomic ``batches`` sent and the appends they carried
+        (``batched_appends``), appends published one by one (``separate_appends``),
+        batches the server refused (``refused_batches``, then sent one by one)."""
+        return dict(self.stats)
 
     async def _fetch_tail(self, game_id: str) -> tuple[int, int]:
         """(game seq, stream seq) of the game's last event; (0, 0) for an empty log."""
@@ -151,6 +259,11 @@ class EventStore:
         the command, recorded in the same append): no ``command_id``, no
         ``Nats-Msg-Id``; the command's events are numbered from 0 after them.
 
+        Returns once the server acknowledged every event (after its fsync), possibly in
+        one atomic batch with other games' appends; waits first for a slot of the window
+        (:data:`WINDOW` appends in flight). An append of more than :data:`BATCH_MAX`
+        events goes in parts, each fenced on the part before.
+
         Raises:
             ConcurrencyError: the log's last event is not ``expected_last_seq``.
             DuplicateCommandError: JetStream de-duplicated a message of ``command_id``.
@@ -168,6 +281,7 @@ class EventStore:
             now = Timestamp()
             now.GetCurrentTime()
             stored: list[events_pb2.Event] = []
+            messages: list[tuple[bytes, dict[str, str]]] = []
             for i, draft in enumerate(events):
                 event = events_pb2.Event()
                 event.CopyFrom(draft)
@@ -175,30 +289,175 @@ class EventStore:
                 event.seq = expected_last_seq + i + 1
                 event.time.CopyFrom(now)
                 event.command_id = command_id if i >= system else ""
-                headers = {"Nats-Expected-Last-Subject-Sequence": str(stream_seq)}
+                headers = {}
                 if command_id and i >= system:
                     headers["Nats-Msg-Id"] = msg_id(game_id, command_id, i - system)
+                messages.append((event.SerializeToString(), headers))
+                stored.append(event)
+            for start in range(0, len(messages), BATCH_MAX):
+                part = messages[start : start + BATCH_MAX]
                 try:
-                    ack = await self.js.publish(
-                        subj, event.SerializeToString(), timeout=self.timeout, headers=headers
-                    )
+                    seqs = await self._commit_one(subj, part, stream_seq)
                 except nats.js.errors.APIError as exc:
                     if exc.err_code in _WRONG_LAST_SEQUENCE:
                         self._tail.pop(game_id, None)
-                        raise ConcurrencyError(game_id, event.seq - 1) from exc
+                        raise ConcurrencyError(game_id, expected_last_seq + start) from exc
                     raise
-                if ack.duplicate:
+                except DuplicateCommandError:
                     self._tail.pop(game_id, None)
-                    raise DuplicateCommandError(game_id, command_id)
-                stream_seq = ack.seq
-                self._tail[game_id] = (event.seq, stream_seq)
-                stored.append(event)
+                    raise DuplicateCommandError(game_id, command_id) from None
+                stream_seq = seqs[-1]
+                self._tail[game_id] = (expected_last_seq + start + len(part), stream_seq)
             return stored
         except (TimeoutError, nats.errors.Error) as exc:
             if isinstance(exc, nats.js.errors.APIError) and exc.err_code is not None:
                 log.error("append_refused", game_id=game_id, err_code=exc.err_code, error=str(exc))
             self._tail.pop(game_id, None)
             raise StoreUnavailable(f"event store: {exc}") from exc
+
+    async def _commit_one(
+        self, subj: str, messages: list[tuple[bytes, dict[str, str]]], fence: int
+    ) -> list[int]:
+        """Queue one append (at most :data:`BATCH_MAX` messages, the first fenced on
+        stream sequence ``fence``) inside the window; its messages' stream sequences once
+        the server acknowledged them (after its fsync).
+
+        Raises:
+            nats.js.errors.APIError: the server refused it (a lost fence: 10071/10164).
+            DuplicateCommandError: JetStream de-duplicated one of its messages (game and
+                command filled in by the caller).
+            nats.errors.Error / TimeoutError: NATS did not answer; it may have landed.
+        """
+        async with self._window:
+            item = _Append(subj, messages, fence, asyncio.get_running_loop().create_future())
+            if not self._queue and not self._commits:
+                # nothing waits or is in flight: commit it now, in the caller's task
+                self._commits += 1
+                try:
+                    await self._commit([item])
+                finally:
+                    self._commits -= 1
+                    self._kick()
+            else:
+                self._queue.append(item)
+                self._kick()
+            return await item.done
+
+    def _kick(self) -> None:
+        """Start a commit task when appends wait, fewer than :data:`COMMITS` run and
+        none is about to take them."""
+        if self._queue and self._commits < COMMITS and not self._taking:
+            self._commits += 1
+            task = asyncio.get_running_loop().create_task(self._drain())
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+
+    async def _drain(self) -> None:
+        """Commit what waits, batch after batch, until the queue is empty."""
+        try:
+            while self._queue:
+                # one turn of the loop first: the callers the last commit answered queue
+                # their next appends, which then go in this batch (not in another task's)
+                self._taking = True
+                try:
+                    await asyncio.sleep(0)
+                finally:
+                    self._taking = False
+                take, size = [], 0
+                while self._queue and (
+                    not take or size + len(self._queue[0].messages) <= BATCH_MAX
+                ):
+                    item = self._queue.popleft()
+                    take.append(item)
+                    size += len(item.messages)
+                await self._commit(take)
+        finally:
+            self._commits -= 1
+            self._kick()
+
+    async def _commit(self, take: list[_Append]) -> None:
+        """One commit: an atomic batch when enough messages wait and the server allows
+        it, else separate publishes. Every append taken gets its answer, even when the
+        commit is cancelled."""
+        try:
+            if sum(len(i.messages) for i in take) >= BATCH_MIN and await self._atomic_allowed():
+                await self._commit_batch(take)
+            else:
+                await self._commit_separately(take)
+        except BaseException as exc:
+            for item in take:
+                item.fail(exc)
+            if not isinstance(exc, Exception):
+                raise
+
+    async def _commit_separately(self, items: list[_Append]) -> None:
+        """Publish each append's messages one by one (each fenced on the ack before),
+        the appends side by side."""
+        self.stats["separate_appends"] += len(items)
+        if len(items) == 1:  # no task for one (the path of every append at low load)
+            await self._publish_chain(items[0])
+        else:
+            await asyncio.gather(*(self._publish_chain(item) for item in items))
+
+    async def _publish_chain(self, item: _Append) -> None:
+        seqs: list[int] = []
+        stream_seq = item.fence
+        try:
+            for data, extra in item.messages:
+                headers = {"Nats-Expected-Last-Subject-Sequence": str(stream_seq), **extra}
+                ack = await self.js.publish(
+                    item.subject, data, timeout=self.timeout, headers=headers
+                )
+                if ack.duplicate:
+                    raise DuplicateCommandError("", "")
+                stream_seq = ack.seq
+                seqs.append(stream_seq)
+        except Exception as exc:  # noqa: BLE001 - handed to the append that waits
+            item.fail(exc)
+            return
+        item.resolve(seqs)
+
+    async def _commit_batch(self, items: list[_Append]) -> None:
+        """Send ``items`` as one atomic batch, awaiting the commit's ack (the server
+        fsyncs the batch once before it). A refused batch stored nothing: its appends are
+        then published one by one. A batch whose commit got no answer fails all of them
+        (all or none of it landed)."""
+        nc = connection(self.js)  # an atomic batch is core publishes with headers
+        batch_id = uuid.uuid4().hex
+        total = sum(len(item.messages) for item in items)
+        k = 0
+        reply = None
+        for item in items:
+            for j, (data, extra) in enumerate(item.messages):
+                k += 1
+                headers = {"Nats-Batch-Id": batch_id, "Nats-Batch-Sequence": str(k), **extra}
+                if j == 0:  # the rest of an append follows it inside the atomic batch
+                    headers["Nats-Expected-Last-Subject-Sequence"] = str(item.fence)
+                if k < total:
+                    await nc.publish(item.subject, data, headers=headers)
+                else:
+                    headers["Nats-Batch-Commit"] = "1"
+                    reply = await nc.request(
+                        item.subject, data, timeout=self.timeout, headers=headers
+                    )
+        answer = json.loads(reply.data) if reply is not None else {}
+        error = answer.get("error")
+        if error is None and answer.get("count") == total:
+            self.stats["batches"] += 1
+            self.stats["batched_appends"] += len(items)
+            seq = int(answer["seq"]) - total  # a batch's messages take consecutive sequences
+            for item in items:
+                item.resolve(list(range(seq + 1, seq + 1 + len(item.messages))))
+                seq += len(item.messages)
+            return
+        code = (error or {}).get("err_code")
+        self.stats["refused_batches"] += 1
+        if code == _ATOMIC_DISABLED:
+            self._atomic = False
+        log.info(
+            "atomic_batch_refused", appends=len(items), err_code=code, error=str(error or answer)
+        )
+        await self._commit_separately(items)
 
     async def read(
         self,
