@@ -522,7 +522,7 @@ class EngineServicer(engine_pb2_grpc.EngineServicer):
     work). ``runs``: the run cache of ``Engine.Run`` (one per process)."""
 
     def __init__(self, runs: RunCache | None = None) -> None:
-        self.runs = runs or new_run_cache()
+        self.runs = runs if runs is not None else new_run_cache()  # an empty cache is falsy
         self.batcher = RunBatcher(self.runs)
 
     async def _run(

@@ -249,3 +249,36 @@ def test_the_calls_of_one_batch_id_wait_for_each_other():
     first, second = asyncio.run(late_second())
     assert batches == [2]
     assert first.results[0].done == second.results[0].done == 1
+
+
+def test_the_session_client_sends_a_tick_as_one_batch(monkeypatch):
+    """The engine client cuts a tick into calls and marks them as one batch; the engine
+    serves them as one (services/session/adapters/engine_client.py)."""
+    from services.session.adapters import engine_client
+    from services.session.adapters.engine_client import EngineClient
+
+    monkeypatch.setattr(engine_client, "RUN_CHUNK_ITEMS", 2)
+    game = running_game(41, 40, 30)
+    base = to_proto(game)
+    runs = new_run_cache()
+    batches = []
+    real = runs.run_many
+    runs.run_many = lambda requests: batches.append(len(requests)) or real(requests)  # type: ignore[method-assign]
+    items = [
+        engine_pb2.RunItem(game_id=f"g{k}", base_hash=base.state_hash, generations=1, base=base)
+        for k in range(5)
+    ]
+
+    async def scenario():
+        srv, port = await server.create_server("127.0.0.1:0", runs=runs)
+        client = EngineClient(f"127.0.0.1:{port}", timeout=10)
+        try:
+            return await client.run(items)
+        finally:
+            await client.close()
+            await srv.stop(0)
+
+    results = asyncio.run(scenario())
+    assert [r.game_id for r in results] == [f"g{k}" for k in range(5)]
+    assert all(r.done == 1 for r in results)
+    assert batches == [3]

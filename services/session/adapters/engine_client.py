@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import uuid
 import zlib
 from collections.abc import Sequence
 
@@ -91,6 +92,8 @@ class EngineClient:
         self.timeout = timeout
         self.replicas = [_Replica(t) for t in parse_targets(target)]
         self._turn = itertools.count()
+        self._batches = itertools.count(1)
+        self._batch_prefix = uuid.uuid4().hex[:12]
         #: Version of the rules that answered last (stamped on every event).
         self.engine_version = ""
 
@@ -152,7 +155,10 @@ class EngineClient:
         """Run one command (``state`` None for ``create``): the events, the new state and
         the views (every player's, or those of ``view_players``). ``generations_before``:
         unrecorded generations run since ``state``, recorded first (``reply.ticked``
-        leading events). Sent to ``game_id``'s replica first. Raises ServiceError."""
+        leading events). Sent to ``game_id``'s replica first, naming the state by its
+        hash (``state_cached``: the replica keeps the states it returned); on
+        ``STATE_MISS`` (or an engine that predates it) sent again with the state.
+        Raises ServiceError."""
         request = engine_pb2.DecideRequest(
             command=engine_pb2.Command(type=command_type, actor=actor, payload=payload),
             game_id=game_id,
@@ -163,6 +169,18 @@ class EngineClient:
             request.views_listed = True
         if state is not None:
             request.state.CopyFrom(state)
+            if state.state_hash and state.state:
+                request.state.ClearField("state")
+                request.state_cached = True
+                try:
+                    reply = await self._call("Decide", request, game_id)
+                    if reply.status != engine_pb2.DecideReply.STATE_MISS:
+                        return reply
+                except ServiceError as exc:
+                    if exc.code != ErrorCode.MALFORMED:  # an older engine: no state seen
+                        raise
+                request.state.state = state.state
+                request.state_cached = False
         return await self._call("Decide", request, game_id)
 
     async def run(self, items: Sequence[engine_pb2.RunItem]) -> list[engine_pb2.RunResult]:
@@ -174,15 +192,23 @@ class EngineClient:
         for i, item in enumerate(items):
             groups.setdefault(self.affinity(item.game_id), []).append(i)
         results: list[engine_pb2.RunResult | None] = [None] * len(items)
+        # the calls to one replica carry one batch id and their count: the engine serves
+        # them as one batch (one kernel call per generation for all their games)
+        batch = f"{self._batch_prefix}-{next(self._batches)}"
 
-        async def one(indices: list[int]) -> None:
+        async def one(indices: list[int], calls: int) -> None:
             request = engine_pb2.RunRequest(items=[items[i] for i in indices])
+            if calls > 1:
+                request.batch, request.batch_calls = batch, calls
             reply = await self._call("Run", request, items[indices[0]].game_id)
             for i, result in zip(indices, reply.results, strict=True):
                 results[i] = result
 
-        calls = [chunk for ix in groups.values() for chunk in _run_chunks(items, ix)]
-        await asyncio.gather(*(one(chunk) for chunk in calls))
+        calls = []
+        for ix in groups.values():
+            chunks = _run_chunks(items, ix)
+            calls += [(chunk, len(chunks)) for chunk in chunks]
+        await asyncio.gather(*(one(chunk, n) for chunk, n in calls))
         return [r for r in results if r is not None]
 
     async def fold(
