@@ -18,7 +18,9 @@ ends), and on its turn acts with every unit that still has to, then ends the tur
     cell where it last saw one, else toward the middle of the board; ties and
     everything else are broken by the bot's own seeded ``random.Random``;
 
-- then ends the turn (``end_turn``). A 409 (a stale view: the turn moved on, a unit was
+- then ends the turn (``end_turn``). The turn is played on the view that showed it (no
+  one else acts in it), then on each command's answer; a view no newer than what the
+  bot has played on (the frames of its own commands) calls for nothing. A 409 (a stale view: the turn moved on, a unit was
   removed) is not an error: the next view decides again.
 
 A view is the REST view (docs/api/index.md "Views and `seq`"); the bot reads ``phase, turn,
@@ -89,6 +91,8 @@ class CellWarBot(ApiBot):
         self.turns_played = 0
         #: Cells where the bot last saw an enemy unit (forgotten once seen empty).
         self.remembered: set[Cell] = set()
+        #: The newest ``seq`` the bot has played on (a turn's view, its commands' answers).
+        self.played_seq = -1
 
     # -- the loop
 
@@ -113,8 +117,8 @@ class CellWarBot(ApiBot):
                     await self._notify(view)
                     if view.get("phase") == "finished" or self._out(view):
                         return view
-                    if view.get("phase") == "playing" and view.get("turn") == view.get("you"):
-                        await self.play_turn()
+                    if view.get("phase") == "playing" and view.get("turn") == view.get("you") and not self._seen(view):
+                        await self.play_turn(view)
             finally:
                 reader.cancel()
                 with contextlib.suppress(asyncio.CancelledError, Exception):
@@ -127,6 +131,12 @@ class CellWarBot(ApiBot):
             pass
         await queue.put(None)
 
+    def _seen(self, view: dict[str, Any]) -> bool:
+        """Whether ``view`` is no newer than what the bot has played on already (the views
+        its own commands made come after their answers): it calls for nothing."""
+        seq = view.get("seq")
+        return isinstance(seq, int) and seq <= self.played_seq
+
     @staticmethod
     def _out(view: dict[str, Any]) -> bool:
         you = view.get("you")
@@ -134,12 +144,19 @@ class CellWarBot(ApiBot):
 
     # -- one turn
 
-    async def play_turn(self) -> None:
+    async def play_turn(self, view: dict[str, Any] | None = None) -> None:
         """Act with every unit that still has to (asking valid_actions for each), then end
-        the turn. Returns early when the view shows the turn is no longer the bot's."""
+        the turn. Returns early when the view shows the turn is no longer the bot's.
+
+        Args:
+            view: the newest view of the bot's turn (from its stream: no one else acts in
+                it); None asks ``GET /game/{id}/state``.
+        """
         token = self.seat.token
         try:
-            view = await self.api.state(self.game_id, token)
+            if view is None:
+                view = await self.api.state(self.game_id, token)
+            self._played(view)
             while view.get("phase") == "playing" and view.get("turn") == view.get("you"):
                 self.remember(view)
                 acted = False
@@ -149,17 +166,24 @@ class CellWarBot(ApiBot):
                         continue
                     choice = self.choose(view, unit, actions)
                     self.actions_sent += 1
-                    view = (await self.command({"unit_id": unit["id"], "dx": choice["dx"], "dy": choice["dy"]}))["view"]
+                    answer = await self.command({"unit_id": unit["id"], "dx": choice["dx"], "dy": choice["dy"]})
+                    view = answer["view"]
+                    self._played(answer)
                     acted = True
                     break
                 if not acted:
                     self.actions_sent += 1
-                    await self.command(None)
+                    self._played(await self.command(None))
                     self.turns_played += 1
                     return
         except ApiError as err:
             if err.status != 409:
                 raise
+
+    def _played(self, seen: dict[str, Any]) -> None:
+        seq = seen.get("seq")
+        if isinstance(seq, int):
+            self.played_seq = max(self.played_seq, seq)
 
     @staticmethod
     def pending_units(view: dict[str, Any]) -> list[dict[str, Any]]:

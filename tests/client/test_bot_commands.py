@@ -1,6 +1,6 @@
 """The API bots send their commands over the seat's one stream socket (client/bot_base.py):
-seeded bots play the same game over the socket as over REST, open no second socket, and
-play over REST when no socket can be opened."""
+seeded bots play the same game over the socket as over REST, open no second socket, play
+a CellWar turn on the stream's view, and play over REST when no socket can be opened."""
 
 from __future__ import annotations
 
@@ -31,6 +31,11 @@ class CountingClient(AsyncCellWarClient):
         super().__init__(*args, **kwargs)
         self.streams = 0
         self.command_sockets = 0
+        self.states = 0
+
+    async def state(self, game_id: str, token: str):  # type: ignore[override]
+        self.states += 1
+        return await super().state(game_id, token)
 
     def stream(self, game_id: str, token: str | None = None):  # type: ignore[override]
         self.streams += 1
@@ -71,6 +76,7 @@ async def test_seeded_cellwar_bots_play_the_same_game_over_the_socket_as_over_re
     async with CountingClient(gateway, timeout=30) as api:
         over_socket, socket_timings, socket_sent = await _cellwar(api, "socket")
         assert (api.command_sockets, api.streams) == (2, 0)  # one socket per seat, views and commands
+        states = api.states
         over_rest, rest_timings, rest_sent = await _cellwar(api, "rest")
         assert (api.command_sockets, api.streams) == (2, 2)
 
@@ -79,6 +85,7 @@ async def test_seeded_cellwar_bots_play_the_same_game_over_the_socket_as_over_re
     moves = sum(e["type"] == "ActionApplied" for e in over_socket)
     turns = sum(e["type"] == "TurnEnded" for e in over_socket)
     assert len(socket_timings) == socket_sent == len(rest_timings) == rest_sent >= moves + 1
+    assert states < turns  # a turn is played on the stream's view, not on a GET /state each
     assert all(t.over_socket for t in socket_timings) and not any(t.over_socket for t in rest_timings)
     answered = [t for t in socket_timings if t.status == 200]
     assert sum(t.name == "action" for t in answered) == moves and sum(t.name == "end_turn" for t in answered) <= turns
