@@ -20,8 +20,9 @@ ends), and on its turn acts with every unit that still has to, then ends the tur
 
 - then ends the turn (``end_turn``). The turn is played on the view that showed it (no
   one else acts in it), then on each command's answer; a view no newer than what the
-  bot has played on (the frames of its own commands) calls for nothing. A 409 (a stale view: the turn moved on, a unit was
-  removed) is not an error: the next view decides again.
+  bot has played on (the frames of its own commands) calls for nothing. A 409 (a stale
+  view: the turn moved on, a unit was removed) is not an error: the next view decides
+  again.
 
 A view is the REST view (docs/api/index.md "Views and `seq`"); the bot reads ``phase, turn,
 you, round, width, height, units, visible``. Other players' units carry no id; the bot never
