@@ -11,7 +11,11 @@ command id (``Idempotency-Key`` header / the frame's ``id``) the same way.
 - :func:`act` / :func:`end_turn` call ``Session.Act`` / ``Session.EndTurn`` with the
   action's JSON (written by :func:`action_payload`) and return ``(seq, view bytes)``; a
   gRPC error propagates (gateway/errors.py maps it: REST answers it, the stream turns it
-  into an error frame with :func:`gateway.errors.from_rpc_error`).
+  into an error frame with :func:`gateway.errors.from_rpc_error`). With
+  ``CELLWAR_SESSION_COMMANDS=stream`` (the default) the stub's ``Act`` / ``EndTurn`` are
+  frames of the channel's ``Session.Commands`` stream (gateway/command_stream.py), shared
+  by every game and socket of this gateway; they answer, fail and time out as the unary
+  calls do (``RPC_TIMEOUT_S``).
 """
 
 from __future__ import annotations

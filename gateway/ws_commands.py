@@ -43,7 +43,9 @@ while anything else (bad frames, a spectator's frames) still closes the socket w
 Order: one reader decodes and checks frames as they come and queues their replies (at
 most :data:`MAX_PENDING` waiting; then it stops reading until one is done), one worker
 runs them one after the other (the session call, then the reply), so replies leave in
-the order of the frames and a command starts after the previous one was answered. View
+the order of the frames and a command starts after the previous one was answered (the
+session call is a frame of the gateway's one ``Session.Commands`` stream per session
+channel, gateway/command_stream.py, beside the commands of every other socket). View
 frames of the socket are sent meanwhile by the stream's pump; a command's ``result``
 and the ``view`` frame of the same change come in either order.
 """
