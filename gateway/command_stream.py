@@ -27,6 +27,8 @@ gateway/errors.py answers it with the same HTTP status and body.
   idempotent by command id). The next command opens a new stream.
 - Cancelled (the caller went, or FailoverStub moved it off a silent instance): the command
   is forgotten and its slot given back; a late result is dropped.
+- A session without ``Commands`` (an older one: the stream ends ``UNIMPLEMENTED``): the
+  commands the stream carried and every later one go as unary calls on that channel.
 """
 
 from __future__ import annotations
@@ -95,11 +97,14 @@ class CommandStream:
         if max_in_flight < 1:
             raise ValueError("max_in_flight must be at least 1")
         self._open = stub.Commands
+        self._unary = {"act": stub.Act, "end_turn": stub.EndTurn}
+        #: The session answered the stream UNIMPLEMENTED: commands go as unary calls.
+        self.unary_only = False
         self.max_in_flight = max_in_flight
         self.name = name
         self._ids = itertools.count(1)
-        #: id → future of the commands sent on the current stream (or about to be).
-        self._pending: dict[int, asyncio.Future] = {}
+        #: id → (future, frame) of the commands sent on the current stream (or about to be).
+        self._pending: dict[int, tuple[asyncio.Future, session_pb2.CommandFrame]] = {}
         #: Commands past ``max_in_flight``, in call order: (id, frame, future).
         self._waiting: collections.deque[tuple[int, session_pb2.CommandFrame, asyncio.Future]] = (
             collections.deque()
@@ -127,6 +132,8 @@ class CommandStream:
             kind: ``"act"`` (an ``ActRequest``) or ``"end_turn"`` (an ``EndTurnRequest``).
             timeout: seconds until it fails ``DEADLINE_EXCEEDED`` (None: never).
         """
+        if self.unary_only:
+            return asyncio.ensure_future(self._unary[kind](request, timeout=timeout))
         loop = asyncio.get_running_loop()
         future: asyncio.Future = loop.create_future()
         if self._closed:
@@ -145,7 +152,7 @@ class CommandStream:
         return future
 
     def _send(self, command_id: int, frame: session_pb2.CommandFrame, future: asyncio.Future) -> None:
-        self._pending[command_id] = future
+        self._pending[command_id] = (future, frame)
         self._outbox.append(frame)
         if self._call is None:
             self._start()
@@ -156,7 +163,8 @@ class CommandStream:
         send the next waiting one."""
         if timer is not None:
             timer.cancel()
-        if self._pending.get(command_id) is future:
+        entry = self._pending.get(command_id)
+        if entry is not None and entry[0] is future:
             del self._pending[command_id]
         while self._waiting and len(self._pending) < self.max_in_flight:
             waiting_id, frame, waiting = self._waiting.popleft()
@@ -195,9 +203,10 @@ class CommandStream:
                     break
                 pending = self._pending
                 for result in message.results:
-                    future = pending.get(result.id)
-                    if future is None or future.done():
+                    entry = pending.get(result.id)
+                    if entry is None or entry[0].done():
                         continue  # expired, cancelled or moved: dropped
+                    future = entry[0]
                     if result.HasField("reply"):
                         future.set_result(result.reply)
                     else:
@@ -207,6 +216,8 @@ class CommandStream:
             raise
         except grpc.aio.AioRpcError as exc:
             reason = exc.details() or str(exc.code())
+            if exc.code() == grpc.StatusCode.UNIMPLEMENTED:
+                self.unary_only = True
         except Exception as exc:  # noqa: BLE001 - a broken stream, whatever broke it
             reason = f"{type(exc).__name__}: {exc}"
         finally:
@@ -223,14 +234,47 @@ class CommandStream:
         self._tasks = []
         self._outbox = []
         pending, self._pending = self._pending, {}
+        if self.unary_only:
+            log.warning("command_stream_unimplemented", instance=self.name, reason=reason)
+            for future, frame in pending.values():
+                self._by_unary(future, frame)
+            waiting = list(self._waiting)
+            self._waiting.clear()
+            for _, frame, future in waiting:
+                self._by_unary(future, frame)
+            call.cancel()
+            return
         if pending:
             log.warning(
                 "command_stream_broken", instance=self.name, commands=len(pending), reason=reason
             )
-        for future in pending.values():
+        for future, _ in pending.values():
             if not future.done():
                 future.set_exception(unavailable(f"the command stream broke: {reason}"))
         call.cancel()
+
+    def _by_unary(self, future: asyncio.Future, frame: session_pb2.CommandFrame) -> None:
+        """Answer ``future`` by the unary call of ``frame``'s command (its deadline stays
+        the future's own timer)."""
+        if future.done():
+            return
+        kind = frame.WhichOneof("command")
+        task = asyncio.ensure_future(
+            self._unary[kind](getattr(frame, kind), timeout=frame.timeout_s or None)
+        )
+
+        def answered(task: asyncio.Future) -> None:
+            if future.done():
+                return
+            if task.cancelled():
+                future.set_exception(unavailable("the unary command was cancelled"))
+            elif task.exception() is not None:
+                future.set_exception(task.exception())
+            else:
+                future.set_result(task.result())
+
+        task.add_done_callback(answered)
+        future.add_done_callback(lambda _: task.cancel())
 
     async def aclose(self) -> None:
         """End the stream: commands still waiting fail ``UNAVAILABLE``."""

@@ -10,6 +10,8 @@ docs/architecture/batching.md "Gateway to session") on the real stack:
   ``UNAVAILABLE`` (retryable), and retried with the same key on another instance they
   are applied once; with two channels (``FailoverStub``) they move to the other
   instance with the same command id and are applied once;
+- a deadline fails as the unary call's; commands past the in-flight bound wait;
+- a session without ``Commands`` (older) gets the commands as unary calls;
 - the error a result carries is rebuilt as the unary call's (status, details, code, seq).
 """
 
@@ -315,6 +317,73 @@ async def test_commands_past_the_in_flight_bound_wait_for_a_slot(stack: Stack):
     finally:
         await streamed.aclose()
         await client.close()
+
+
+async def test_the_raw_stream_answers_each_frame_by_id_as_unary_calls_fail(stack: Stack):
+    client = SessionClient.open(stack.session_target)
+    try:
+        unary_errors = []
+        for request in (_act("nosuchgame", "a"), _act("nosuchgame", "b")):
+            with pytest.raises(grpc.aio.AioRpcError) as caught:
+                await client.stub.Act(request, timeout=10)
+            unary_errors.append(caught.value)
+        call = client.stub.Commands()
+        await call.write(
+            session_pb2.CommandFrames(
+                frames=[
+                    session_pb2.CommandFrame(id=41, act=_act("nosuchgame", "a"), timeout_s=10),
+                    session_pb2.CommandFrame(id=42),  # no command
+                ]
+            )
+        )
+        results = {}
+        while len(results) < 2:
+            for result in (await call.read()).results:
+                results[result.id] = result.error
+        await call.done_writing()
+        assert await call.read() is grpc.aio.EOF  # the stream ends once its frames are answered
+        found = rpc_error(results[41])
+        assert (found.code(), found.details(), tuple(found.trailing_metadata())) == (
+            unary_errors[0].code(),
+            unary_errors[0].details(),
+            tuple(unary_errors[0].trailing_metadata()),
+        )
+        assert found.code() == grpc.StatusCode.NOT_FOUND
+        assert (results[42].status, results[42].code) == (grpc.StatusCode.INVALID_ARGUMENT.value[0], "MALFORMED")
+    finally:
+        await client.close()
+
+
+class _OlderSession(session_pb2_grpc.SessionServicer):
+    """A session without ``Commands`` (the generated base answers it UNIMPLEMENTED)."""
+
+    async def Act(self, request, context):  # noqa: N802
+        return session_pb2.CommandReply(seq=len(request.command_id), player_id=request.player_id)
+
+    async def EndTurn(self, request, context):  # noqa: N802
+        return session_pb2.CommandReply(seq=100, player_id=request.player_id)
+
+
+async def test_a_session_without_the_stream_gets_unary_calls():
+    server = grpc.aio.server()
+    session_pb2_grpc.add_SessionServicer_to_server(_OlderSession(), server)
+    port = server.add_insecure_port("127.0.0.1:0")
+    await server.start()
+    channel = grpc.aio.insecure_channel(f"127.0.0.1:{port}")
+    streamed = StreamingSessionStub(channel)
+    try:
+        first = await asyncio.gather(
+            *(streamed.Act(_act("g", "k" * n), timeout=10) for n in range(1, 6)),
+            streamed.EndTurn(session_pb2.EndTurnRequest(game_id="g", player_id=2, command_id="e"), timeout=10),
+        )
+        assert [r.seq for r in first] == [1, 2, 3, 4, 5, 100]
+        assert streamed.commands.unary_only and streamed.commands.opened == 1
+        later = await streamed.Act(_act("g", "later"), timeout=10)
+        assert (later.seq, later.player_id, streamed.commands.opened) == (5, 1, 1)
+    finally:
+        await streamed.aclose()
+        await channel.close()
+        await server.stop(0)
 
 
 # ------------------------------------------------------------- a result's error, rebuilt
