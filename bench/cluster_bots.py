@@ -352,7 +352,7 @@ def run(quick: bool = False) -> dict[str, Any]:
         "rows": rows,
         "quick": quick,
         "games": games,
-        "seconds": seconds,
+        "phase_seconds": seconds,
         "warmup_s": WARMUP_S,
         "phases": [socket_run, rest_run],
         "topology": "python -m deploy.run --cluster (3 NATS R3, 2 engines, 2 sessions, 2 gateways, nginx); "
