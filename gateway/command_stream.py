@@ -50,6 +50,9 @@ log = structlog.get_logger("gateway.command_stream")
 
 #: Commands sent on one stream and not answered yet; past it a command waits for a slot.
 MAX_IN_FLIGHT = 256
+#: A ``CommandFrames`` message stops taking frames past this many bytes of actions (an
+#: action body may be up to 4 MiB; the message limit is ``MAX_MESSAGE_BYTES``).
+FRAMES_MAX_BYTES = 4 * 1024 * 1024
 #: gRPC status of each wire number (``CommandError.status``).
 _STATUS_BY_NUMBER: dict[int, grpc.StatusCode] = {s.value[0]: s for s in grpc.StatusCode}
 
@@ -186,7 +189,7 @@ class CommandStream:
                     self._wake.clear()
                     await self._wake.wait()
                     continue
-                frames, self._outbox = self._outbox, []
+                frames = _take(self._outbox)
                 await call.write(session_pb2.CommandFrames(frames=frames))
         except asyncio.CancelledError:
             raise
@@ -291,6 +294,21 @@ class CommandStream:
             if not future.done():
                 future.set_exception(unavailable("the gateway's command stream is closed"))
         self._waiting.clear()
+
+
+def _take(frames: list[session_pb2.CommandFrame]) -> list[session_pb2.CommandFrame]:
+    """Remove and return the first frames of ``frames`` up to :data:`FRAMES_MAX_BYTES` of
+    actions (at least one)."""
+    size = 0
+    for n, frame in enumerate(frames):
+        size += len(frame.act.action)
+        if size > FRAMES_MAX_BYTES and n > 0:
+            break
+    else:
+        n = len(frames)
+    taken = frames[:n]
+    del frames[:n]
+    return taken
 
 
 def _expire(future: asyncio.Future) -> None:

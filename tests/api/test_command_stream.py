@@ -406,3 +406,24 @@ def test_a_results_error_is_the_unary_calls_error():
     stopping = rpc_error(session_pb2.CommandError(status=grpc.StatusCode.UNAVAILABLE.value[0], details="stopping"))
     assert tuple(stopping.trailing_metadata()) == ()
     assert (from_rpc_error(stopping).status, from_rpc_error(stopping).code) == (503, "UNAVAILABLE")
+
+
+def test_a_message_of_the_stream_stops_at_its_byte_budget():
+    from gateway import command_stream
+    from services.session.entrypoints import grpc_service
+
+    big = b"x" * (command_stream.FRAMES_MAX_BYTES // 2 + 1)
+    frames = [
+        session_pb2.CommandFrame(id=i, act=session_pb2.ActRequest(action=big)) for i in range(1, 4)
+    ] + [session_pb2.CommandFrame(id=4, end_turn=session_pb2.EndTurnRequest())]
+    batches = []
+    while frames:
+        batches.append([f.id for f in command_stream._take(frames)])
+    assert batches == [[1], [2], [3, 4]]  # one big action per message; the end of turn rides along
+    view = b"v" * (grpc_service.RESULTS_MAX_BYTES + 1)
+    results = [session_pb2.CommandResult(id=i, reply=session_pb2.CommandReply(view=view)) for i in (1, 2)]
+    results.append(session_pb2.CommandResult(id=3, error=session_pb2.CommandError(status=9)))
+    batches = []
+    while results:
+        batches.append([r.id for r in grpc_service._take(results)])
+    assert batches == [[1], [2], [3]]  # a view above the budget still goes, alone

@@ -91,8 +91,26 @@ def rpc(fn: Callable) -> Callable:
 #: Commands of one ``Commands`` stream running at once; past it the stream's next frames
 #: are not read until one is answered (gRPC's flow control then holds the sender back).
 STREAM_IN_FLIGHT = 512
+#: A ``CommandResults`` message stops taking results past this many bytes of views (a
+#: 1024x1024 board's views are large; the message limit is ``MAX_MESSAGE_BYTES``).
+RESULTS_MAX_BYTES = 4 * 1024 * 1024
 #: The RPC whose log name and body each frame's command takes.
 _FRAME_RPC = {"act": "Act", "end_turn": "EndTurn"}
+
+
+def _take(results: list) -> list:
+    """Remove and return the first results of ``results`` up to :data:`RESULTS_MAX_BYTES`
+    of views (at least one)."""
+    size = 0
+    for n, result in enumerate(results):
+        size += len(result.reply.view) if result.HasField("reply") else 0
+        if size > RESULTS_MAX_BYTES and n > 0:
+            break
+    else:
+        n = len(results)
+    taken = results[:n]
+    del results[:n]
+    return taken
 
 
 def _failed(frame_id: int, status: grpc.StatusCode, details: str, code: str = "", seq: int | None = None):
@@ -270,9 +288,8 @@ class SessionServicer(session_pb2_grpc.SessionServicer):
             while True:
                 await ready.wait()
                 ready.clear()
-                if results:
-                    batch, results[:] = session_pb2.CommandResults(results=results), []
-                    await context.write(batch)
+                while results:
+                    await context.write(session_pb2.CommandResults(results=_take(results)))
                 if (reader.done() or self.closing.is_set()) and not tasks and not results:
                     break
             if reader.done() and not reader.cancelled() and reader.exception() is not None:
