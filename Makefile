@@ -33,9 +33,9 @@ chaos: $(STAMP)
 test: $(STAMP)
 	$(PY) -m pytest -q
 
-## test-fast: the quick loop, no NATS, Docker or browser (-m "not nats and not docker and not browser"; API tests on an in-memory session)
+## test-fast: the quick loop, no NATS, Docker or browser (-m "not nats and not docker and not browser"; API tests on an in-memory session; one pytest-xdist worker per core, a test file per worker)
 test-fast: $(STAMP)
-	CELLWAR_TEST_FAST=1 $(PY) -m pytest -q -m "not nats and not docker and not browser"
+	CELLWAR_TEST_FAST=1 $(PY) -m pytest -q -m "not nats and not docker and not browser" -n auto --dist loadfile
 
 test-unit: $(STAMP)
 	$(PY) -m pytest -q tests/engine tests/test_proto_stubs.py
