@@ -74,6 +74,45 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / ticks
 
 
+async def timed_load(
+    players: Sequence[Coroutine[Any, Any, Any]],
+    t_measure: float,
+    t_end: float,
+    pids: dict[str, int],
+    latencies: list[float],
+    errors: list[str],
+) -> dict[str, Any]:
+    """Run the load generator's ``players`` (coroutines that fill ``latencies``, ms, of the
+    window ``t_measure``..``t_end`` of the running loop's clock, and ``errors``) and
+    measure the window: actions/s, latency percentiles (ms), errors (the first three
+    kept), the CPU cores each process of ``pids`` used in it (``/proc``) and the bench's
+    own (``bench-client``). A player that raises counts as an error."""
+    loop = asyncio.get_running_loop()
+    seconds = t_end - t_measure
+    tasks = [asyncio.ensure_future(p) for p in players]
+    await asyncio.sleep(max(t_measure - loop.time(), 0))
+    cpu0 = {n: cpu_seconds(p) for n, p in pids.items()}
+    own0 = os.times()
+    await asyncio.sleep(max(t_end - loop.time(), 0))
+    cpu1 = {n: cpu_seconds(p) for n, p in pids.items()}
+    own1 = os.times()
+    done = await asyncio.gather(*tasks, return_exceptions=True)
+    errors += [repr(e) for e in done if isinstance(e, BaseException)]
+    cpu = {n: (cpu1[n] - cpu0[n]) / seconds for n in pids}
+    cpu["bench-client"] = (own1.user + own1.system - own0.user - own0.system) / seconds
+    return {
+        "latencies": latencies,
+        "actions_per_s": len(latencies) / seconds,
+        "actions": len(latencies),
+        "p50_ms": percentile(latencies, 50),
+        "p99_ms": percentile(latencies, 99),
+        "max_ms": max(latencies) if latencies else None,
+        "errors": len(errors),
+        "first_errors": errors[:3],
+        "cpu_cores": {n: round(v, 3) for n, v in cpu.items()},
+    }
+
+
 def row(
     name: str,
     unit: str,

@@ -24,7 +24,6 @@ per action <= the floor's x 1 (both in the same run).
 from __future__ import annotations
 
 import asyncio
-import os
 import time
 from typing import Any
 
@@ -34,14 +33,13 @@ import websockets
 
 from bench._stack import (
     Services,
-    cpu_seconds,
     new_services,
-    percentile,
     row,
     run_async,
     start_platform,
+    timed_load,
 )
-from bench.roundtrip import bare_seats, measure, platform_seats
+from bench.roundtrip import action_body, bare_seats, measure, platform_seats
 
 GAMES = 100
 WS_CPU_TARGET_MS = 1.0
@@ -50,13 +48,6 @@ WS_RATE_TARGET = 1500.0
 WS_RATE_OVER_REST = 5.0
 WS_P99_TARGET_MS = 50.0
 REST_SHARE_OF_FLOOR = 0.85
-
-
-def _action(k: int) -> dict[str, Any]:
-    """The k-th command of a seat: place, then erase, the same cell (the budget never runs
-    out; every command records an event)."""
-    cell = [(k // 2) % 30, (k // 60) % 60]
-    return {"type": "place" if k % 2 == 0 else "erase", "cells": [cell]}
 
 
 async def measure_ws(
@@ -84,7 +75,7 @@ async def measure_ws(
             k = 0
             while loop.time() < t_end and len(errors) <= 20:
                 key = f"{gid}-{k}"
-                frame = {"type": "action", "id": key, "action": _action(k)}
+                frame = {"type": "action", "id": key, "action": action_body(k)}
                 start = loop.time()
                 t0 = time.perf_counter()
                 await ws.send(orjson.dumps(frame).decode())
@@ -99,30 +90,8 @@ async def measure_ws(
                 elif start >= t_measure and loop.time() <= t_end:
                     latencies.append(dt * 1000.0)
 
-    tasks = [
-        asyncio.create_task(player(urls[i % len(urls)], g, t)) for i, (g, t) in enumerate(seats)
-    ]
-    await asyncio.sleep(max(t_measure - loop.time(), 0))
-    cpu0 = {n: cpu_seconds(p) for n, p in pids.items()}
-    own0 = os.times()
-    await asyncio.sleep(max(t_end - loop.time(), 0))
-    cpu1 = {n: cpu_seconds(p) for n, p in pids.items()}
-    own1 = os.times()
-    done = await asyncio.gather(*tasks, return_exceptions=True)
-    errors += [repr(e) for e in done if isinstance(e, BaseException)]
-    cpu = {n: (cpu1[n] - cpu0[n]) / seconds for n in pids}
-    cpu["bench-client"] = (own1.user + own1.system - own0.user - own0.system) / seconds
-    return {
-        "latencies": latencies,
-        "actions_per_s": len(latencies) / seconds,
-        "actions": len(latencies),
-        "p50_ms": percentile(latencies, 50),
-        "p99_ms": percentile(latencies, 99),
-        "max_ms": max(latencies) if latencies else None,
-        "errors": len(errors),
-        "first_errors": errors[:3],
-        "cpu_cores": {n: round(v, 3) for n, v in cpu.items()},
-    }
+    players = [player(urls[i % len(urls)], g, t) for i, (g, t) in enumerate(seats)]
+    return await timed_load(players, t_measure, t_end, pids, latencies, errors)
 
 
 def cpu_ms_per_action(result: dict[str, Any]) -> float | None:

@@ -23,7 +23,6 @@ endpoint's, p99 <= 50 ms (fsync on). Every latency sample is kept in the JSON
 from __future__ import annotations
 
 import asyncio
-import os
 import time
 from typing import Any
 
@@ -32,17 +31,23 @@ import httpx
 from bench._stack import (
     SECRET,
     Services,
-    cpu_seconds,
     new_services,
-    percentile,
     row,
     run_async,
     start_platform,
+    timed_load,
 )
 
 GAMES = 10
 MIN_RATIO = 0.60  # share of bare FastAPI's actions/s (docs/benchmarks.md)
 P99_TARGET_MS = 50.0
+
+
+def action_body(k: int) -> dict[str, Any]:
+    """The k-th action of a seat: place, then erase, the same cell (the budget never runs
+    out; every action records an event)."""
+    cell = [(k // 2) % 30, (k // 60) % 60]
+    return {"type": "place" if k % 2 == 0 else "erase", "cells": [cell]}
 
 
 async def platform_seats(client: httpx.AsyncClient, url: str, games: int) -> list[tuple[str, str]]:
@@ -91,8 +96,7 @@ async def measure(
             headers = {"Authorization": f"Bearer {token}"}
             k = 0
             while loop.time() < t_end and len(errors) <= 20:
-                cell = [(k // 2) % 30, (k // 60) % 60]
-                body = {"type": "place" if k % 2 == 0 else "erase", "cells": [cell]}
+                body = action_body(k)
                 start = loop.time()
                 t0 = time.perf_counter()
                 r = await client.post(f"{url}/game/{gid}/action", json=body, headers=headers)
@@ -103,29 +107,8 @@ async def measure(
                 elif start >= t_measure and loop.time() <= t_end:
                     latencies.append(dt * 1000.0)
 
-        tasks = [
-            asyncio.create_task(player(urls[i % len(urls)], g, t)) for i, (g, t) in enumerate(seats)
-        ]
-        await asyncio.sleep(max(t_measure - loop.time(), 0))
-        cpu0 = {n: cpu_seconds(p) for n, p in pids.items()}
-        own0 = os.times()
-        await asyncio.sleep(max(t_end - loop.time(), 0))
-        cpu1 = {n: cpu_seconds(p) for n, p in pids.items()}
-        own1 = os.times()
-        await asyncio.gather(*tasks)
-    cpu = {n: (cpu1[n] - cpu0[n]) / seconds for n in pids}
-    cpu["bench-client"] = (own1.user + own1.system - own0.user - own0.system) / seconds
-    return {
-        "latencies": latencies,
-        "actions_per_s": len(latencies) / seconds,
-        "actions": len(latencies),
-        "p50_ms": percentile(latencies, 50),
-        "p99_ms": percentile(latencies, 99),
-        "max_ms": max(latencies) if latencies else None,
-        "errors": len(errors),
-        "first_errors": errors[:3],
-        "cpu_cores": {n: round(v, 3) for n, v in cpu.items()},
-    }
+        players = [player(urls[i % len(urls)], g, t) for i, (g, t) in enumerate(seats)]
+        return await timed_load(players, t_measure, t_end, pids, latencies, errors)
 
 
 def _pids(svc: Services) -> dict[str, int]:
