@@ -108,10 +108,10 @@ class CommandStream:
         self._ids = itertools.count(1)
         #: id → (future, frame) of the commands sent on the current stream (or about to be).
         self._pending: dict[int, tuple[asyncio.Future, session_pb2.CommandFrame]] = {}
-        #: Commands past ``max_in_flight``, in call order: (id, frame, future).
-        self._waiting: collections.deque[tuple[int, session_pb2.CommandFrame, asyncio.Future]] = (
-            collections.deque()
-        )
+        #: Commands past ``max_in_flight``, in call order: (id, frame, future, deadline).
+        self._waiting: collections.deque[
+            tuple[int, session_pb2.CommandFrame, asyncio.Future, float | None]
+        ] = collections.deque()
         self._outbox: list[session_pb2.CommandFrame] = []
         self._wake = asyncio.Event()
         self._call: Any = None
@@ -144,17 +144,32 @@ class CommandStream:
             return future
         command_id = next(self._ids)
         frame = session_pb2.CommandFrame(id=command_id, timeout_s=timeout or 0.0, **{kind: request})
-        timer = None
+        timer = deadline = None
         if timeout is not None:
             timer = loop.call_later(max(timeout, 0.0), _expire, future)
+            deadline = loop.time() + timeout
         future.add_done_callback(lambda f: self._forget(command_id, f, timer))
         if len(self._pending) < self.max_in_flight and not self._waiting:
-            self._send(command_id, frame, future)
+            self._send(command_id, frame, future, deadline)
         else:
-            self._waiting.append((command_id, frame, future))
+            self._waiting.append((command_id, frame, future, deadline))
         return future
 
-    def _send(self, command_id: int, frame: session_pb2.CommandFrame, future: asyncio.Future) -> None:
+    def _send(
+        self,
+        command_id: int,
+        frame: session_pb2.CommandFrame,
+        future: asyncio.Future,
+        deadline: float | None,
+    ) -> None:
+        """Queue ``frame`` on the stream; its ``timeout_s`` is what is left of the caller's
+        deadline (``deadline``, loop time; a wait for a slot spent some of it)."""
+        if self._closed:  # a slot freed while aclose() runs: no new stream
+            if not future.done():
+                future.set_exception(unavailable("the gateway's command stream is closed"))
+            return
+        if deadline is not None:
+            frame.timeout_s = max(deadline - asyncio.get_running_loop().time(), 0.001)
         self._pending[command_id] = (future, frame)
         self._outbox.append(frame)
         if self._call is None:
@@ -170,9 +185,9 @@ class CommandStream:
         if entry is not None and entry[0] is future:
             del self._pending[command_id]
         while self._waiting and len(self._pending) < self.max_in_flight:
-            waiting_id, frame, waiting = self._waiting.popleft()
+            waiting_id, frame, waiting, deadline = self._waiting.popleft()
             if not waiting.done():
-                self._send(waiting_id, frame, waiting)
+                self._send(waiting_id, frame, waiting, deadline)
 
     def _start(self) -> None:
         self._call = call = self._open()
@@ -189,13 +204,20 @@ class CommandStream:
                     self._wake.clear()
                     await self._wake.wait()
                     continue
-                frames = _take(self._outbox)
-                await call.write(session_pb2.CommandFrames(frames=frames))
+                # a command that expired or was cancelled before it left is not sent
+                frames = [f for f in _take(self._outbox) if self._live(f.id)]
+                if frames:
+                    await call.write(session_pb2.CommandFrames(frames=frames))
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # noqa: BLE001 - the stream broke: the reader fails the commands
             log.info("command_stream_write_failed", instance=self.name, error=repr(exc))
             call.cancel()
+
+    def _live(self, command_id: int) -> bool:
+        """Whether command ``command_id`` still waits for its answer."""
+        entry = self._pending.get(command_id)
+        return entry is not None and not entry[0].done()
 
     async def _read(self, call: Any) -> None:
         reason = "the session ended the command stream"
@@ -243,7 +265,7 @@ class CommandStream:
                 self._by_unary(future, frame)
             waiting = list(self._waiting)
             self._waiting.clear()
-            for _, frame, future in waiting:
+            for _, frame, future, _ in waiting:
                 self._by_unary(future, frame)
             call.cancel()
             return
@@ -290,7 +312,7 @@ class CommandStream:
         for task in tasks:
             with contextlib.suppress(BaseException):
                 await task
-        for _, _, future in list(self._waiting):
+        for _, _, future, _ in list(self._waiting):
             if not future.done():
                 future.set_exception(unavailable("the gateway's command stream is closed"))
         self._waiting.clear()

@@ -427,3 +427,113 @@ def test_a_message_of_the_stream_stops_at_its_byte_budget():
     while results:
         batches.append([r.id for r in grpc_service._take(results)])
     assert batches == [[1], [2], [3]]  # a view above the budget still goes, alone
+
+
+# ------------------------------------------------------------- the gateway's side alone
+
+
+class _FakeCall:
+    """One ``Commands`` call of :class:`_FakeStub`: what is written, results to read."""
+
+    def __init__(self) -> None:
+        self.written: list[session_pb2.CommandFrame] = []
+        self.results: asyncio.Queue = asyncio.Queue()
+        self.gate = asyncio.Event()  # cleared: a write waits
+        self.gate.set()
+
+    async def write(self, message: session_pb2.CommandFrames) -> None:
+        await self.gate.wait()
+        self.written.extend(message.frames)
+
+    async def read(self) -> Any:
+        return await self.results.get()
+
+    def cancel(self) -> None:
+        self.results.put_nowait(grpc.aio.EOF)
+
+    def answer(self, command_id: int) -> None:
+        reply = session_pb2.CommandReply(seq=command_id)
+        self.results.put_nowait(
+            session_pb2.CommandResults(results=[session_pb2.CommandResult(id=command_id, reply=reply)])
+        )
+
+
+class _FakeStub:
+    """A ``SessionStub`` whose ``Commands`` calls are :class:`_FakeCall` s."""
+
+    def __init__(self) -> None:
+        self.calls: list[_FakeCall] = []
+
+    def Commands(self) -> _FakeCall:  # noqa: N802 - the gRPC method's name
+        self.calls.append(_FakeCall())
+        return self.calls[-1]
+
+    Act = EndTurn = None
+
+
+async def test_a_command_cancelled_or_expired_before_it_left_is_not_sent():
+    from gateway.command_stream import CommandStream
+
+    stub = _FakeStub()
+    stream = CommandStream(stub)
+    try:
+        first = stream.submit("act", _act("g", "first"), 10)
+        await asyncio.sleep(0.05)
+        call = stub.calls[0]
+        call.gate.clear()  # the next write waits (gRPC flow control)
+        held = stream.submit("act", _act("g", "held"), 10)
+        await asyncio.sleep(0.05)  # the writer took it and waits in write()
+        expired = stream.submit("act", _act("g", "expired"), 0.01)
+        gone = stream.submit("act", _act("g", "gone"), 10)
+        kept = stream.submit("end_turn", session_pb2.EndTurnRequest(game_id="g", player_id=1, command_id="k"), 10)
+        gone.cancel()  # the caller went
+        await asyncio.sleep(0.1)
+        assert expired.exception().code() == grpc.StatusCode.DEADLINE_EXCEEDED
+        call.gate.set()
+        await asyncio.sleep(0.05)
+        assert [f.end_turn.command_id or f.act.command_id for f in call.written] == ["first", "held", "k"]
+        for frame in call.written:
+            call.answer(frame.id)
+        assert [(await f).seq for f in (first, held, kept)] == [1, 2, 5]
+        await asyncio.sleep(0)  # the slots are given back by the futures' callbacks
+        assert stream.in_flight == 0
+    finally:
+        await stream.aclose()
+
+
+async def test_a_command_that_waited_for_a_slot_sends_what_is_left_of_its_timeout():
+    from gateway.command_stream import CommandStream
+
+    stub = _FakeStub()
+    stream = CommandStream(stub, max_in_flight=1)
+    try:
+        first = stream.submit("act", _act("g", "first"), 10)
+        second = stream.submit("act", _act("g", "second"), 10)
+        await asyncio.sleep(0.3)
+        call = stub.calls[0]
+        assert [f.timeout_s for f in call.written] == [pytest.approx(10, abs=0.05)]
+        call.answer(1)
+        await first
+        await asyncio.sleep(0.05)
+        assert [f.act.command_id for f in call.written] == ["first", "second"]
+        assert 9.0 < call.written[1].timeout_s < 9.8  # 0.3 s of its 10 s went waiting
+        call.answer(2)
+        assert (await second).seq == 2
+    finally:
+        await stream.aclose()
+
+
+async def test_commands_waiting_for_a_slot_fail_when_the_stream_closes_and_open_no_stream():
+    from gateway.command_stream import CommandStream
+
+    stub = _FakeStub()
+    stream = CommandStream(stub, max_in_flight=1)
+    sent = stream.submit("act", _act("g", "sent"), 10)
+    waiting = stream.submit("act", _act("g", "waiting"), 10)
+    await asyncio.sleep(0.05)
+    await stream.aclose()
+    await asyncio.sleep(0.05)
+    for future in (sent, waiting):
+        assert future.done()
+        assert future.exception().code() == grpc.StatusCode.UNAVAILABLE
+    assert len(stub.calls) == 1 and stream.opened == 1  # the freed slot opened no new stream
