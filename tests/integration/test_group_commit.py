@@ -266,3 +266,21 @@ async def test_nats_killed_mid_batch_keeps_every_acknowledged_append(tmp_path):
             await nc.close()
     finally:
         server.stop()
+
+
+async def test_an_append_whose_caller_is_cancelled_while_it_waits_is_not_sent(js_store):
+    first, second = new_game_id(), new_game_id()
+    for gid in (first, second):
+        await js_store.append(gid, [draft("GameCreated")], 0, "create")
+    sending = asyncio.create_task(js_store.append(first, [draft("PlayerJoined", 1)], 1, "join"))
+    waiting = asyncio.create_task(js_store.append(second, [draft("PlayerJoined", 1)], 1, "join"))
+    await asyncio.sleep(0)  # the first is being published, the second waits in the queue
+    waiting.cancel()  # its caller went (a deadline) before its commit took it
+    with pytest.raises(asyncio.CancelledError):
+        await waiting
+    assert [e.seq for e in await sending] == [2]
+    await asyncio.sleep(0.2)
+    assert [e.seq for e in await js_store.read(first)] == [1, 2]
+    assert [e.seq for e in await js_store.read(second)] == [1]  # nothing of it landed
+    # the game goes on from its last acknowledged append
+    assert [e.seq for e in await js_store.append(second, [draft("PlayerJoined", 2)], 1, "join2")] == [2]

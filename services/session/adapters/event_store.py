@@ -368,9 +368,12 @@ class EventStore:
                     not take or size + len(self._queue[0].messages) <= BATCH_MAX
                 ):
                     item = self._queue.popleft()
+                    if item.done.done():  # its caller was cancelled while it waited: not sent
+                        continue
                     take.append(item)
                     size += len(item.messages)
-                await self._commit(take)
+                if take:
+                    await self._commit(take)
         finally:
             self._commits -= 1
             self._kick()
@@ -392,7 +395,9 @@ class EventStore:
 
     async def _commit_separately(self, items: list[_Append]) -> None:
         """Publish each append's messages one by one (each fenced on the ack before),
-        the appends side by side."""
+        the appends side by side (not those whose caller was cancelled meanwhile: after a
+        refused batch nothing of theirs is stored)."""
+        items = [item for item in items if not item.done.done()]
         self.stats["separate_appends"] += len(items)
         if len(items) == 1:  # no task for one (the path of every append at low load)
             await self._publish_chain(items[0])
