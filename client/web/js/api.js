@@ -22,6 +22,10 @@ export const api = {
 
 /** Milliseconds a command sent over the stream waits for its answer before it goes by REST. */
 const COMMAND_TIMEOUT_MS = 10000;
+/** Largest command frame sent over the stream (bytes: the gateway's default
+ * CELLWAR_WS_MAX_MESSAGE_BYTES, whose 413 answer cannot name the frame's id); a larger
+ * command goes by REST at once. */
+const COMMAND_FRAME_BYTES = 4096;
 
 /** The open player streams, by `gameId + ' ' + token` (commands go over them). */
 const streams = new Map();
@@ -41,7 +45,8 @@ export function command(gameId, token, frame) {
     ? request('POST', `${gamePath(gameId)}/action`, { token, body: frame.action, idempotencyKey: id })
     : request('POST', `${gamePath(gameId)}/end_turn`, { token, body: {}, idempotencyKey: id });
   const stream = streams.get(`${gameId} ${token}`);
-  if (!stream || !stream.isOpen()) return rest();
+  const size = new TextEncoder().encode(JSON.stringify({ ...frame, id })).length;
+  if (!stream || !stream.isOpen() || size > COMMAND_FRAME_BYTES) return rest();
   return stream.send({ ...frame, id }).catch((err) => {
     if (err instanceof ApiError) throw err;
     return rest(); // the socket closed or timed out: the same id by REST
@@ -125,6 +130,12 @@ function keepSocket(path, token, { onMessage, onStatus = () => {} }) {
         settle(msg.id, (p) => (msg.type === 'result'
           ? p.resolve({ seq: msg.seq, view: msg.view })
           : p.reject(new ApiError(msg.status || 0, msg.error?.code || 'ERROR', msg.error?.message))));
+        return;
+      }
+      if (msg.type === 'error' && msg.id == null && msg.status === 413 && pending.size) {
+        // a frame too large for the server (its id unread): the oldest waiting command, as
+        // the server answers in order; it goes by REST
+        settle(pending.keys().next().value, (p) => p.reject(new Error('frame too large')));
         return;
       }
       if (msg.type === 'finished') closed = true; // the game is over: no reconnect
