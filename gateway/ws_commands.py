@@ -53,7 +53,6 @@ and the ``view`` frame of the same change come in either order.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import math
 import re
 import time
@@ -294,10 +293,18 @@ class CommandChannel:
             finally:
                 self._queue.task_done()
 
-    async def finish(self, timeout_s: float = FINISH_TIMEOUT_S) -> None:
-        """Wait until every frame read so far is answered (at most ``timeout_s``)."""
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self._queue.join(), timeout_s)
+    async def finish(
+        self, timeout_s: float | None = FINISH_TIMEOUT_S, worker: asyncio.Task | None = None
+    ) -> None:
+        """Wait until every frame read so far is answered (at most ``timeout_s``), or until
+        ``worker`` (the task of :meth:`work`) ends: once it failed (the client went, a
+        send raised) nothing more is answered."""
+        joined = asyncio.ensure_future(self._queue.join())
+        try:
+            waits = {joined} if worker is None else {joined, worker}
+            await asyncio.wait(waits, timeout=timeout_s, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            joined.cancel()
 
     async def _answer(self, item: Command | Refusal) -> None:
         started = time.perf_counter()

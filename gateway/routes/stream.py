@@ -169,7 +169,7 @@ async def _serve(
         if pump in done and not pump.cancelled() and pump.exception() is None and worker not in done:
             # The game finished: the commands already read still get their replies.
             reader.cancel()
-            await channel.finish()
+            await channel.finish(worker=worker)
     finally:
         for task in tasks:
             task.cancel()

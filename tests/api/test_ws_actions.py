@@ -574,3 +574,26 @@ async def test_the_command_that_ends_the_game_is_answered_before_the_close(gatew
     assert replies[1] == {"type": "error", "id": "after", "status": 409, **rest.json()}
     # ``finished`` is sent as it comes (here before the second reply); the close waits.
     assert [f["type"] for f in frames].count("finished") == 1
+
+
+class _GoneSocket:
+    """A socket whose client went: every send raises, as Starlette's does after a close."""
+
+    scope: dict[str, Any] = {}
+
+    async def send_text(self, text: str) -> None:
+        raise RuntimeError('Cannot call "send" once a close message has been sent.')
+
+
+async def test_the_end_of_a_game_waits_no_longer_for_replies_once_the_worker_failed():
+    from gateway.errors import ApiError, Code
+    from gateway.ws_commands import CommandChannel, Refusal
+
+    channel = CommandChannel(_GoneSocket(), "g", None, 0, None, None, None, None)
+    for n in range(3):  # read before the game finished, not answered yet
+        channel._queue.put_nowait(Refusal("action", f"k{n}", ApiError(403, Code.FORBIDDEN, "spectator")))
+    worker = asyncio.create_task(channel.work())
+    # no deadline: it returns because the worker failed, not because a timer ran out
+    await channel.finish(timeout_s=None, worker=worker)
+    assert worker.done() and isinstance(worker.exception(), RuntimeError)
+    assert channel._queue.qsize() == 2  # never answered: the socket is gone
