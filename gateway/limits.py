@@ -493,10 +493,11 @@ async def _refuse(
     factor in [1, 1 + ``jitter``)) rounded up (>= 1 s)."""
     _mark_limited(scope)
     wait *= 1.0 + jitter * _jitter.random()
+    after = max(1, math.ceil(wait))  # the header's whole seconds, and the message's
     response = JSONResponse(
-        error_body(Code.RATE_LIMITED, f"{what}; retry in {wait:.2f} s"),
+        error_body(Code.RATE_LIMITED, f"{what}; retry in {after} s"),
         status_code=429,
-        headers={"Retry-After": str(max(1, math.ceil(wait)))},
+        headers={"Retry-After": str(after)},
     )
     await response(scope, receive, send)
 

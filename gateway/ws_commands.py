@@ -266,11 +266,12 @@ class CommandChannel:
         if self.buckets is not None:
             wait = self.buckets.take(player_bucket_key(self.game_id, self.player_id))
             if wait > 0:
+                after = max(1, math.ceil(wait))  # retry_after's whole seconds, and the message's
                 return Refusal(
                     kind,
                     key,
-                    ApiError(429, Code.RATE_LIMITED, f"too many requests; retry in {wait:.2f} s"),
-                    max(1, math.ceil(wait)),
+                    ApiError(429, Code.RATE_LIMITED, f"too many requests; retry in {after} s"),
+                    after,
                 )
         try:
             self.signer.verify(self.token, self.game_id)
