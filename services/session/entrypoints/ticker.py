@@ -200,9 +200,15 @@ class Ticker:
         self, batch: Sequence[tuple[Game, engine_pb2.RunItem]]
     ) -> list[engine_pb2.RunResult]:
         """``Engine.Run`` of the batch; the items that MISS (no cache entry for them on
-        their replica) are sent once more with their base. Raises ServiceError."""
+        their replica) are sent once more with their base, unless a command moved the game
+        off that base during the first call (its result is dropped anyway, and the state
+        it holds now would not have the item's ``base_hash``). Raises ServiceError."""
         results = await self.games.engine.run([item for _, item in batch])
-        misses = [k for k, r in enumerate(results) if r.status == MISS]
+        misses = [
+            k
+            for k, r in enumerate(results)
+            if r.status == MISS and batch[k][0].state.state_hash == batch[k][1].base_hash
+        ]
         if misses:
             again = []
             for k in misses:
