@@ -155,8 +155,13 @@ async def test_bot_game_survives_a_killed_session(stack: ContainerStack):
     transport = RetryingTransport()
     async with AsyncCellWarClient(stack.url, transport=transport) as api:
         game_id = await api.create_game("life", GAME)
-        red = LifeBot(api, game_id, "red", seed=21, speed=8)
-        green = LifeBot(api, game_id, "green", seed=22, speed=8)
+        def sent(bot, timing) -> None:
+            # a command answered over the seat's socket: its key is the frame's id
+            if timing.status == 200:
+                transport.keys.add(timing.key)
+
+        red = LifeBot(api, game_id, "red", seed=21, speed=8, on_command=sent)
+        green = LifeBot(api, game_id, "green", seed=22, speed=8, on_command=sent)
         await red.join()
         await green.join()
         game = asyncio.gather(red.play(), green.play())
