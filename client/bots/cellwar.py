@@ -174,8 +174,15 @@ class CellWarBot(ApiBot):
                     break
                 if not acted:
                     self.actions_sent += 1
-                    self._played(await self.command(None))
+                    answer = await self.command(None)
                     self.turns_played += 1
+                    view = answer.get("view") or {}
+                    if view.get("phase") == "playing" and view.get("turn") == view.get("you"):
+                        # The answer already shows the bot's next turn: an end_turn retried
+                        # after a fault is answered with the game as it is now. Play it;
+                        # its frames are no newer than this answer and would be skipped.
+                        continue
+                    self._played(answer)
                     return
         except ApiError as err:
             if err.status != 409:

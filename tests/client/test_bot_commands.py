@@ -186,3 +186,40 @@ async def test_a_policy_seat_sends_its_moves_over_its_socket(api: AsyncCellWarCl
     mine = [e for e in events if e["type"] in ("ActionApplied", "TurnEnded") and e["actor"] == seat.player_id]
     assert mine  # the policy's commands are in the log, and none went over REST
     assert not [p for p in counted.paths if p.startswith("POST")]
+
+
+async def test_an_end_turn_answered_with_the_bots_next_turn_plays_that_turn():
+    """An end_turn retried after a fault is answered with the game as it is now; when that
+    already shows the bot's next turn, the bot plays it (its frames carry no newer seq, so
+    waiting for them would stall the game)."""
+    from client.bots.cellwar import CellWarBot
+    from client.sdk import Seat
+
+    def view(seq: int, turn: int, acted: bool) -> dict:
+        unit = {"id": 7, "owner": 1, "type": "infantry", "x": 0, "y": 0, "acted": acted}
+        return {"phase": "playing", "turn": turn, "you": 1, "seq": seq, "units": [unit],
+                "players": [{"id": 1}, {"id": 2}], "width": 4, "height": 4}
+
+    answers = [
+        {"seq": 3, "view": view(3, 1, True)},   # the unit's move
+        {"seq": 9, "view": view(9, 1, False)},  # end_turn: answered late, the next turn shown
+        {"seq": 10, "view": view(10, 1, True)},  # the next turn's move
+        {"seq": 11, "view": view(11, 2, True)},  # its end_turn
+    ]
+    sent: list = []
+
+    class Api:
+        async def valid_actions(self, game_id, token, unit_id):
+            return [{"unit_id": unit_id, "dx": 1, "dy": 0, "kind": "move"}]
+
+    bot = CellWarBot(Api(), "g", "bot", seed=1)
+    bot.seat = Seat(game_id="g", player_id=1, token="t")
+
+    async def command(action):
+        sent.append(action)
+        return answers[len(sent) - 1]
+
+    bot.command = command
+    await bot.play_turn(view(2, 1, False))
+    assert [a is None for a in sent] == [False, True, False, True]
+    assert bot.turns_played == 2 and bot.played_seq == 11
