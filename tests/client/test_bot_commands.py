@@ -62,7 +62,7 @@ async def _cellwar(api: AsyncCellWarClient, commands: str) -> tuple[list[dict[st
     timings: list[CommandTiming] = []
     game_id = await api.create_game("cellwar", CELLWAR)
     bots = [
-        CellWarBot(api, game_id, f"bot-{i}", seed=40 + i, commands=commands, on_command=lambda _b, t: timings.append(t))
+        CellWarBot(api, game_id, f"bot-{i}", seed=40 + i, commands=commands, on_command=lambda b, t: timings.append((b.name, t)))
         for i in (1, 2)
     ]
     for bot in bots:
@@ -86,7 +86,7 @@ async def test_seeded_cellwar_bots_play_the_same_game_over_the_socket_as_over_re
     turns = sum(e["type"] == "TurnEnded" for e in over_socket)
     assert len(socket_timings) == socket_sent == len(rest_timings) == rest_sent >= moves + 1
     assert states < turns  # a turn is played on the stream's view, not on a GET /state each
-    assert all(t.over_socket for t in socket_timings) and not any(t.over_socket for t in rest_timings)
+    assert all(t.over_socket for _, t in socket_timings) and not any(t.over_socket for _, t in rest_timings)
     answered = [t for t in socket_timings if t.status == 200]
     assert sum(t.name == "action" for t in answered) == moves and sum(t.name == "end_turn" for t in answered) <= turns
     assert all(t.seconds >= 0 and len(t.key) == 36 for t in socket_timings)
@@ -94,11 +94,13 @@ async def test_seeded_cellwar_bots_play_the_same_game_over_the_socket_as_over_re
 
 
 async def test_seeded_life_bots_place_the_same_figures_over_the_socket_as_over_rest(gateway: str):
-    async def placements(api: AsyncCellWarClient, commands: str) -> tuple[list[Any], list[CommandTiming]]:
-        timings: list[CommandTiming] = []
+    async def placements(
+        api: AsyncCellWarClient, commands: str
+    ) -> tuple[list[Any], list[tuple[str, CommandTiming]]]:
+        timings: list[tuple[str, CommandTiming]] = []
         game_id = await api.create_game("life", LIFE)
         bots = [
-            LifeBot(api, game_id, f"life-{i}", seed=10 + i, commands=commands, on_command=lambda _b, t: timings.append(t))
+            LifeBot(api, game_id, f"life-{i}", seed=10 + i, commands=commands, on_command=lambda b, t: timings.append((b.name, t)))
             for i in (1, 2)
         ]
         for bot in bots:
@@ -117,8 +119,16 @@ async def test_seeded_life_bots_place_the_same_figures_over_the_socket_as_over_r
         rest_placed, rest_timings = await placements(api, "rest")
     assert socket_placed == rest_placed
     assert {a["type"] for _, a in socket_placed} == {"place", "stamp"}
-    assert all(t.over_socket for t in socket_timings) and not any(t.over_socket for t in rest_timings)
-    assert [t.name for t in socket_timings] == [t.name for t in rest_timings]
+    assert all(t.over_socket for _, t in socket_timings) and not any(t.over_socket for _, t in rest_timings)
+    # each bot sends the same commands in the same order (the two bots' commands interleave
+    # as the machine schedules them)
+    def per_bot(timings: list[tuple[str, CommandTiming]]) -> dict[str, list[str]]:
+        out: dict[str, list[str]] = {}
+        for bot, t in timings:
+            out.setdefault(bot, []).append(t.name)
+        return out
+
+    assert per_bot(socket_timings) == per_bot(rest_timings)
 
 
 class _ToGateway(httpx.AsyncHTTPTransport):
