@@ -62,7 +62,7 @@ async def _cellwar(api: AsyncCellWarClient, commands: str) -> tuple[list[dict[st
     timings: list[CommandTiming] = []
     game_id = await api.create_game("cellwar", CELLWAR)
     bots = [
-        CellWarBot(api, game_id, f"bot-{i}", seed=40 + i, commands=commands, on_command=lambda b, t: timings.append((b.name, t)))
+        CellWarBot(api, game_id, f"bot-{i}", seed=40 + i, commands=commands, on_command=lambda _b, t: timings.append(t))
         for i in (1, 2)
     ]
     for bot in bots:
@@ -86,7 +86,7 @@ async def test_seeded_cellwar_bots_play_the_same_game_over_the_socket_as_over_re
     turns = sum(e["type"] == "TurnEnded" for e in over_socket)
     assert len(socket_timings) == socket_sent == len(rest_timings) == rest_sent >= moves + 1
     assert states < turns  # a turn is played on the stream's view, not on a GET /state each
-    assert all(t.over_socket for _, t in socket_timings) and not any(t.over_socket for _, t in rest_timings)
+    assert all(t.over_socket for t in socket_timings) and not any(t.over_socket for t in rest_timings)
     answered = [t for t in socket_timings if t.status == 200]
     assert sum(t.name == "action" for t in answered) == moves and sum(t.name == "end_turn" for t in answered) <= turns
     assert all(t.seconds >= 0 and len(t.key) == 36 for t in socket_timings)
