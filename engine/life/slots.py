@@ -654,22 +654,7 @@ def _advance_scratch(pool: SlotPool, slots: np.ndarray, gens: np.ndarray) -> Non
     if scratch is None:
         scratch = pool._scratch[strips] = SlotPool(pool.h, pool.w, pool.colours, strips)
     local = np.arange(k, dtype=np.int64)
-    names = (
-        "pop",
-        "fp",
-        "canon",
-        "hpop",
-        "hfp",
-        "hcanon",
-        "hkind",
-        "done",
-        "gen",
-        "limit",
-        "record_at",
-        "out",
-        "running",
-    )
-    for name in names:
+    for name in SLOT_ARRAYS:
         getattr(scratch, name)[local] = getattr(pool, name)[slots]
     scratch.put_words(local, pool.words(slots))
     runs = [pool.runs[int(s)] for s in slots]
@@ -683,7 +668,7 @@ def _advance_scratch(pool: SlotPool, slots: np.ndarray, gens: np.ndarray) -> Non
                 break
             _generation(scratch, active)
     finally:
-        for name in names:
+        for name in SLOT_ARRAYS:
             getattr(pool, name)[slots] = getattr(scratch, name)[local]
         pool.put_words(slots, scratch.words(local))
         scratch.put_words(local, np.zeros((k, pool.n_planes, pool.h, pool.nwb), dtype=np.uint64))
