@@ -53,6 +53,7 @@ __all__ = [
     "EventStore",
     "StoreUnavailable",
     "msg_id",
+    "stamped",
     "subject",
     "valid_game_id",
 ]
@@ -98,6 +99,31 @@ def msg_id(game_id: str, command_id: str, index: int) -> str:
     """``Nats-Msg-Id`` of event ``index`` of a command: scoped by game, as JetStream
     de-duplicates across the whole stream."""
     return f"{game_id}:{command_id}:{index}"
+
+
+def stamped(
+    game_id: str,
+    events: Sequence[events_pb2.Event],
+    expected_last_seq: int,
+    command_id: str = "",
+    system: int = 0,
+) -> list[events_pb2.Event]:
+    """Copies of ``events`` as a log stores them after per-game seq ``expected_last_seq``
+    (this store and the one in memory, services/session/adapters/memory.py): ``game_id``,
+    ``seq`` (expected_last_seq + 1, + 2, ...), one ``time`` (now) and ``command_id``
+    filled in, but the first ``system`` events (the system's) get no command id."""
+    now = Timestamp()
+    now.GetCurrentTime()
+    stored: list[events_pb2.Event] = []
+    for i, draft in enumerate(events):
+        event = events_pb2.Event()
+        event.CopyFrom(draft)
+        event.game_id = game_id
+        event.seq = expected_last_seq + i + 1
+        event.time.CopyFrom(now)
+        event.command_id = command_id if i >= system else ""
+        stored.append(event)
+    return stored
 
 
 @dataclass
@@ -278,22 +304,16 @@ class EventStore:
             if tail[0] != expected_last_seq:
                 raise ConcurrencyError(game_id, expected_last_seq)
             stream_seq = tail[1]
-            now = Timestamp()
-            now.GetCurrentTime()
-            stored: list[events_pb2.Event] = []
-            messages: list[tuple[bytes, dict[str, str]]] = []
-            for i, draft in enumerate(events):
-                event = events_pb2.Event()
-                event.CopyFrom(draft)
-                event.game_id = game_id
-                event.seq = expected_last_seq + i + 1
-                event.time.CopyFrom(now)
-                event.command_id = command_id if i >= system else ""
-                headers = {}
-                if command_id and i >= system:
-                    headers["Nats-Msg-Id"] = msg_id(game_id, command_id, i - system)
-                messages.append((event.SerializeToString(), headers))
-                stored.append(event)
+            stored = stamped(game_id, events, expected_last_seq, command_id, system)
+            messages = [
+                (
+                    event.SerializeToString(),
+                    {"Nats-Msg-Id": msg_id(game_id, command_id, i - system)}
+                    if event.command_id
+                    else {},
+                )
+                for i, event in enumerate(stored)
+            ]
             for start in range(0, len(messages), BATCH_MAX):
                 part = messages[start : start + BATCH_MAX]
                 try:

@@ -42,11 +42,10 @@ from typing import Any
 
 import nats.errors
 import nats.js.errors
-from google.protobuf.timestamp_pb2 import Timestamp
 from nats.js.kv import KV_DEL, KV_PURGE, KeyValue
 
 from cellwar.v1 import events_pb2
-from services.session.adapters.event_store import DUPLICATE_WINDOW_S, msg_id
+from services.session.adapters.event_store import DUPLICATE_WINDOW_S, msg_id, stamped
 from services.session.service_layer.ports import (
     ConcurrencyError,
     DuplicateCommandError,
@@ -153,8 +152,9 @@ class MemoryEventLog:
         *,
         system: int = 0,
     ) -> list[events_pb2.Event]:
-        """Append all of ``events`` after ``expected_last_seq`` (the first ``system``
-        without the command id); returns copies of the stored events.
+        """Append all of ``events`` after ``expected_last_seq``, stamped as the JetStream
+        store stamps them (:func:`~services.session.adapters.event_store.stamped`);
+        returns copies of the stored events.
 
         Raises:
             ConcurrencyError: the log's last seq is not ``expected_last_seq``.
@@ -177,16 +177,8 @@ class MemoryEventLog:
         )
         if self.backend.seen(ids):
             raise DuplicateCommandError(game_id, command_id)
-        now = Timestamp()
-        now.GetCurrentTime()
         added: list[tuple[int, events_pb2.Event]] = []
-        for i, draft in enumerate(events):
-            event = events_pb2.Event()
-            event.CopyFrom(draft)
-            event.game_id = game_id
-            event.seq = expected_last_seq + i + 1
-            event.time.CopyFrom(now)
-            event.command_id = command_id if i >= system else ""
+        for event in stamped(game_id, events, expected_last_seq, command_id, system):
             self.backend.stream_seq += 1
             added.append((self.backend.stream_seq, event))
         log.extend(added)
