@@ -106,7 +106,7 @@ class Program:
 
     def _build(self, src: list[np.ndarray], dst: list[np.ndarray]) -> list[Op]:
         ops: list[Op] = []
-        for r0, r1 in self.bands:
+        for k, (r0, r1) in enumerate(self.bands):
             ops += self._alive(src[0], dst[0], r0, r1)
             if len(src) == 2:
                 ops += self._two_colours(src, dst, r0, r1)
@@ -114,10 +114,17 @@ class Program:
                 ops += self._four_colours(src, dst, r0, r1)
             for plane in dst:
                 ops += self.geo.edge_ops(plane, r0, r1, self._col)
+            ops += self._band_done(k, dst, r0, r1)
         if self.geo.torus or self.geo.n > 1:  # else rows 0 and h + 1 are never written
             for plane in dst:
                 ops += self.geo.ghost_row_ops(plane)
         return ops
+
+    def _band_done(self, k: int, dst: list[np.ndarray], r0: int, r1: int) -> list[Op]:
+        """Calls to run once band ``k`` (rows [r0, r1)) of the new planes ``dst`` is
+        computed, its ghost words refreshed, while it is in cache (none here; a subclass
+        measures the band, :class:`engine.life.slots.MeasuredProgram`)."""
+        return []
 
     def _windows(self, r0: int, r1: int) -> tuple[int, int, int, int]:
         """(first word, length) of the horizontal window (rows r0 - 1 .. r1) and of the

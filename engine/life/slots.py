@@ -146,35 +146,27 @@ class MeasuredProgram(Program):
             digest.update(np.ascontiguousarray(rows[1][:, a : a + nw]))
             self.digests[slot] = digest.digest()[: stability.DIGEST_SIZE]
 
-    def _build(self, src: list[np.ndarray], dst: list[np.ndarray]) -> list[Op]:
+    def _band_done(self, k: int, dst: list[np.ndarray], r0: int, r1: int) -> list[Op]:
+        """Measure strip ``k`` (band ``k``, rows from ``r0``) of the new planes ``dst``,
+        and digest the slots of :attr:`digest_slots` in it."""
         geo: Strips = self.geo  # type: ignore[assignment]
         h, mn = geo.h, geo.m * geo.nwb
         ops: list[Op] = []
-        for k, (r0, r1) in enumerate(self.bands):
-            ops += self._alive(src[0], dst[0], r0, r1)
-            if len(src) == 2:
-                ops += self._two_colours(src, dst, r0, r1)
-            elif len(src) == 4:
-                ops += self._four_colours(src, dst, r0, r1)
-            for plane in dst:
-                ops += geo.edge_ops(plane, r0, r1, self._col)
-            for p, plane in enumerate(dst):
-                data = geo.grid(plane)[r0 : r0 + h, 1 : 1 + mn]
+        for p, plane in enumerate(dst):
+            data = geo.grid(plane)[r0 : r0 + h, 1 : 1 + mn]
+            ops += [
+                (_count, data, None, self._bits),
+                (_rows_u32, self._bits, None, self.column_counts[p, k]),
+            ]
+            if p == 0:  # the alive plane's words keyed: a shifted shape changes its sums
                 ops += [
-                    (_count, data, None, self._bits),
-                    (_rows_u32, self._bits, None, self.column_counts[p, k]),
+                    (np.bitwise_xor, data, self._keys[0], self._mixed),
+                    (_rows_u64, self._mixed, None, self.column_sums[0, k]),
                 ]
-                if p == 0:  # the alive plane's words keyed: a shifted shape changes its sums
-                    ops += [
-                        (np.bitwise_xor, data, self._keys[0], self._mixed),
-                        (_rows_u64, self._mixed, None, self.column_sums[0, k]),
-                    ]
-                else:  # a colour plane's own sums tell colourings of one shape apart
-                    ops.append((_rows_u64, data, None, self.column_sums[p, k]))
-            if len(dst) == 2:
-                ops.append((self._digest_strip, k, [geo.grid(p)[r0 : r0 + h] for p in dst], None))
-        for plane in dst:
-            ops += geo.ghost_row_ops(plane)
+            else:  # a colour plane's own sums tell colourings of one shape apart
+                ops.append((_rows_u64, data, None, self.column_sums[p, k]))
+        if len(dst) == 2:
+            ops.append((self._digest_strip, k, [geo.grid(p)[r0 : r0 + h] for p in dst], None))
         return ops
 
 
