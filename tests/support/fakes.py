@@ -14,6 +14,7 @@ from cellwar.v1 import engine_pb2
 from engine.errors import GameError
 from services.common.errors import ServiceError
 from services.engine import server as engine_service
+from services.session.adapters.engine_client import decide_request
 from services.session.adapters.memory import MemoryBackend, MemoryEventLog, MemorySnapshots
 
 __all__ = ["InProcessEngine", "MemoryBackend", "MemoryEventLog", "MemorySnapshots"]
@@ -48,17 +49,16 @@ class InProcessEngine:
         generations_before=0,
         view_players=None,
     ) -> engine_pb2.DecideReply:
-        """``Engine.Decide``."""
-        request = engine_pb2.DecideRequest(
-            command=engine_pb2.Command(type=command_type, actor=actor, payload=payload),
+        """``Engine.Decide`` (the state always sent whole)."""
+        request = decide_request(
+            state,
+            command_type,
+            actor,
+            payload,
             game_id=game_id,
             generations_before=generations_before,
+            view_players=view_players,
         )
-        if view_players is not None:
-            request.view_players.extend(view_players)
-            request.views_listed = True
-        if state is not None:
-            request.state.CopyFrom(state)
         return self._run("Decide", lambda r: self._service.decide(r, self.runs), request)
 
     async def run(self, items) -> list[engine_pb2.RunResult]:

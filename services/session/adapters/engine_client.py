@@ -70,6 +70,31 @@ def parse_targets(target: str) -> list[str]:
     return targets
 
 
+def decide_request(
+    state: engine_pb2.GameState | None,
+    command_type: str,
+    actor: int,
+    payload: bytes,
+    *,
+    game_id: str = "",
+    generations_before: int = 0,
+    view_players: Sequence[int] | None = None,
+) -> engine_pb2.DecideRequest:
+    """The ``Engine.Decide`` request of one command, with the whole ``state`` (None for
+    ``create``) and ``view_players`` listed when given (None: every view)."""
+    request = engine_pb2.DecideRequest(
+        command=engine_pb2.Command(type=command_type, actor=actor, payload=payload),
+        game_id=game_id,
+        generations_before=generations_before,
+    )
+    if view_players is not None:
+        request.view_players.extend(view_players)
+        request.views_listed = True
+    if state is not None:
+        request.state.CopyFrom(state)
+    return request
+
+
 class _Replica:
     def __init__(self, target: str) -> None:
         self.target = target
@@ -159,28 +184,27 @@ class EngineClient:
         hash (``state_cached``: the replica keeps the states it returned); on
         ``STATE_MISS`` (or an engine that predates it) sent again with the state.
         Raises ServiceError."""
-        request = engine_pb2.DecideRequest(
-            command=engine_pb2.Command(type=command_type, actor=actor, payload=payload),
+        request = decide_request(
+            state,
+            command_type,
+            actor,
+            payload,
             game_id=game_id,
             generations_before=generations_before,
+            view_players=view_players,
         )
-        if view_players is not None:
-            request.view_players.extend(view_players)
-            request.views_listed = True
-        if state is not None:
-            request.state.CopyFrom(state)
-            if state.state_hash and state.state:
-                request.state.ClearField("state")
-                request.state_cached = True
-                try:
-                    reply = await self._call("Decide", request, game_id)
-                    if reply.status != engine_pb2.DecideReply.STATE_MISS:
-                        return reply
-                except ServiceError as exc:
-                    if exc.code != ErrorCode.MALFORMED:  # an older engine: no state seen
-                        raise
-                request.state.state = state.state
-                request.state_cached = False
+        if state is not None and state.state_hash and state.state:
+            request.state.ClearField("state")
+            request.state_cached = True
+            try:
+                reply = await self._call("Decide", request, game_id)
+                if reply.status != engine_pb2.DecideReply.STATE_MISS:
+                    return reply
+            except ServiceError as exc:
+                if exc.code != ErrorCode.MALFORMED:  # an older engine: no state seen
+                    raise
+            request.state.state = state.state
+            request.state_cached = False
         return await self._call("Decide", request, game_id)
 
     async def run(self, items: Sequence[engine_pb2.RunItem]) -> list[engine_pb2.RunResult]:
