@@ -131,8 +131,6 @@ class ProgressChecker(Protocol):
         ...
 
 
-
-
 class CommandLoop:
     """Runs commands against the cached games (module docstring).
 
@@ -197,7 +195,7 @@ class CommandLoop:
                     if repeated is not None:
                         log.info("command_repeated", game_id=game.game_id, command_id=key)
                         return Outcome(game, repeated.seq, repeated.player_id, True)
-                    if game.needs_finish and not await self._repair(game):
+                    if game.needs_finish and not await self.repair(game):
                         continue
                     try:
                         reply = await self._decide(game, cmd)
@@ -568,17 +566,13 @@ class CommandLoop:
             await projection.after(game, stored, before)
 
     async def repair(self, game: Game) -> bool:
-        """Write a missing ``GameFinished`` (:attr:`Game.needs_finish`) now; False when
-        another instance wrote meanwhile. Call under the game's lock.
+        """Write the ``GameFinished`` a crash left out (:attr:`Game.needs_finish`) now,
+        its payload from the spectator view (``winner``, ``result``); False when another
+        instance wrote meanwhile (the race was lost). Call under the game's lock.
 
         Raises:
             ServiceError: ``UNAVAILABLE``, ``GAME_BROKEN``.
         """
-        return await self._repair(game)
-
-    async def _repair(self, game: Game) -> bool:
-        """Write the ``GameFinished`` a crash left out (payload from the spectator view:
-        ``winner``, ``result``). False when the race was lost. Call under the lock."""
         view = json.loads(await self.games.raw_view(game, 0))
         draft = engine_pb2.EventDraft(
             type=EventType.GAME_FINISHED,
