@@ -627,11 +627,7 @@ def _advance_pool(pool: SlotPool, slots: np.ndarray, gens: np.ndarray) -> None:
                 pool.running[slot] = False
             else:
                 run.park()
-        for g in range(1, int(gens.max()) + 1):
-            active = slots[(gens >= g) & pool.running[slots]]
-            if active.size == 0:
-                break
-            _generation(pool, active)
+        _generations(pool, slots, gens)
     finally:
         pool.busy = False
         while pool.pending:
@@ -654,11 +650,7 @@ def _advance_scratch(pool: SlotPool, slots: np.ndarray, gens: np.ndarray) -> Non
         scratch.runs[j] = run
         run.pool, run.slot = scratch, j
     try:
-        for g in range(1, int(gens.max()) + 1):
-            active = local[(gens >= g) & scratch.running[local]]
-            if active.size == 0:
-                break
-            _generation(scratch, active)
+        _generations(scratch, local, gens)
     finally:
         for name in SLOT_ARRAYS:
             getattr(pool, name)[slots] = getattr(scratch, name)[local]
@@ -668,6 +660,16 @@ def _advance_scratch(pool: SlotPool, slots: np.ndarray, gens: np.ndarray) -> Non
         scratch.runs.clear()
         for s, run in zip(slots, runs, strict=True):
             run.pool, run.slot = pool, int(s)
+
+
+def _generations(pool: SlotPool, slots: np.ndarray, gens: np.ndarray) -> None:
+    """Up to ``gens`` generations of each of ``slots`` of ``pool``, one kernel call per
+    generation for those still running and not yet through theirs."""
+    for g in range(1, int(gens.max()) + 1):
+        active = slots[(gens >= g) & pool.running[slots]]
+        if active.size == 0:
+            break
+        _generation(pool, active)
 
 
 def _generation(pool: SlotPool, active: np.ndarray) -> None:
