@@ -697,8 +697,7 @@ def _generation(pool: SlotPool, active: np.ndarray) -> None:
     program = pool.program
     program.digest_slots.clear()
     program.digests.clear()
-    if pool.n_planes == 2:
-        ra, done = pool.record_at[active], pool.done[active]
+    if pool.n_planes == 2:  # (record_at and done as read above)
         for slot in active[(ra > 0) & (done + 1 >= ra - H)]:
             program.digest_slots.setdefault(int(slot) // pool.m, []).append(int(slot))
     program.run()
