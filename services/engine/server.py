@@ -140,16 +140,25 @@ def from_proto(msg: engine_pb2.GameState) -> Any:
         raise GameError(ErrorCode.MALFORMED, "a game state is required")
     data = msg.state
     key = msg.state_hash
-    if key:
-        with _DECODED_LOCK:
-            hit = _DECODED.get(key)
-            if hit is not None and hit[0] == data:
-                _DECODED.move_to_end(key)
-                return hit[1]
-    state = engine.decode_state(data)
-    if key:
-        remember(key, data, state)
+    state = _recall(key, data)
+    if state is None:
+        state = engine.decode_state(data)
+        if key:
+            remember(key, data, state)
     return state
+
+
+def _recall(key: str, data: bytes | None = None) -> Any | None:
+    """The decoded-state cache's state of hash ``key`` (when ``data`` is given: only if
+    it was decoded from these bytes), marked recently used; None when not held."""
+    if not key:
+        return None
+    with _DECODED_LOCK:
+        hit = _DECODED.get(key)
+        if hit is not None and (data is None or hit[0] == data):
+            _DECODED.move_to_end(key)
+            return hit[1]
+    return None
 
 
 def remember(key: str, data: bytes, state: Any) -> None:
@@ -169,14 +178,10 @@ def remember(key: str, data: bytes, state: Any) -> None:
 def cached_state(key: str, game_id: str = "", runs: RunCache | None = None) -> Any | None:
     """The state of hash ``key`` when this engine holds it (the decoded-state cache, or
     the base of ``game_id``'s run cache entry), else None."""
-    if not key:
-        return None
-    with _DECODED_LOCK:
-        hit = _DECODED.get(key)
-        if hit is not None:
-            _DECODED.move_to_end(key)
-            return hit[1]
-    if runs is not None and game_id:
+    state = _recall(key)
+    if state is not None:
+        return state
+    if runs is not None and key and game_id:
         return runs.base_of(game_id, key)
     return None
 
@@ -516,6 +521,16 @@ class RunBatcher:
                     future.set_result(reply)
 
 
+async def _refuse(context: grpc.aio.ServicerContext, exc: Exception, rpc: str) -> None:
+    """Abort the call ``rpc`` for ``exc``: a :class:`GameError` with its code, message and
+    seq; anything else (a bug, logged as ``engine_call_failed``) ``INTERNAL``. Raises the
+    abort, always (called from the handler of ``exc``)."""
+    if isinstance(exc, GameError):
+        await abort(context, exc.code, exc.message, getattr(exc, "seq", None))
+    log.exception("engine_call_failed", rpc=rpc)
+    await abort(context, ErrorCode.INTERNAL, f"{type(exc).__name__}: {exc}")
+
+
 class EngineServicer(engine_pb2_grpc.EngineServicer):
     """grpc.aio servicer. Fold, Tick and Run, and any call on a large state, run in a
     worker thread; a small Decide/Views runs inline (a thread hop costs more than the
@@ -540,11 +555,8 @@ class EngineServicer(engine_pb2_grpc.EngineServicer):
                 reply = await asyncio.to_thread(fn, request)
             context.set_trailing_metadata(((ENGINE_VERSION_KEY, engine.ENGINE_VERSION),))
             return reply
-        except GameError as exc:
-            await abort(context, exc.code, exc.message, getattr(exc, "seq", None))
         except Exception as exc:  # noqa: BLE001 - a bug must not kill the server
-            log.exception("engine_call_failed", rpc=getattr(fn, "__name__", "call"))
-            await abort(context, ErrorCode.INTERNAL, f"{type(exc).__name__}: {exc}")
+            await _refuse(context, exc, getattr(fn, "__name__", "call"))
         raise AssertionError("unreachable")  # abort always raises
 
     async def Decide(self, request, context):  # noqa: N802 - gRPC method name
@@ -557,12 +569,9 @@ class EngineServicer(engine_pb2_grpc.EngineServicer):
             reply = await self.batcher.run(request)
             context.set_trailing_metadata(((ENGINE_VERSION_KEY, engine.ENGINE_VERSION),))
             return reply
-        except GameError as exc:
-            await abort(context, exc.code, exc.message, getattr(exc, "seq", None))
         except Exception as exc:  # noqa: BLE001 - a bug must not kill the server
-            log.exception("engine_call_failed", rpc="Run")
-            await abort(context, ErrorCode.INTERNAL, f"{type(exc).__name__}: {exc}")
-        raise AssertionError("unreachable")
+            await _refuse(context, exc, "Run")
+        raise AssertionError("unreachable")  # abort always raises
 
     async def Fold(self, request, context):  # noqa: N802
         return await self._run(fold, request, context)
