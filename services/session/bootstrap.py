@@ -40,10 +40,10 @@ from services.session.adapters.directory import Directory
 from services.session.adapters.engine_client import EngineClient
 from services.session.adapters.event_store import EventStore
 from services.session.adapters.leases import Leases
-from services.session.adapters.memory import MemoryFollower, MemoryServer
+from services.session.adapters.memory import MemoryEventLog, MemoryFollower, MemoryServer
 from services.session.adapters.profiles import Profiles
 from services.session.adapters.snapshots import SnapshotStore
-from services.session.entrypoints.follower import Follower
+from services.session.entrypoints.follower import Follower, OnEvent
 from services.session.entrypoints.grpc_service import SessionServicer
 from services.session.entrypoints.keeper import Keeper
 from services.session.entrypoints.presence import Presence
@@ -70,10 +70,6 @@ P = ParamSpec("P")
 
 #: Seconds one step of a stop may take before the next one runs anyway.
 STOP_STEP_S = 10.0
-
-#: ``on_event(game_id, data, stream_seq)``: what the follower calls per event.
-OnEvent = Callable[[str, bytes, int], None]
-
 
 class Hook(Generic[P]):
     """Callbacks connected after the part that calls them is built: ``hook(*args)`` calls
@@ -234,8 +230,6 @@ def memory_ports(
 
     async def close() -> None:
         await bus.drain()
-
-    from services.session.adapters.memory import MemoryEventLog
 
     return SessionPorts(
         store=MemoryEventLog(server.events),
