@@ -50,18 +50,30 @@ def action_body(k: int) -> dict[str, Any]:
     return {"type": "place" if k % 2 == 0 else "erase", "cells": [cell]}
 
 
+async def _post(client: httpx.AsyncClient, url: str, body: dict[str, Any]) -> dict[str, Any]:
+    """POST ``body`` and return the answer's JSON; a 429 (refused before the app ran: the
+    gateway's per-address limits, gateway/limits.py) is sent again after its
+    ``Retry-After`` seconds. Raises httpx.HTTPStatusError on any other error status."""
+    while True:
+        r = await client.post(url, json=body)
+        if r.status_code != 429:
+            r.raise_for_status()
+            return r.json()
+        await asyncio.sleep(float(r.headers.get("Retry-After", "1")))
+
+
 async def platform_seats(client: httpx.AsyncClient, url: str, games: int) -> list[tuple[str, str]]:
-    """Create ``games`` 2-player Life games; returns ``(game_id, player-1 token)`` each."""
+    """Create ``games`` 2-player Life games; returns ``(game_id, player-1 token)`` each.
+    Every create and join comes from 127.0.0.1 and takes a token of that address's
+    command bucket (``rate_limit_per_s`` after a burst of ``rate_limit_burst``): past the
+    burst they wait out the gateway's ``Retry-After``."""
     seats = []
     for i in range(games):
-        r = await client.post(f"{url}/game/create", json={"kind": "life"})
-        r.raise_for_status()
-        gid = r.json()["game_id"]
-        tokens = []
-        for name in ("p1", "p2"):
-            j = await client.post(f"{url}/game/{gid}/join", json={"name": f"{name}-{i}"})
-            j.raise_for_status()
-            tokens.append(j.json()["player_token"])
+        gid = (await _post(client, f"{url}/game/create", {"kind": "life"}))["game_id"]
+        tokens = [
+            (await _post(client, f"{url}/game/{gid}/join", {"name": f"{name}-{i}"}))["player_token"]
+            for name in ("p1", "p2")
+        ]
         seats.append((gid, tokens[0]))
     return seats
 
