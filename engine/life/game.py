@@ -470,7 +470,7 @@ def tick(state: LifeState, generations: int) -> LifeState:
         planes = bb.step(planes)
         generation += 1
         counts = bb.counts(planes)
-        players, alive = _extinction_counts(players, counts)
+        players, alive = extinction_counts(players, counts)
         if alive <= 1:
             outcome = "last_standing"
             break
@@ -512,11 +512,13 @@ def tick(state: LifeState, generations: int) -> LifeState:
     return new
 
 
-def _extinction_counts(
-    players: tuple[LifePlayer, ...], counts: list[int]
+def extinction_counts(
+    players: tuple[LifePlayer, ...], counts: list[int] | np.ndarray
 ) -> tuple[tuple[LifePlayer, ...], int]:
     """Extinction (docs/playing.md "Life") from the live cells per colour (``counts[c]``): a
-    remaining player with no cells is out. Returns the players and how many remain."""
+    remaining player with no cells is out. Returns the players (``players`` itself when
+    none went out) and how many remain. The packed paths (:mod:`engine.life.packed_runs`,
+    :mod:`engine.life.slots`) apply it too."""
     if any(not p.out and counts[p.id] == 0 for p in players):
         players = tuple(
             replace(p, out=True) if not p.out and counts[p.id] == 0 else p for p in players

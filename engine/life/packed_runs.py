@@ -339,12 +339,8 @@ class PackedRun:
         region (P, (h + 2) s). Marks the run stopped when one of them ends the run."""
         self.done += 1
         self.generation += 1
-        players = self.players
-        if any(not p.out and counts[p.id] == 0 for p in players):
-            self.players = players = tuple(
-                replace(p, out=True) if not p.out and counts[p.id] == 0 else p for p in players
-            )
-        if sum(1 for p in players if not p.out) <= 1:
+        self.players, alive = life.extinction_counts(self.players, counts)
+        if alive <= 1:
             self.running = False
             return
         if self.generation >= self.template.config.max_generations:

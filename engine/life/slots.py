@@ -557,14 +557,12 @@ class SlotRun:
         already counted, the previous board pushed): extinction, ``max_generations``,
         stability, in :func:`engine.life.game.tick`'s order. ``counts``: (5,) live cells."""
         pool, s = self.pool, self.slot
-        players = self.players
-        if any(not p.out and counts[p.id] == 0 for p in players):
-            self.players = players = tuple(
-                replace(p, out=True) if not p.out and counts[p.id] == 0 else p for p in players
-            )
+        players, alive = life.extinction_counts(self.players, counts)
+        if players is not self.players:
+            self.players = players
             for p in players:
                 pool.out[s, p.id] = p.out
-        if sum(1 for p in players if not p.out) <= 1 or pool.gen[s] >= pool.limit[s]:
+        if alive <= 1 or pool.gen[s] >= pool.limit[s]:
             pool.running[s] = False
             return
         pop = int(counts[0])
