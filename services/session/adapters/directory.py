@@ -19,7 +19,7 @@ hot-seat game whose browser was closed is one: no clock ends an untimed game who
 players all left at once (services/session/entrypoints/presence.py), so only the lobby's rule hides it.
 
 Every instance mirrors the entries of unfinished games through one KV watch
-(:class:`services.session.mirror.KvMirror`), so the lobby is current on every instance
+(:class:`services.session.adapters.mirror.KvMirror`), so the lobby is current on every instance
 and pages are served from memory.
 """
 

@@ -5,7 +5,7 @@ Decision (docs/architecture/scale-out.md "Following the log"): **one consumer pe
 replica), starting right after the stream's last message at start-up. Events of games
 this instance has not loaded are dropped on arrival (the game id is read from the
 subject, the payload is not parsed); events of loaded games are queued and folded onto
-the cached state in batches (:meth:`services.session.games.GameCache.followed`).
+the cached state in batches (:meth:`services.session.service_layer.cache.GameCache.followed`).
 One consumer per loaded game would multiply consumers by the number of games and hit the
 server's consumer limit; one per instance costs one consumer whatever the load.
 

@@ -3,7 +3,7 @@
 The engine says whether a turn is timed and where it began (the policy's
 ``turn_time_s`` and the envelope's ``turn_seq``: the per-game seq of the event that
 began the turn). The deadline is that event's **recorded** time + ``turn_time_s``
-(:meth:`services.session.games.GameCache.turn_deadline`), so every instance computes
+(:meth:`services.session.service_layer.cache.GameCache.turn_deadline`), so every instance computes
 the same one, and it survives any restart: nothing of it lives only in memory.
 
 A timed game needs a lease holder (the keeper takes one for it, as for a ticked game;
