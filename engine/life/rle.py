@@ -105,20 +105,15 @@ _LINE_MAX = 70
 _MAX_COUNT_DIGITS = len(str(MAX_SIDE))
 
 
-class PatternError(ValueError):
-    """A pattern text that cannot be read.
+class PatternError(board_codec.BoardFormatError):
+    """A pattern text that cannot be read: the board codec's error (a ``ValueError``,
+    ``PatternError(message, line=1, column=1)``, written ``"line L, column C: message"``).
 
     Attributes:
         message: what is wrong.
         line: 1-based line of the fault.
         column: 1-based column of the fault.
     """
-
-    def __init__(self, message: str, line: int = 1, column: int = 1) -> None:
-        self.message = message
-        self.line = line
-        self.column = column
-        super().__init__(f"line {line}, column {column}: {message}")
 
 
 @dataclass(frozen=True, eq=False)
