@@ -244,6 +244,10 @@ class Services:
     gateway_url: str = ""
     _tmp_handle: Any = None
 
+    def pids(self) -> dict[str, int]:
+        """``{name: pid}`` of every started child (the processes a bench measures)."""
+        return {c.name: c.pid for c in self.children}
+
     def child(self, name: str) -> Child:
         """The child called ``name``. Raises KeyError."""
         for c in self.children:

@@ -39,7 +39,6 @@ import orjson
 import websockets
 
 from bench._stack import (
-    Services,
     new_services,
     row,
     run_async,
@@ -111,10 +110,6 @@ def cpu_ms_per_action(result: dict[str, Any]) -> float | None:
     return 1000.0 * servers / rate
 
 
-def _pids(svc: Services) -> dict[str, int]:
-    return {c.name: c.pid for c in svc.children}
-
-
 async def _platform(mode: str, games: int, warmup: float, seconds: float) -> dict[str, Any]:
     svc = await start_platform(fsync=True, gateway=False)
     try:
@@ -124,7 +119,7 @@ async def _platform(mode: str, games: int, warmup: float, seconds: float) -> dic
         async with httpx.AsyncClient(timeout=30.0) as client:
             seats = await platform_seats(client, svc.gateway_url, games)
         fn = measure_ws if mode == "ws" else measure
-        return await fn(svc.gateway_url, seats, warmup, seconds, _pids(svc))
+        return await fn(svc.gateway_url, seats, warmup, seconds, svc.pids())
     finally:
         svc.close()
 
@@ -134,7 +129,7 @@ async def _floor(games: int, warmup: float, seconds: float) -> dict[str, Any]:
     try:
         svc.start_nats(fsync=True)
         url = await svc.start_floor()
-        return await measure(url, bare_seats(games), warmup, seconds, _pids(svc))
+        return await measure(url, bare_seats(games), warmup, seconds, svc.pids())
     finally:
         svc.close()
 

@@ -41,7 +41,7 @@ async def _topology(n: int, warmup: float, seconds: float) -> dict[str, Any]:
         async with httpx.AsyncClient(timeout=30.0) as client:
             for i in range(GAMES):  # game i is created, and played, through gateway i % n
                 seats += await platform_seats(client, urls[i % n], 1)
-        pids = {c.name: c.pid for c in svc.children}
+        pids = svc.pids()
         result = await measure(urls, seats, warmup, seconds, pids)
     finally:
         svc.close()

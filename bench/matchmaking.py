@@ -147,7 +147,7 @@ async def _services_run(quick: bool) -> dict[str, Any]:
         # every ticket comes from 127.0.0.1: the per-address windows (a ticket is a create,
         # 30 a minute) would refuse all but the first 30 with 429
         base = await svc.start_gateway(rate_limit_per_s=0, create_limit_per_min=0, join_limit_per_min=0)
-        pids = {c.name: c.pid for c in svc.children}
+        pids = svc.pids()
         cpu0 = {n: cpu_seconds(p) for n, p in pids.items()}
         pair_times = await _pairs(base, 5 if quick else 20)
         e2e = await _end_to_end(base, quick)

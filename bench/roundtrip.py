@@ -30,7 +30,6 @@ import httpx
 
 from bench._stack import (
     SECRET,
-    Services,
     new_services,
     row,
     run_async,
@@ -123,15 +122,11 @@ async def measure(
         return await timed_load(players, t_measure, t_end, pids, latencies, errors)
 
 
-def _pids(svc: Services) -> dict[str, int]:
-    return {c.name: c.pid for c in svc.children}
-
-
 async def _bare_run(warmup: float, seconds: float) -> dict[str, Any]:
     svc = new_services()
     try:
         url = await svc.start_bare()
-        return await measure(url, bare_seats(GAMES), warmup, seconds, _pids(svc))
+        return await measure(url, bare_seats(GAMES), warmup, seconds, svc.pids())
     finally:
         svc.close()
 
@@ -141,7 +136,7 @@ async def _floor_run(warmup: float, seconds: float) -> dict[str, Any]:
     try:
         svc.start_nats(fsync=True)
         url = await svc.start_floor()
-        return await measure(url, bare_seats(GAMES), warmup, seconds, _pids(svc))
+        return await measure(url, bare_seats(GAMES), warmup, seconds, svc.pids())
     finally:
         svc.close()
 
@@ -156,7 +151,7 @@ async def _platform_run(fsync: bool, warmup: float, seconds: float) -> dict[str,
                 headers={"Authorization": f"Bearer {seats[0][1]}"},
             )
             view_bytes = len(r.content)
-        result = await measure(svc.gateway_url, seats, warmup, seconds, _pids(svc))
+        result = await measure(svc.gateway_url, seats, warmup, seconds, svc.pids())
         result["view_bytes"] = view_bytes
         return result
     finally:
