@@ -38,14 +38,8 @@ import httpx
 import orjson
 import websockets
 
-from bench._stack import (
-    new_services,
-    row,
-    run_async,
-    start_platform,
-    timed_load,
-)
-from bench.roundtrip import action_body, bare_seats, measure, platform_seats
+from bench._stack import row, run_async, start_platform, timed_load
+from bench.roundtrip import action_body, floor_run, measure, note, platform_seats
 
 GAMES = 100
 WS_CPU_TARGET_MS = 1.0
@@ -124,33 +118,15 @@ async def _platform(mode: str, games: int, warmup: float, seconds: float) -> dic
         svc.close()
 
 
-async def _floor(games: int, warmup: float, seconds: float) -> dict[str, Any]:
-    svc = new_services()
-    try:
-        svc.start_nats(fsync=True)
-        url = await svc.start_floor()
-        return await measure(url, bare_seats(games), warmup, seconds, svc.pids())
-    finally:
-        svc.close()
-
-
 def _note(label: str, r: dict[str, Any]) -> None:
-    cpu = ", ".join(f"{n} {v:.2f}" for n, v in r["cpu_cores"].items())
-    per = cpu_ms_per_action(r)
-    print(
-        f"  actions {label}: {r['actions_per_s']:,.0f} actions/s, p50 {r['p50_ms'] or 0:.1f} ms, "
-        f"p99 {r['p99_ms'] or 0:.1f} ms, errors {r['errors']}, CPU/action "
-        f"{per or 0:.2f} ms; CPU cores used: {cpu}"
-    )
-    for e in r["first_errors"]:
-        print(f"    error: {e}")
+    note(f"actions {label}", r, f", CPU/action {cpu_ms_per_action(r) or 0:.2f} ms")
 
 
 def run(quick: bool = False) -> dict[str, Any]:
     """Measure the hop floor, REST and WebSocket commands; rows as the module docstring."""
     warmup, seconds = (1.0, 3.0) if quick else (2.0, 10.0)
     games = 20 if quick else GAMES
-    floor = run_async(_floor(games, warmup, seconds))
+    floor = run_async(floor_run(warmup, seconds, games))
     _note("hop floor", floor)
     rest = run_async(_platform("rest", games, warmup, seconds))
     _note("REST", rest)

@@ -131,12 +131,14 @@ async def _bare_run(warmup: float, seconds: float) -> dict[str, Any]:
         svc.close()
 
 
-async def _floor_run(warmup: float, seconds: float) -> dict[str, Any]:
+async def floor_run(warmup: float, seconds: float, games: int = GAMES) -> dict[str, Any]:
+    """The hop floor (:mod:`bench._floor`, NATS with fsync on) under :func:`measure`'s
+    load of ``games`` seats; its figures."""
     svc = new_services()
     try:
         svc.start_nats(fsync=True)
         url = await svc.start_floor()
-        return await measure(url, bare_seats(GAMES), warmup, seconds, svc.pids())
+        return await measure(url, bare_seats(games), warmup, seconds, svc.pids())
     finally:
         svc.close()
 
@@ -158,11 +160,13 @@ async def _platform_run(fsync: bool, warmup: float, seconds: float) -> dict[str,
         svc.close()
 
 
-def _note(label: str, r: dict[str, Any]) -> None:
+def note(label: str, r: dict[str, Any], extra: str = "") -> None:
+    """Print :func:`measure`'s figures ``r`` on one line headed ``label`` (``extra`` after
+    the errors), then its first errors."""
     cpu = ", ".join(f"{n} {v:.2f}" for n, v in r["cpu_cores"].items())
     print(
-        f"  roundtrip {label}: {r['actions_per_s']:,.0f} actions/s, p50 {r['p50_ms'] or 0:.1f} ms, "
-        f"p99 {r['p99_ms'] or 0:.1f} ms, errors {r['errors']}; CPU cores used: {cpu}"
+        f"  {label}: {r['actions_per_s']:,.0f} actions/s, p50 {r['p50_ms'] or 0:.1f} ms, "
+        f"p99 {r['p99_ms'] or 0:.1f} ms, errors {r['errors']}{extra}; CPU cores used: {cpu}"
     )
     for e in r["first_errors"]:
         print(f"    error: {e}")
@@ -172,13 +176,13 @@ def run(quick: bool = False) -> dict[str, Any]:
     """Measure the bare endpoint, the platform with fsync on, and with fsync off."""
     warmup, seconds = (1.0, 3.0) if quick else (2.0, 10.0)
     bare = run_async(_bare_run(warmup, seconds))
-    _note("bare", bare)
-    floor = run_async(_floor_run(warmup, seconds))
-    _note("hop floor", floor)
+    note("roundtrip bare", bare)
+    floor = run_async(floor_run(warmup, seconds))
+    note("roundtrip hop floor", floor)
     on = run_async(_platform_run(True, warmup, seconds))
-    _note("fsync on", on)
+    note("roundtrip fsync on", on)
     off = run_async(_platform_run(False, warmup, seconds))
-    _note("fsync off", off)
+    note("roundtrip fsync off", off)
     latency_ms = {
         "bare FastAPI anchor": bare.pop("latencies"),
         "hop floor (same hops, no work)": floor.pop("latencies"),
