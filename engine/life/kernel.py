@@ -26,13 +26,14 @@ so a band's temporaries stay in the core's L2 cache.
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterable
 
 import numpy as np
 
 from engine.life import bitplan
 from engine.life.layouts import LAYOUTS
 
-__all__ = ["PackedBoards", "pack", "step", "step_many", "unpack"]
+__all__ = ["PackedBoards", "colour_cells", "colour_counts", "pack", "step", "step_many", "unpack"]
 
 _MAX_COLOUR = 4
 
@@ -162,23 +163,8 @@ class PackedBoards:
     def to_boards(self) -> np.ndarray:
         """The current boards as a new (N, H, W) uint8 array (0 dead, k = colour k)."""
         geo, planes = self._program.geo, self._program.planes
-        cells = geo.cells(planes[0])  # (N, H, 64 nw) of 0/1, padding included
-        if len(self.colours) == 1:
-            if self.colours[0] != 1:
-                cells *= np.uint8(self.colours[0])
-        elif len(self.colours) == 2:
-            a, b = self.colours
-            if a != 1:
-                cells *= np.uint8(a)
-            colour_b = geo.cells(planes[1])
-            colour_b *= np.uint8(b - a)
-            cells += colour_b
-        else:  # colour 4 = alive and none of the planes of 1, 2, 3
-            cells *= np.uint8(4)
-            for k, plane in enumerate(planes[1:], start=1):
-                colour_k = geo.cells(plane)
-                colour_k *= np.uint8(4 - k)
-                cells -= colour_k
+        # (N, H, 64 nw) of 0/1, padding included
+        cells = colour_cells(geo.cells(planes[0]), (geo.cells(p) for p in planes[1:]), self.colours)
         if self.w == cells.shape[-1]:
             return cells
         return np.ascontiguousarray(cells[..., : self.w])
@@ -201,6 +187,48 @@ def _colours(arr: np.ndarray) -> tuple[int, ...]:
     if len(present) == 2:
         return (present[0], present[1])
     return (1, 2, 3, 4)
+
+
+def colour_cells(
+    alive: np.ndarray, planes: Iterable[np.ndarray], colours: tuple[int, ...]
+) -> np.ndarray:
+    """The cells (0 dead, k = colour k) of boards from their planes unpacked to 0/1 uint8
+    arrays of one shape: ``alive``, then the colour planes kept for ``colours``
+    (:func:`_plane_values`: none for one colour, colour ``b`` of two ``a < b``, colours
+    1, 2, 3 of four; colour 4 = alive and none of them). Written into ``alive`` (the
+    colour planes are overwritten too), which is returned."""
+    if len(colours) == 1:
+        if colours[0] != 1:
+            alive *= np.uint8(colours[0])
+    elif len(colours) == 2:
+        a, b = colours
+        if a != 1:
+            alive *= np.uint8(a)
+        (colour_b,) = planes
+        colour_b *= np.uint8(b - a)
+        alive += colour_b
+    else:
+        alive *= np.uint8(4)
+        for k, colour_k in enumerate(planes, start=1):
+            colour_k *= np.uint8(4 - k)
+            alive -= colour_k
+    return alive
+
+
+def colour_counts(pops: np.ndarray, colours: tuple[int, ...]) -> np.ndarray:
+    """Live cells per board by colour, (k, 5) int64 (column 0 all, column c colour c),
+    from the live cells of each plane kept for two or four ``colours``
+    (:func:`_plane_values`), (k, P)."""
+    out = np.zeros((pops.shape[0], 5), dtype=np.int64)
+    out[:, 0] = pops[:, 0]
+    if len(colours) == 2:
+        a, b = colours
+        out[:, b] = pops[:, 1]
+        out[:, a] = pops[:, 0] - pops[:, 1]
+    else:
+        out[:, 1:4] = pops[:, 1:4]
+        out[:, 4] = pops[:, 0] - pops[:, 1:4].sum(axis=1)
+    return out
 
 
 def _plane_values(colours: tuple[int, ...]) -> list[int]:

@@ -43,7 +43,7 @@ import numpy as np
 
 from engine.life import game as life
 from engine.life import slots, stability
-from engine.life.kernel import PackedBoards, pack, unpack
+from engine.life.kernel import PackedBoards, colour_cells, colour_counts, pack, unpack
 from engine.life.state import LifePlayer, LifeState
 
 #: Boards advanced together in one buffer at most.
@@ -140,37 +140,14 @@ class _Shape:
         Args:
             masked: (n, P, (h + 2) s) board regions of n boards, masked to their cells.
         """
-        pops = np.bitwise_count(masked).sum(axis=2, dtype=np.int64)
-        out = np.zeros((masked.shape[0], 5), dtype=np.int64)
-        out[:, 0] = pops[:, 0]
-        if len(self.colours) == 2:
-            a, b = self.colours
-            out[:, b] = pops[:, 1]
-            out[:, a] = pops[:, 0] - pops[:, 1]
-        else:
-            out[:, 1:4] = pops[:, 1:4]
-            out[:, 4] = pops[:, 0] - pops[:, 1:4].sum(axis=1)
-        return out
+        return colour_counts(np.bitwise_count(masked).sum(axis=2, dtype=np.int64), self.colours)
 
     def boards(self, masked: np.ndarray) -> np.ndarray:
         """The (..., h, w) uint8 boards (0 dead, k = colour k), C-contiguous, of masked
         board regions (..., P, (h + 2) s)."""
-        masked = self.data(masked)
-        alive = unpack(masked[..., 0, :, :], self.w)
-        if len(self.colours) == 2:
-            a, b = self.colours
-            if a != 1:
-                alive *= np.uint8(a)
-            colour = unpack(masked[..., 1, :, :], self.w)
-            colour *= np.uint8(b - a)
-            alive += colour
-            return alive
-        alive *= np.uint8(4)
-        for k in range(1, 4):
-            colour = unpack(masked[..., k, :, :], self.w)
-            colour *= np.uint8(4 - k)
-            alive -= colour
-        return alive
+        data = self.data(masked)
+        colours = (unpack(data[..., k, :, :], self.w) for k in range(1, data.shape[-3]))
+        return colour_cells(unpack(data[..., 0, :, :], self.w), colours, self.colours)
 
     def fingerprints(self, masked: np.ndarray) -> np.ndarray:
         """A 64-bit hash of each board's masked regions (n, P, (h + 2) s): a sum of the

@@ -40,7 +40,7 @@ import numpy as np
 from engine.life import game as life
 from engine.life import stability
 from engine.life.bitplan import Program
-from engine.life.kernel import pack, unpack
+from engine.life.kernel import _plane_values, colour_cells, colour_counts, pack, unpack
 from engine.life.layouts import Op, Plain, _const
 from engine.life.state import LifePlayer, LifeState
 
@@ -288,25 +288,15 @@ class SlotPool:
     def board_words(self, board: np.ndarray) -> np.ndarray:
         """The (P, h, nwb) words of an (h, w) uint8 board (planes: alive, then colour b of
         two colours ``a < b``, or colours 1, 2, 3)."""
-        values = [0, self.colours[1]] if self.n_planes == 2 else [0, 1, 2, 3]
         out = np.zeros((self.n_planes, self.h, self.nwb), dtype=np.uint64)
-        for p, v in enumerate(values):
+        for p, v in enumerate(_plane_values(self.colours)):
             out[p, :, : self.nw] = pack(board != 0 if v == 0 else board == v)
         return out
 
     def board(self, words: np.ndarray) -> np.ndarray:
         """The (h, w) uint8 board of one slot's (P, h, nwb) words."""
-        alive = unpack(np.ascontiguousarray(words[0]), self.w)
-        if self.n_planes == 2:
-            a, b = self.colours
-            if a != 1:
-                alive *= np.uint8(a)
-            alive += unpack(np.ascontiguousarray(words[1]), self.w) * np.uint8(b - a)
-            return alive
-        alive *= np.uint8(4)
-        for k in range(1, 4):
-            alive -= unpack(np.ascontiguousarray(words[k]), self.w) * np.uint8(4 - k)
-        return alive
+        colours = (unpack(words[k], self.w) for k in range(1, self.n_planes))
+        return colour_cells(unpack(words[0], self.w), colours, self.colours)
 
     def take(self) -> int:
         """A free slot (all its words 0)."""
@@ -371,19 +361,6 @@ class SlotPool:
         keyed[0] ^= self.word_keys[0]
         columns = keyed.sum(axis=1, dtype=np.uint64)  # (P, nwb)
         return int(np.einsum("pw,pw->", columns, self.column_keys))
-
-    def colour_counts(self, counts: np.ndarray) -> np.ndarray:
-        """(k, 5) live cells: column 0 all, column c colour c, from plane counts (k, P)."""
-        out = np.zeros((counts.shape[0], 5), dtype=np.int64)
-        out[:, 0] = counts[:, 0]
-        if self.n_planes == 2:
-            a, b = self.colours
-            out[:, b] = counts[:, 1]
-            out[:, a] = counts[:, 0] - counts[:, 1]
-        else:
-            out[:, 1:4] = counts[:, 1:4]
-            out[:, 4] = counts[:, 0] - counts[:, 1:4].sum(axis=1)
-        return out
 
     def digests(self, slots: Sequence[int]) -> list[bytes]:
         """Canonical stability digests (version 3+, :func:`engine.life.stability.planes_digest`:
@@ -705,7 +682,7 @@ def _generation(pool: SlotPool, active: np.ndarray) -> None:
     counts, fp = counts[active], fp[active]
     pool.done[active] += 1
     pool.gen[active] += 1
-    cc = pool.colour_counts(counts)
+    cc = colour_counts(counts, pool.colours)
     extinct = ((cc[:, 1:] == 0) & ~pool.out[active, 1:]).any(axis=1)
     last = pool.gen[active] >= pool.limit[active]
     hp, hk = pool.hpop[active], pool.hkind[active]
