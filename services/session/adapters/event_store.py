@@ -279,11 +279,10 @@ class EventStore:
     ) -> list[events_pb2.Event]:
         """Append ``events`` after per-game seq ``expected_last_seq``.
 
-        Each event gets ``game_id``, ``seq`` (expected_last_seq + 1, + 2, ...), ``time``
-        and ``command_id`` filled in; the stored copies are returned. The first
-        ``system`` events are the system's (the generations a running game ran before
-        the command, recorded in the same append): no ``command_id``, no
-        ``Nats-Msg-Id``; the command's events are numbered from 0 after them.
+        The stored copies are returned, stamped by :func:`stamped`. The first ``system``
+        events are the system's (the generations a running game ran before the command,
+        recorded in the same append): no ``command_id``, no ``Nats-Msg-Id``; the
+        command's events are numbered from 0 after them.
 
         Returns once the server acknowledged every event (after its fsync), possibly in
         one atomic batch with other games' appends; waits first for a slot of the window
@@ -571,6 +570,7 @@ class EventStore:
         """A stream sequence at or before the game's event ``seq``, as far as this store
         knows (0 = the start)."""
         return self._position(game_id, seq)[1]
+
     async def read_pages(
         self, game_id: str, from_seq: int = 1
     ) -> AsyncIterator[list[events_pb2.Event]]:

@@ -282,7 +282,6 @@ class Game:
         """Players whose progress views other instances want now."""
         return sorted(pid for pid, until in self.remote.items() if until > now)
 
-
     @property
     def timed(self) -> bool:
         """A turn timer runs now (the engine's policy and envelope say so)."""

@@ -74,6 +74,7 @@ def remember_command(commands: dict[str, CommandResult], event: events_pb2.Event
     first = commands.get(key)
     commands[key] = CommandResult(event.seq, first.player_id if first else event.actor, digest)
 
+
 def repeated_command(game: Game, key: str, digest: str) -> CommandResult | None:
     """The recorded result of command ``key`` in ``game`` (None when it is new).
 

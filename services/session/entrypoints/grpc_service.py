@@ -170,7 +170,6 @@ class SessionServicer(session_pb2_grpc.SessionServicer):
         version = await self.loop.version_after(outcome, player_id)
         return session_pb2.CommandReply(seq=version, player_id=player_id, view=view)
 
-
     @rpc
     async def CreateGame(self, request, context):  # noqa: N802 - gRPC method names
         config = _json_object(request.config, "config")
