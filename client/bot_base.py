@@ -149,12 +149,14 @@ class ApiBot:
     async def command(self, action: dict[str, Any] | None) -> dict[str, Any]:
         """Send one command of the seat: ``action`` (an action object of the contract), or
         the end of the turn for None; over the socket when it is open, else REST (same
-        answers, same errors). Tells ``on_command``. Returns ``{"seq", "view"}``.
+        answers, same errors). Counts it in ``actions_sent``; tells ``on_command``.
+        Returns ``{"seq", "view"}``.
 
         Raises:
             ApiError: the server refused it; httpx.HTTPError: unreachable.
         """
         assert self.seat is not None, "join first"
+        self.actions_sent += 1
         key = str(uuid.uuid4())
         cmds = self.cmds
         socket_before = cmds is not None and cmds.over_socket

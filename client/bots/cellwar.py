@@ -166,14 +166,12 @@ class CellWarBot(ApiBot):
                     if not actions:  # a blocked factory: it dies at the end of the turn
                         continue
                     choice = self.choose(view, unit, actions)
-                    self.actions_sent += 1
                     answer = await self.command({"unit_id": unit["id"], "dx": choice["dx"], "dy": choice["dy"]})
                     view = answer["view"]
                     self._played(answer)
                     acted = True
                     break
                 if not acted:
-                    self.actions_sent += 1
                     answer = await self.command(None)
                     self.turns_played += 1
                     view = answer.get("view") or {}

@@ -162,11 +162,11 @@ class LifeBot(ApiBot):
                     budget -= await self._stamp_one(view, budget, reserved)
                 cells = await self.choose_cells(view, budget, board=None, reserved=reserved)
                 await self._place(cells)
-                await self._call(None)
+                await self.command(None)
             elif phase == "running" and self.speed and not self._speed_asked:
                 self._speed_asked = True
                 if int(view.get("speed") or 1) != self.speed:
-                    await self._call({"type": "speed", "multiplier": self.speed})
+                    await self.command({"type": "speed", "multiplier": self.speed})
             elif phase == "redraw":
                 generation = int(view.get("generation") or 0)
                 if generation in self._redraw_done:
@@ -179,7 +179,7 @@ class LifeBot(ApiBot):
                     if isinstance(view.get("board"), str):
                         board = decode_board(view["board"], int(view["width"]), int(view["height"]))
                     await self._place(await self.choose_cells(view, want, board=board))
-                await self._call(None)
+                await self.command(None)
         except ApiError as err:
             if err.status != 409:
                 raise
@@ -195,7 +195,7 @@ class LifeBot(ApiBot):
         x, y = self.rng.randrange(x0 + 1, x1 - side), self.rng.randrange(y0 + 1, y1 - side)
         try:
             rotation = self.rng.randrange(4)
-            await self._call({"type": "stamp", "x": x, "y": y, "rotation": rotation, "pattern": name})
+            await self.command({"type": "stamp", "x": x, "y": y, "rotation": rotation, "pattern": name})
         except ApiError as err:  # e.g. a server without the pattern library
             if err.status not in (409, 422):
                 raise
@@ -205,12 +205,7 @@ class LifeBot(ApiBot):
 
     async def _place(self, cells: list[tuple[int, int]]) -> None:
         if cells:
-            await self._call({"type": "place", "cells": [[int(x), int(y)] for x, y in cells]})
-
-    async def _call(self, action: dict[str, Any] | None) -> dict[str, Any]:
-        """One command (:meth:`client.bot_base.ApiBot.command`; None: end the turn)."""
-        self.actions_sent += 1
-        return await self.command(action)
+            await self.command({"type": "place", "cells": [[int(x), int(y)] for x, y in cells]})
 
     async def choose_cells(
         self,
