@@ -36,9 +36,9 @@ import contextlib
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from cellwar.v1 import board_codec
 from client.bot_base import ApiBot, OnCommand
 from client.bots.heuristic import Cell, chebyshev, choose_action
-from client.bots.life import decode_board
 from client.sdk import ApiError, AsyncCellWarClient, Seat
 
 OnView = Callable[["CellWarBot", dict[str, Any]], Awaitable[None] | None]
@@ -50,10 +50,15 @@ __all__ = ["CellWarBot", "chebyshev", "visible_cells"]
 
 
 def visible_cells(view: dict[str, Any]) -> set[Cell]:
-    """The cells of the view's ``visible`` mask (two-state RLE, ``o`` visible)."""
-    w, h = int(view["width"]), int(view["height"])
-    rows = decode_board(str(view.get("visible") or ""), w, h)
-    return {(x, y) for y in range(h) for x in range(w) if rows[y][x]}
+    """The cells of the view's ``visible`` mask (two-state RLE, ``o`` visible; decoded by
+    ``cellwar.v1.board_codec``); none for a view without the field.
+
+    Raises:
+        cellwar.v1.board_codec.BoardFormatError: a malformed text (a ``ValueError``).
+    """
+    w = int(view["width"])
+    cells = board_codec.decode_board(str(view.get("visible") or "!"), w, int(view["height"]))
+    return {(i % w, i // w) for i, state in enumerate(cells) if state}
 
 
 class CellWarBot(ApiBot):
