@@ -186,18 +186,8 @@ def _digests(shape: _Shape, masked: np.ndarray, rules: str) -> list[bytes]:
     of all k boards are made in a few whole-array operations, then hashed one board each."""
     if not stability.digests_planes(rules):
         return [stability.board_digest(board) for board in shape.boards(masked)]
-    data = shape.data(masked)  # (k, P, h, nw)
-    if shape.colours == (1, 2):  # the planes kept are the canonical ones: alive, colour 2
-        planes = np.ascontiguousarray(data[:, :2], dtype="<u8")
-        return [stability.planes_digest(planes[j : j + 1]) for j in range(planes.shape[0])]
-    # the other colour set of a packed run (_colours): (1, 2, 3, 4), planes alive, 1, 2, 3
-    alive, p1, p2, p3 = data[:, 0], data[:, 1], data[:, 2], data[:, 3]
-    cells = {1: p1, 2: p2, 3: p3, 4: alive & ~(p1 | p2 | p3)}
-    planes = np.ascontiguousarray(np.stack(stability.canonical_planes(cells, alive, keep_empty=True), axis=1))
-    third = planes[:, 2].any(axis=(1, 2))  # the third plane counts only when not empty
-    return [
-        stability.planes_digest(planes[j : j + 1, : 3 if third[j] else 2]) for j in range(planes.shape[0])
-    ]
+    # the colour sets of a packed run (_colours): (1, 2) or (1, 2, 3, 4)
+    return stability.stack_digests(shape.data(masked))  # (k, P, h, nw)
 
 
 class PackedRun:

@@ -31,7 +31,6 @@ each generation; otherwise the games named are copied into a scratch pool and ba
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Sequence
 from dataclasses import replace
 
@@ -142,9 +141,7 @@ class MeasuredProgram(Program):
         m, nwb, nw = geo.m, geo.nwb, self._nw
         for slot in wanted:
             a = 1 + (slot % m) * nwb
-            digest = hashlib.sha256(np.ascontiguousarray(rows[0][:, a : a + nw]))
-            digest.update(np.ascontiguousarray(rows[1][:, a : a + nw]))
-            self.digests[slot] = digest.digest()[: stability.DIGEST_SIZE]
+            self.digests[slot] = stability.planes_digest([row[:, a : a + nw] for row in rows])
 
     def _band_done(self, k: int, dst: list[np.ndarray], r0: int, r1: int) -> list[Op]:
         """Measure strip ``k`` (band ``k``, rows from ``r0``) of the new planes ``dst``,
@@ -366,20 +363,7 @@ class SlotPool:
         """Canonical stability digests (version 3+, :func:`engine.life.stability.planes_digest`:
         sha256 of the canonical planes' words, one after the other) of the slots' boards
         now."""
-        data = self.words(slots)[..., : self.nw]  # (k, P, h, nw)
-        if self.n_planes == 2:  # alive and colour 2: the canonical planes of (1, 2)
-            planes = np.ascontiguousarray(data, dtype="<u8")
-            return [hashlib.sha256(plane).digest()[: stability.DIGEST_SIZE] for plane in planes]
-        alive, p1, p2, p3 = data[:, 0], data[:, 1], data[:, 2], data[:, 3]
-        cells = {1: p1, 2: p2, 3: p3, 4: alive & ~(p1 | p2 | p3)}
-        planes = np.ascontiguousarray(
-            np.stack(stability.canonical_planes(cells, alive, keep_empty=True), axis=1)
-        )
-        third = planes[:, 2].any(axis=(1, 2))
-        return [
-            stability.planes_digest(planes[j, : 3 if third[j] else 2])
-            for j in range(planes.shape[0])
-        ]
+        return stability.stack_digests(self.words(slots)[..., : self.nw])  # (k, P, h, nw)
 
 
 _POOLS: dict[tuple, SlotPool] = {}

@@ -95,6 +95,24 @@ def planes_digest(planes: Sequence[np.ndarray] | np.ndarray) -> bytes:
     return h.digest()[:DIGEST_SIZE]
 
 
+def stack_digests(data: np.ndarray) -> list[bytes]:
+    """:func:`planes_digest` of each of k boards given by the planes a packing keeps
+    (:mod:`engine.life.kernel`), as (k, P, H, ceil(W / 64)) uint64 pack words: P = 2,
+    alive and colour 2 of colours (1, 2) (the canonical planes themselves), or P = 4,
+    alive and colours 1, 2, 3 (colour 4 the rest). The canonical planes of all k boards
+    are made in a few whole-array operations, then hashed one board each."""
+    if data.shape[1] == 2:
+        planes = np.ascontiguousarray(data, dtype="<u8")
+        return [planes_digest(planes[j]) for j in range(planes.shape[0])]
+    alive, p1, p2, p3 = data[:, 0], data[:, 1], data[:, 2], data[:, 3]
+    cells = {1: p1, 2: p2, 3: p3, 4: alive & ~(p1 | p2 | p3)}
+    planes = np.ascontiguousarray(
+        np.stack(canonical_planes(cells, alive, keep_empty=True), axis=1), dtype="<u8"
+    )
+    third = planes[:, 2].any(axis=(1, 2))  # the third plane counts only when not empty
+    return [planes_digest(planes[j, : 3 if third[j] else 2]) for j in range(planes.shape[0])]
+
+
 def board_planes_digest(board: np.ndarray) -> bytes:
     """:func:`planes_digest` of an (H, W) uint8 board (0 dead, k = colour k)."""
     cells = {c: pack(board == c) for c in range(1, 5)}
