@@ -2,7 +2,8 @@
 style). The event log, the snapshots and the rest of the in-memory ports live in
 services/session/adapters/memory.py (imported from here too); the engine run in process
 through the engine service's own request handlers (the real rules, no gRPC) is here,
-as the session never imports the engine."""
+as the session never imports the engine, with a clock the test moves and a log that
+counts its reads."""
 
 from __future__ import annotations
 
@@ -17,7 +18,36 @@ from services.engine import server as engine_service
 from services.session.adapters.engine_client import decide_request
 from services.session.adapters.memory import MemoryBackend, MemoryEventLog, MemorySnapshots
 
-__all__ = ["InProcessEngine", "MemoryBackend", "MemoryEventLog", "MemorySnapshots"]
+__all__ = [
+    "Clock",
+    "CountingLog",
+    "InProcessEngine",
+    "MemoryBackend",
+    "MemoryEventLog",
+    "MemorySnapshots",
+]
+
+
+class Clock:
+    """A clock the test moves: ``clock()`` is :attr:`now` (seconds)."""
+
+    def __init__(self, now: float = 0.0) -> None:
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+
+class CountingLog(MemoryEventLog):
+    """The fake log, counting the reads of events as ``(from_seq, to_seq)``."""
+
+    def __init__(self, backend: MemoryBackend) -> None:
+        super().__init__(backend)
+        self.reads: list[tuple[int, int | None]] = []
+
+    async def read(self, game_id, from_seq=1, to_seq=None, **kwargs):
+        self.reads.append((from_seq, to_seq))
+        return await super().read(game_id, from_seq, to_seq, **kwargs)
 
 
 class InProcessEngine:

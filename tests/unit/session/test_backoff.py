@@ -13,18 +13,11 @@ from services.common.errors import ServiceError
 from services.common.settings import Settings
 from services.session.adapters.leases import Leases
 from services.session.entrypoints.keeper import LOAD_RETRY_S, Keeper
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 100.0
-
-    def __call__(self) -> float:
-        return self.now
+from tests.support.fakes import Clock
 
 
 def test_pauses_double_from_the_first_up_to_the_longest_and_a_success_forgets():
-    clock = Clock()
+    clock = Clock(100.0)
     backoff = Backoff(0.5, 3.0, clock)
     assert [backoff.failed("g") for _ in range(5)] == [0.5, 1.0, 2.0, 3.0, 3.0]
     assert backoff.failures("g") == 5 and backoff.waiting("g")
@@ -38,7 +31,7 @@ def test_pauses_double_from_the_first_up_to_the_longest_and_a_success_forgets():
 
 
 def test_keys_no_longer_wanted_are_forgotten():
-    backoff = Backoff(1.0, 1.0, Clock())
+    backoff = Backoff(1.0, 1.0, Clock(100.0))
     for key in ("a", "b", "c"):
         backoff.failed(key)
     assert sorted(backoff.keep_only({"b", "z"})) == ["a", "c"]

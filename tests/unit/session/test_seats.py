@@ -13,21 +13,14 @@ from services.session.domain.commands import Command
 from services.session.service_layer.cache import GameCache
 from services.session.service_layer.loop import CommandLoop
 from services.session.service_layer.projections import SnapshotProjection
-from tests.support.fakes import InProcessEngine, MemoryBackend, MemoryEventLog, MemorySnapshots
+from tests.support.fakes import (
+    CountingLog,
+    InProcessEngine,
+    MemoryBackend,
+    MemorySnapshots,
+)
 
 RATED = {"width": 16, "height": 16, "players": 4, "budget": 10, "rated": True}
-
-
-class CountingLog(MemoryEventLog):
-    """The fake log, counting the reads of events as ``(from_seq, to_seq)``."""
-
-    def __init__(self, backend: MemoryBackend) -> None:
-        super().__init__(backend)
-        self.reads: list[tuple[int, int | None]] = []
-
-    async def read(self, game_id, from_seq=1, to_seq=None, **kwargs):
-        self.reads.append((from_seq, to_seq))
-        return await super().read(game_id, from_seq, to_seq, **kwargs)
 
 
 def instance(backend: MemoryBackend, snapshots: MemorySnapshots) -> tuple[CommandLoop, CountingLog]:

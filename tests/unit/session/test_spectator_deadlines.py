@@ -13,7 +13,13 @@ from services.session.domain.game import event_time, iso_time
 from services.session.service_layer.cache import GameCache
 from services.session.service_layer.loop import CommandLoop
 from services.session.service_layer.spectators import Spectators
-from tests.support.fakes import InProcessEngine, MemoryBackend, MemoryEventLog, MemorySnapshots
+from tests.support.fakes import (
+    Clock,
+    CountingLog,
+    InProcessEngine,
+    MemoryBackend,
+    MemorySnapshots,
+)
 
 UNITS = [
     {"owner": 1, "type": "infantry", "x": 0, "y": 0},
@@ -22,32 +28,12 @@ UNITS = [
 LIVE_TIMED = {"width": 8, "height": 8, "units": UNITS, "turn_time_s": 30, "spectators": "live"}
 
 
-class CountingLog(MemoryEventLog):
-    """The fake log, counting the reads of events as ``(from_seq, to_seq)``."""
-
-    def __init__(self, backend: MemoryBackend) -> None:
-        super().__init__(backend)
-        self.reads: list[tuple[int, int | None]] = []
-
-    async def read(self, game_id, from_seq=1, to_seq=None, **kwargs):
-        self.reads.append((from_seq, to_seq))
-        return await super().read(game_id, from_seq, to_seq, **kwargs)
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = time.time()
-
-    def __call__(self) -> float:
-        return self.now
-
-
 async def test_each_frame_shows_the_deadline_of_its_own_turn_without_reading_its_event():
     store = CountingLog(MemoryBackend())
     engine = InProcessEngine()
     games = GameCache(store, MemorySnapshots(), engine)
     loop = CommandLoop(games, store, engine)
-    clock = Clock()
+    clock = Clock(time.time())
     spectators = Spectators(games, clock)
     gid = (await loop.create("cellwar", LIVE_TIMED)).game_id
     game = games.games[gid]

@@ -16,21 +16,19 @@ from services.session.domain.game import event_time, iso_time, merge_view
 from services.session.entrypoints.timers import TurnTimers
 from services.session.service_layer.cache import GameCache
 from services.session.service_layer.loop import CommandLoop
-from tests.support.fakes import InProcessEngine, MemoryBackend, MemoryEventLog, MemorySnapshots
+from tests.support.fakes import (
+    Clock,
+    InProcessEngine,
+    MemoryBackend,
+    MemoryEventLog,
+    MemorySnapshots,
+)
 
 UNITS = [
     {"owner": 1, "type": "infantry", "x": 0, "y": 0},
     {"owner": 2, "type": "infantry", "x": 7, "y": 7},
 ]
 CELLWAR = {"width": 8, "height": 8, "units": UNITS, "turn_time_s": 30}
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 0.0
-
-    def __call__(self) -> float:
-        return self.now
 
 
 class Instance:
