@@ -226,26 +226,6 @@ class Matchmaker:
 
     # ------------------------------------------------------------------ matching
 
-    async def run(self) -> None:
-        """:meth:`services.matchmaker.matching.MatchingLoop.run`."""
-        await self.matching.run()
-
-    async def step(self) -> list[Match]:
-        """:meth:`services.matchmaker.matching.MatchingLoop.step`."""
-        return await self.matching.step()
-
     async def form(self, match_id: str, kind: str, players: int, match: Match) -> bool:
         """:meth:`services.matchmaker.forming.Former.form`."""
         return await self.former.form(match_id, kind, players, match)
-
-    async def release(self, match_id: str, ticket_ids: list[str]) -> None:
-        """:meth:`services.matchmaker.forming.Former.release`."""
-        await self.former.release(match_id, ticket_ids)
-
-    async def recover(self, match_id: str) -> None:
-        """:meth:`services.matchmaker.forming.Former.recover`."""
-        await self.former.recover(match_id)
-
-    async def complete(self, match_id: str, decision: dict[str, Any]) -> str | None:
-        """:meth:`services.matchmaker.forming.Former.complete`."""
-        return await self.former.complete(match_id, decision)
