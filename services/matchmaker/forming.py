@@ -23,15 +23,7 @@ from services.matchmaker import domain
 from services.matchmaker.decisions import Decisions, DecisionState
 from services.matchmaker.domain import Match, TicketStatus
 from services.matchmaker.session_port import SessionPort
-from services.matchmaker.store import (
-    MAX_ATTEMPTS,
-    Conflict,
-    EventSink,
-    KvStore,
-    MatchEvent,
-    Mirror,
-    ticket_key,
-)
+from services.matchmaker.store import EventSink, KvStore, MatchEvent, Mirror, ticket_key
 from services.matchmaker.tickets import Tickets
 
 log = structlog.get_logger("cellwar.matchmaker")
@@ -104,13 +96,9 @@ class Former:
                 await self.release(match_id, claimed)
                 return False
             record, revision = entry
-            new = {**record, "claim": claim}
-            try:
-                rev = await self.tickets.bucket.update(ticket_key(tid), new, revision)
-            except Conflict:
+            if not await self.tickets.write(ticket_key(tid), {**record, "claim": claim}, revision):
                 await self.release(match_id, claimed)
                 return False
-            self.tickets.mirror.apply_now(ticket_key(tid), new, rev)
             claimed.append(tid)
         seats = []
         for tid in match.ticket_ids:  # seat order
@@ -149,23 +137,14 @@ class Former:
 
     async def release(self, match_id: str, ticket_ids: list[str]) -> None:
         """Remove the claims of ``match_id`` from these tickets (those still carrying it)."""
+
+        def released(record: dict[str, Any] | None) -> dict[str, Any] | None:
+            if record is None or record.get("status") != TicketStatus.SEARCHING or _claim_of(record) != match_id:
+                return None
+            return {**record, "claim": None}
+
         for tid in ticket_ids:
-            key = ticket_key(tid)
-            for _ in range(MAX_ATTEMPTS):
-                entry = await self.tickets.bucket.get(key)
-                if entry is None:
-                    break
-                record, revision = entry
-                claim = record.get("claim") or {}
-                if record.get("status") != TicketStatus.SEARCHING or claim.get("match_id") != match_id:
-                    break
-                new = {**record, "claim": None}
-                try:
-                    rev = await self.tickets.bucket.update(key, new, revision)
-                except Conflict:
-                    continue
-                self.tickets.mirror.apply_now(key, new, rev)
-                break
+            await self.tickets.rewrite(tid, released)
 
     async def recover(self, match_id: str) -> None:
         """Finish what a silent instance left: roll a decided match forward, abort and
@@ -181,7 +160,7 @@ class Former:
         claimed = [
             str(rec["ticket_id"])
             for rec, _ in list(self.tickets.mirror.entries.values())
-            if (rec.get("claim") or {}).get("match_id") == match_id
+            if _claim_of(rec) == match_id
         ]
         log.info("match_rolled_back", match_id=match_id, tickets=len(claimed))
         self.rolled_back += 1
@@ -274,19 +253,16 @@ class Former:
         return game_id
 
     async def _mark_matched(self, ticket_id: str, match_id: str, game_id: str, player_id: int, now: float) -> None:
-        key = ticket_key(ticket_id)
-        for _ in range(MAX_ATTEMPTS):
-            entry = await self.tickets.bucket.get(key)
-            if entry is None:
+        def matched(record: dict[str, Any] | None) -> dict[str, Any] | None:
+            if record is None:
                 log.error("matched_ticket_missing", ticket_id=ticket_id, match_id=match_id)
-                return
-            record, revision = entry
+                return None
             if record.get("status") == TicketStatus.MATCHED:
-                return
-            if (record.get("claim") or {}).get("match_id") != match_id:
+                return None
+            if _claim_of(record) != match_id:
                 log.error("matched_ticket_not_claimed", ticket_id=ticket_id, match_id=match_id)
-                return
-            new = {
+                return None
+            return {
                 **record,
                 "status": TicketStatus.MATCHED.value,
                 "claim": None,
@@ -294,12 +270,8 @@ class Former:
                 "ended_at": now,
                 "reason": "",
             }
-            try:
-                rev = await self.tickets.bucket.update(key, new, revision)
-            except Conflict:
-                continue
-            self.tickets.mirror.apply_now(key, new, rev)
-            return
+
+        await self.tickets.rewrite(ticket_id, matched)
 
     async def _refused(self, match_id: str, seats: list[dict[str, Any]], exc: ServiceError) -> None:
         """The session refused to create the game: cancel the tickets that asked for a
@@ -310,22 +282,18 @@ class Former:
         if len(release) == len(seats):  # no ticket set a config: nothing to blame
             return
         now = self.clock()
+
+        def cancelled(record: dict[str, Any] | None) -> dict[str, Any] | None:
+            if record is None or _claim_of(record) != match_id:
+                return None
+            return {**record, "status": TicketStatus.CANCELLED.value, "claim": None,
+                    "ended_at": now, "reason": f"{exc.code}: {exc.message}"}
+
         for seat in seats:
-            if not seat.get("config_set"):
-                continue
-            key = ticket_key(seat["ticket_id"])
-            for _ in range(MAX_ATTEMPTS):
-                entry = await self.tickets.bucket.get(key)
-                if entry is None:
-                    break
-                record, revision = entry
-                if (record.get("claim") or {}).get("match_id") != match_id:
-                    break
-                new = {**record, "status": TicketStatus.CANCELLED.value, "claim": None,
-                       "ended_at": now, "reason": f"{exc.code}: {exc.message}"}
-                try:
-                    rev = await self.tickets.bucket.update(key, new, revision)
-                except Conflict:
-                    continue
-                self.tickets.mirror.apply_now(key, new, rev)
-                break
+            if seat.get("config_set"):
+                await self.tickets.rewrite(seat["ticket_id"], cancelled)
+
+
+def _claim_of(record: dict[str, Any]) -> Any:
+    """The match id of a ticket's claim (None: not claimed)."""
+    return (record.get("claim") or {}).get("match_id")

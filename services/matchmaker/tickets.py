@@ -97,6 +97,32 @@ class Tickets:
         """``(record, revision)`` of a ticket in the mirror (None: not there)."""
         return self.mirror.entries.get(ticket_key(ticket_id))
 
+    async def write(self, key: str, new: dict[str, Any], revision: int) -> bool:
+        """Write ``new`` at ``key`` if the ticket is still at ``revision``, and into the
+        mirror at once; False (nothing written) when it changed meanwhile. Raises
+        ServiceError UNAVAILABLE."""
+        try:
+            rev = await self.bucket.update(key, new, revision)
+        except Conflict:
+            return False
+        self.mirror.apply_now(key, new, rev)
+        return True
+
+    async def rewrite(
+        self, ticket_id: str, change: Callable[[dict[str, Any] | None], dict[str, Any] | None]
+    ) -> None:
+        """Read a ticket from KV and :meth:`write` ``change(record)`` over it (``record``
+        None: no such ticket; ``change`` answering None: leave it as it is), reading it
+        again after a conflict, :data:`MAX_ATTEMPTS` times at most. Raises ServiceError
+        UNAVAILABLE."""
+        key = ticket_key(ticket_id)
+        for _ in range(MAX_ATTEMPTS):
+            entry = await self.bucket.get(key)
+            record, revision = entry if entry is not None else (None, 0)
+            new = change(record)
+            if new is None or await self.write(key, new, revision):
+                return
+
     def searching_now(self, ticket: dict[str, Any] | None, now: float) -> bool:
         """True while a ticket holds its profile's place in the queue: searching, and
         claimed by a match being formed or younger than the TTL."""
@@ -254,11 +280,8 @@ class Tickets:
             now = self.clock()
             new = {**record, "status": TicketStatus.CANCELLED.value, "claim": None,
                    "ended_at": now, "reason": "cancelled"}
-            try:
-                rev = await self.bucket.update(key, new, revision)
-            except Conflict:
+            if not await self.write(key, new, revision):
                 continue
-            self.mirror.apply_now(key, new, rev)
             log.info("ticket_cancelled", ticket_id=ticket_id, queue=record.get("queue"))
             self.events.publish(
                 MatchEvent.TICKET_CANCELLED, {"ticket_id": ticket_id, "at": now}, f"tx-{ticket_id}"
@@ -271,11 +294,8 @@ class Tickets:
         a ticket changed meanwhile (claimed, cancelled, expired elsewhere) is left alone.
         Raises ServiceError UNAVAILABLE."""
         new = {**record, "status": TicketStatus.EXPIRED.value, "ended_at": now, "reason": "ttl"}
-        try:
-            rev = await self.bucket.update(key, new, revision)
-        except Conflict:
+        if not await self.write(key, new, revision):
             return
-        self.mirror.apply_now(key, new, rev)
         log.info("ticket_expired", ticket_id=record["ticket_id"], queue=record.get("queue"))
         self.events.publish(
             MatchEvent.TICKET_EXPIRED,
