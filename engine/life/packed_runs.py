@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Sequence
-from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -44,6 +43,7 @@ import numpy as np
 from engine.life import game as life
 from engine.life import slots, stability
 from engine.life.kernel import PackedBoards, colour_cells, colour_counts, pack, unpack
+from engine.life.run_state import RunStates
 from engine.life.state import LifePlayer, LifeState
 
 #: Boards advanced together in one buffer at most.
@@ -190,8 +190,9 @@ def _digests(shape: _Shape, masked: np.ndarray, rules: str) -> list[bytes]:
     return stability.stack_digests(shape.data(masked))  # (k, P, h, nw)
 
 
-class PackedRun:
-    """One running Life game between two recorded states, bit-packed.
+class PackedRun(RunStates):
+    """One running Life game between two recorded states, bit-packed (its states:
+    :class:`engine.life.run_state.RunStates`).
 
     Args:
         state: the recorded state the run starts from (running, under the current
@@ -245,42 +246,11 @@ class PackedRun:
 
     # ------------------------------------------------------------------ states
 
-    def _complete_history(self) -> bool:
-        return all(e[1] is not None for e in self.history[-stability.HISTORY :])
-
-    def state(self) -> LifeState:
-        """The game now, exactly as ``tick(base, done)`` gives it: built from the planes
-        when the canonical history is complete (a planned checkpoint), else by the plain
-        path from the base (a stopped run, an unplanned record)."""
-        if not self.done:
-            return self.template
-        if not self.running:
-            if self._final is None:
-                self._final = life.tick(self.template, self.done)
-            return self._final
-        if not self._complete_history():
-            return life.tick(self.template, self.done)
-        return replace(
-            self.template,
-            board=self._board().tobytes(),
-            generation=self.generation,
-            history=tuple((e[0], e[1]) for e in self.history[-stability.HISTORY :]),
-            players=self.players,
-        )
-
-    def view_state(self) -> LifeState:
-        """The game now for views (board, generation, players; the history is the
-        base's: views never show it)."""
-        if not self.running:
-            return self.state()
-        if not self.done:
-            return self.template
-        return replace(
-            self.template,
-            board=self._board().tobytes(),
-            generation=self.generation,
-            players=self.players,
-        )
+    def _history(self) -> tuple[tuple[int, bytes], ...] | None:
+        recent = self.history[-stability.HISTORY :]
+        if not all(e[1] is not None for e in recent):
+            return None
+        return tuple((e[0], e[1]) for e in recent)
 
     def _masked(self) -> np.ndarray:
         """(P, (h + 2) s) the run's planes masked to its cells."""

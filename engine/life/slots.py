@@ -32,7 +32,6 @@ each generation; otherwise the games named are copied into a scratch pool and ba
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
 
 import numpy as np
 
@@ -41,6 +40,7 @@ from engine.life import stability
 from engine.life.bitplan import Program
 from engine.life.kernel import _plane_values, colour_cells, colour_counts, pack, unpack
 from engine.life.layouts import Op, Plain, _const
+from engine.life.run_state import RunStates
 from engine.life.state import LifePlayer, LifeState
 
 __all__ = ["SlotPool", "SlotRun", "advance", "pool_of"]
@@ -379,9 +379,10 @@ def pool_of(state: LifeState) -> SlotPool:
     return pool
 
 
-class SlotRun:
+class SlotRun(RunStates):
     """One running hard-edged Life game between two recorded states, in a pool slot
-    (the interface of :class:`engine.life.packed_runs.PackedRun`).
+    (the interface of :class:`engine.life.packed_runs.PackedRun`, its states
+    :class:`engine.life.run_state.RunStates`).
 
     Args:
         state: the recorded state the run starts from (running, current rules, hard
@@ -469,47 +470,25 @@ class SlotRun:
     def _board(self) -> np.ndarray:
         return self.pool.board(self.pool.words([self.slot])[0])
 
-    def state(self) -> LifeState:
-        """The game now, exactly as ``tick(base, done)`` gives it (see
-        :meth:`engine.life.packed_runs.PackedRun.state`)."""
-        self.unpark()
+    def _history(self) -> tuple[tuple[int, bytes], ...] | None:
         pool, s = self.pool, self.slot
-        done = int(pool.done[s])
-        if not done:
-            return self.template
-        if not pool.running[s]:
-            if self._final is None:
-                self._final = life.tick(self.template, done)
-            return self._final
         kinds = pool.hkind[s]
-        known = kinds != EMPTY
-        if not all(pool.hcanon[s][known]):
-            return life.tick(self.template, done)
-        history = tuple(
+        if not all(pool.hcanon[s][kinds != EMPTY]):
+            return None
+        return tuple(
             (int(pool.hpop[s, k]), bytes(pool.hcanon[s, k])) for k in range(H) if kinds[k] != EMPTY
         )
-        return replace(
-            self.template,
-            board=self._board().tobytes(),
-            generation=int(pool.gen[s]),
-            history=history,
-            players=self.players,
-        )
+
+    def state(self) -> LifeState:
+        """The game now (:meth:`engine.life.run_state.RunStates.state`), back in a slot."""
+        self.unpark()
+        return super().state()
 
     def view_state(self) -> LifeState:
-        """The game now for views (board, generation, players; the base's history)."""
+        """The game now for views (:meth:`engine.life.run_state.RunStates.view_state`),
+        back in a slot."""
         self.unpark()
-        pool, s = self.pool, self.slot
-        if not pool.running[s]:
-            return self.state()
-        if not pool.done[s]:
-            return self.template
-        return replace(
-            self.template,
-            board=self._board().tobytes(),
-            generation=int(pool.gen[s]),
-            players=self.players,
-        )
+        return super().view_state()
 
     # ------------------------------------------------------------------ rules (rare path)
 
