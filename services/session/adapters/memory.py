@@ -45,6 +45,7 @@ import nats.js.errors
 from nats.js.kv import KV_DEL, KV_PURGE, KeyValue
 
 from cellwar.v1 import events_pb2
+from services.common.nats.subjects import subject_matches
 from services.session.adapters.event_store import DUPLICATE_WINDOW_S, msg_id, stamped
 from services.session.service_layer.ports import (
     ConcurrencyError,
@@ -53,6 +54,8 @@ from services.session.service_layer.ports import (
     StoreUnavailable,
 )
 
+#: ``subject_matches`` (``*``/``>`` wildcards, for KV watches, ``keys`` filters and the
+#: bus) is :mod:`services.common.nats.subjects`', shared with the matchmaker's memory.
 __all__ = [
     "DUPLICATE_WINDOW_S",
     "MemoryBackend",
@@ -62,22 +65,11 @@ __all__ = [
     "MemoryKeyValue",
     "MemoryServer",
     "MemorySnapshots",
+    "subject_matches",
 ]
 
 #: ``on_event(game_id, data, stream_seq)``, as :class:`~services.session.entrypoints.follower.Follower` calls it.
 OnEvent = Callable[[str, bytes, int], None]
-
-
-def subject_matches(pattern: str, subject: str) -> bool:
-    """NATS subject matching: tokens split on ``.``, ``*`` matches one token, a final
-    ``>`` one or more."""
-    want, have = pattern.split("."), subject.split(".")
-    for i, token in enumerate(want):
-        if token == ">":
-            return len(have) > i
-        if i >= len(have) or (token != "*" and token != have[i]):
-            return False
-    return len(want) == len(have)
 
 
 # ---------------------------------------------------------------------------- event log
