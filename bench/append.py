@@ -20,21 +20,24 @@ no target of its own; the round trip's is in ``roundtrip``).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import json
 import time
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
-from bench._stack import cpu_seconds, new_services, percentile, row, run_async
+from bench._stack import Services, cpu_seconds, new_services, percentile, row, run_async
 
 GAMES = 10
 ROUNDS = 4  # windows per loop, taken in turns
 EVENT_TYPE = "ActionApplied"
 
 
-def _event(game_id: str) -> Any:
+def sample_event(game_id: str) -> Any:
+    """The ~150-byte ``cellwar.v1.Event`` every append of the append benches writes: an
+    ``ActionApplied`` of one placed cell in game ``game_id``."""
     from cellwar.v1 import events_pb2
 
     payload = json.dumps({"type": "place", "cells": [[3, 4]]}, separators=(",", ":")).encode()
@@ -46,6 +49,31 @@ def _event(game_id: str) -> Any:
         engine_version="bench",
         state_hash="0" * 64,
     )
+
+
+@contextlib.asynccontextmanager
+async def event_store_on_nats() -> AsyncIterator[tuple[Services, Any, Any, Any]]:
+    """A ``nats-server`` child with JetStream ``sync_interval: always``, a connection to
+    it, its JetStream context and an ``EventStore`` whose ``GAME_EVENTS`` stream is
+    created (:meth:`EventStore.ensure_stream`): yields ``(services, nc, js, store)``;
+    closes the connection and stops the child on exit."""
+    import nats
+
+    from services.session.adapters.event_store import EventStore
+
+    svc = new_services()
+    nc = None
+    try:
+        svc.start_nats(fsync=True)
+        nc = await nats.connect(svc.nats_url)
+        js = nc.jetstream()
+        store = EventStore(js)
+        await store.ensure_stream()
+        yield svc, nc, js, store
+    finally:
+        if nc is not None:
+            await nc.close()
+        svc.close()
 
 
 async def _load(
@@ -80,24 +108,15 @@ async def _load(
 
 
 async def _bench(warmup: float, seconds: float) -> dict[str, Any]:
-    import nats
+    from services.session.adapters.event_store import STREAM, msg_id, subject
 
-    from services.session.adapters.event_store import STREAM, EventStore, msg_id, subject
-
-    svc = new_services()
-    nc = None
-    try:
-        svc.start_nats(fsync=True)
+    async with event_store_on_nats() as (svc, _nc, js, store):
         nats_pid = svc.child("nats").pid
-        nc = await nats.connect(svc.nats_url)
-        js = nc.jetstream()
-        store = EventStore(js)
-        await store.ensure_stream()
         out: dict[str, Any] = {}
 
         # anchor: the raw publish loop
         raw_ids = [f"raw{g:02d}-{uuid.uuid4().hex[:8]}" for g in range(GAMES)]
-        raw_bytes = [_event(gid).SerializeToString() for gid in raw_ids]
+        raw_bytes = [sample_event(gid).SerializeToString() for gid in raw_ids]
         last = [0] * GAMES
         commands = [itertools.count() for _ in range(2 * GAMES)]  # ids unique across windows
 
@@ -111,7 +130,7 @@ async def _bench(warmup: float, seconds: float) -> dict[str, Any]:
 
         # the session's append path
         ids = [f"store{g:02d}-{uuid.uuid4().hex[:8]}" for g in range(GAMES)]
-        drafts = [_event(gid) for gid in ids]
+        drafts = [sample_event(gid) for gid in ids]
         seqs = [0] * GAMES
 
         async def session(g: int, k: int) -> None:
@@ -142,10 +161,6 @@ async def _bench(warmup: float, seconds: float) -> dict[str, Any]:
         info = await js.stream_info(STREAM)
         out["stream_messages"] = info.state.messages
         return out
-    finally:
-        if nc is not None:
-            await nc.close()
-        svc.close()
 
 
 def run(quick: bool = False) -> dict[str, Any]:

@@ -39,26 +39,13 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-from bench._stack import cpu_seconds, new_services, row, run_async
+from bench._stack import cpu_seconds, row, run_async
+from bench.append import event_store_on_nats, sample_event
 
 IN_FLIGHT = (1, 16, 256)
 LOOPS = ("raw fenced", "raw unfenced", "raw atomic batch", "EventStore.append")
 FENCE = "Nats-Expected-Last-Subject-Sequence"
 MSG_ID = "Nats-Msg-Id"
-
-
-def _event(game_id: str) -> Any:
-    from cellwar.v1 import events_pb2
-
-    payload = json.dumps({"type": "place", "cells": [[3, 4]]}, separators=(",", ":")).encode()
-    return events_pb2.Event(
-        game_id=game_id,
-        type="ActionApplied",
-        actor=1,
-        payload=payload,
-        engine_version="bench",
-        state_hash="0" * 64,
-    )
 
 
 def fsync_rate(folder: Path, seconds: float) -> float:
@@ -85,7 +72,7 @@ class _Game:
 
         self.id = f"{prefix}-{uuid.uuid4().hex[:12]}"
         self.subject = subject(self.id)
-        self.draft = _event(self.id)
+        self.draft = sample_event(self.id)
         self.data = self.draft.SerializeToString()
         self.last = 0  # stream seq of the last ack (raw loops)
         self.seq = 0  # per-game seq (EventStore.append)
@@ -130,19 +117,10 @@ async def _per_game(
 
 
 async def _bench(seconds: float, repeats: int) -> dict[str, Any]:
-    import nats
+    from services.session.adapters.event_store import STREAM, msg_id
 
-    from services.session.adapters.event_store import STREAM, EventStore, msg_id
-
-    svc = new_services()
-    nc = None
-    try:
-        svc.start_nats(fsync=True)
+    async with event_store_on_nats() as (svc, nc, js, store):
         nats_pid = svc.child("nats").pid
-        nc = await nats.connect(svc.nats_url)
-        js = nc.jetstream()
-        store = EventStore(js)
-        await store.ensure_stream()
         config = (await js.stream_info(STREAM)).config
         if not config.allow_atomic:  # the raw batch loop needs it (the store may not)
             config.allow_atomic = True
@@ -222,12 +200,8 @@ async def _bench(seconds: float, repeats: int) -> dict[str, Any]:
             "samples": samples,
             "disk_fsync_per_s": disk,
             "stream_messages": info.state.messages,
-            "group_commit": store.commit_stats() if hasattr(store, "commit_stats") else None,
+            "group_commit": store.commit_stats(),
         }
-    finally:
-        if nc is not None:
-            await nc.close()
-        svc.close()
 
 
 def _span(values: list[float]) -> dict[str, float]:
@@ -320,7 +294,7 @@ def run(quick: bool = False) -> dict[str, Any]:
             range=[vs_batch["min"], vs_batch["max"]],
         )
     )
-    stats = r["group_commit"] or {}
+    stats = r["group_commit"]
     if stats.get("batches"):
         rows.append(
             row(
