@@ -26,21 +26,13 @@ from collections.abc import Callable
 from typing import Any
 
 from services.common.errors import ServiceError
+from services.common.nats.subjects import subject_matches
 from services.matchmaker.projection import GameLog
 from services.matchmaker.store import Conflict, MatchEvent, RawChangeFn, dumps, loads
 
-
-def key_matches(pattern: str, key: str) -> bool:
-    """True when ``key`` matches a NATS subject filter of KV keys: tokens split on ``.``,
-    ``*`` one token, ``>`` (last) one or more tokens."""
-    want = pattern.split(".")
-    have = key.split(".")
-    for i, token in enumerate(want):
-        if token == ">":
-            return len(have) > i
-        if i >= len(have) or (token != "*" and token != have[i]):
-            return False
-    return len(have) == len(want)
+#: ``key_matches(pattern, key)``: True when a KV key matches a watch's subject filter
+#: (``t.>``, ``r.*.p``): :func:`services.common.nats.subjects.subject_matches`.
+key_matches = subject_matches
 
 
 class MemoryFeed:

@@ -13,6 +13,8 @@ private attributes it reads.
   ``msg_ttl`` put, :class:`~services.common.nats.kv.KvMirror` (a live local copy of a
   bucket), shared by the session and the matchmaker.
 - :mod:`services.common.nats.direct`: the batched direct get of a stream's messages.
+- :mod:`services.common.nats.subjects`: subject filter matching (``*``, ``>``), for the
+  in-memory stand-ins of NATS (no nats.py involved).
 
 The connection itself (deadlines, pings, reconnects) is :mod:`services.common.natsconn`.
 """
