@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import asyncio
-import collections
 import contextlib
 import json
 from collections.abc import AsyncIterator, Callable
@@ -17,11 +16,6 @@ from websockets.exceptions import ConnectionClosed
 from client.sdk import core
 from client.sdk.core import DEFAULT_TIMEOUT_S, ApiError, RetryHook, Seat
 from client.sdk.ops import CommandOperations, Operations, Steps, install
-
-#: What :meth:`AsyncCellWarClient.commands` and :meth:`wait_for_match` treat as "no
-#: socket here": nothing listens, a proxy without WebSocket, a refused handshake, a
-#: timeout (an OSError).
-_NO_SOCKET = (OSError, websockets.WebSocketException)
 
 
 async def _run(owner: Any, steps: Steps) -> Any:
@@ -124,7 +118,7 @@ class AsyncCellWarClient(Operations):
                     last = message
                 if last is not None and core._ticket_final(last):
                     return core._seat_of(last)
-            except (*_NO_SOCKET, ApiError):
+            except (*core._NO_SOCKET, ApiError):
                 pass  # fall back to polling (a proxy without WebSocket, a dropped stream)
             return await _run(self, Operations.wait_for_match(self, ticket_id, ticket_token, timeout=timeout,
                                                               poll_s=poll_s))
@@ -225,22 +219,19 @@ class AsyncCommands(CommandOperations):
     """
 
     def __init__(self, client: AsyncCellWarClient, game_id: str, token: str) -> None:
-        self._client, self.game_id, self.token = client, game_id, token
-        self._frames = core._CommandFrames()
+        super().__init__(client, game_id, token)
         self._pending: dict[str, asyncio.Future[Any]] = {}
-        self._kept: collections.deque[dict[str, Any]] = collections.deque(maxlen=core.MESSAGES_KEPT)
         self._arrived = asyncio.Event()
         self._ws: Any = None
         self._reader: asyncio.Task[None] | None = None
         self._close_code: int | None = None
         self._close_reason: str | None = None
-        self.open_error: Exception | None = None
 
     async def __aenter__(self) -> AsyncCommands:
         url = core.stream_url(self._client.base_url, self.game_id, None)
         try:
             self._ws = await websockets.connect(url, **core._ws_options(core.stream_subprotocols(self.token)))
-        except _NO_SOCKET as exc:
+        except core._NO_SOCKET as exc:
             self.open_error = exc
         else:
             self._reader = asyncio.create_task(self._read())

@@ -12,7 +12,7 @@ from typing import Any
 from urllib.parse import quote, urlsplit, urlunsplit
 
 import httpx
-from websockets.exceptions import ConnectionClosed
+from websockets.exceptions import ConnectionClosed, WebSocketException
 
 #: Default timeout of one HTTP request (seconds); also the longest wait of a command's
 #: answer on the stream socket before it is sent again over REST.
@@ -35,6 +35,11 @@ RETRY_MAX_WAIT_S = 2.0
 #: Transport errors of a server that is restarting: nothing listens, or it closed the
 #: connection under the request.
 _RESTARTING = (httpx.ConnectError, httpx.RemoteProtocolError, httpx.ReadError)
+
+#: What the command sockets and the async :meth:`wait_for_match` treat as "no socket
+#: here": nothing listens, a proxy without WebSocket, a refused handshake, a timeout (an
+#: OSError).
+_NO_SOCKET = (OSError, WebSocketException)
 
 #: ``on_retry(reason, wait_s)``: told before each wait of a retry.
 RetryHook = Callable[[str, float], None]

@@ -10,6 +10,7 @@ returns is the operation's result. :func:`install` turns each into a blocking me
 
 from __future__ import annotations
 
+import collections
 import functools
 import time
 import uuid
@@ -21,6 +22,7 @@ from client.sdk.core import (
     FALLBACK,
     FINAL_TICKET_STATUSES,
     LOBBY_PAGE,
+    MESSAGES_KEPT,
     ApiError,
     Seat,
     _auth,
@@ -337,8 +339,13 @@ class CommandOperations:
     the same key, and the server applies it once; a frame above
     :data:`client.sdk.core.COMMAND_FRAME_BYTES` goes over REST at once."""
 
-    game_id: str
-    token: str
+    def __init__(self, client: Any, game_id: str, token: str) -> None:
+        self._client, self.game_id, self.token = client, game_id, token
+        self._frames = _CommandFrames()
+        #: Stream messages read and not yet given to :meth:`messages` (the oldest dropped first).
+        self._kept: collections.deque[dict[str, Any]] = collections.deque(maxlen=MESSAGES_KEPT)
+        #: Why the socket could not be opened (then every command goes over REST), else None.
+        self.open_error: Exception | None = None
 
     def act(self, action: dict[str, Any], *, idempotency_key: str | None = None) -> dict[str, Any]:
         """Send an action object of the contract (the body of ``POST /game/{id}/action``);

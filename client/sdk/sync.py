@@ -3,7 +3,6 @@ and ``websockets.sync`` (notebooks, scripts, a policy's thread)."""
 
 from __future__ import annotations
 
-import collections
 import contextlib
 import json
 import time
@@ -174,20 +173,17 @@ class Commands(CommandOperations):
     """
 
     def __init__(self, client: CellWarClient, game_id: str, token: str) -> None:
-        self._client, self.game_id, self.token = client, game_id, token
-        self._frames = core._CommandFrames()
-        self._kept: collections.deque[dict[str, Any]] = collections.deque(maxlen=core.MESSAGES_KEPT)
+        super().__init__(client, game_id, token)
         self._ws: Any = None
         self._socket = contextlib.ExitStack()
         self._closed: ConnectionClosed | None = None
-        self.open_error: Exception | None = None
 
     def __enter__(self) -> Commands:
         url = core.stream_url(self._client.base_url, self.game_id, None)
         try:
             connect = websockets.sync.client.connect(url, **core._ws_options(core.stream_subprotocols(self.token)))
             self._ws = self._socket.enter_context(connect)
-        except (OSError, websockets.WebSocketException) as exc:
+        except core._NO_SOCKET as exc:
             self.open_error = exc
         return self
 
