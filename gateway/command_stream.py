@@ -64,20 +64,21 @@ def rpc_error(error: session_pb2.CommandError) -> grpc.aio.AioRpcError:
         trailing.append((ERROR_CODE_KEY, error.code))
     if error.HasField("seq"):
         trailing.append((ERROR_SEQ_KEY, str(error.seq)))
-    return grpc.aio.AioRpcError(
-        _STATUS_BY_NUMBER.get(error.status, grpc.StatusCode.UNKNOWN),
-        grpc.aio.Metadata(),
-        grpc.aio.Metadata(*trailing),
-        error.details,
-    )
+    return _call_error(_STATUS_BY_NUMBER.get(error.status, grpc.StatusCode.UNKNOWN), error.details, trailing)
 
 
 def unavailable(details: str) -> grpc.aio.AioRpcError:
     """``UNAVAILABLE`` without a service code: the channel's own failure (a retry on
     another instance is safe)."""
-    return grpc.aio.AioRpcError(
-        grpc.StatusCode.UNAVAILABLE, grpc.aio.Metadata(), grpc.aio.Metadata(), details
-    )
+    return _call_error(grpc.StatusCode.UNAVAILABLE, details)
+
+
+def _call_error(
+    code: grpc.StatusCode, details: str, trailing: list[tuple[str, str]] | None = None
+) -> grpc.aio.AioRpcError:
+    """The :class:`grpc.aio.AioRpcError` of a call that ended with ``code``, ``details``
+    and the ``trailing`` metadata (no initial metadata)."""
+    return grpc.aio.AioRpcError(code, grpc.aio.Metadata(), grpc.aio.Metadata(*(trailing or ())), details)
 
 
 class CommandStream:
@@ -335,14 +336,7 @@ def _take(frames: list[session_pb2.CommandFrame]) -> list[session_pb2.CommandFra
 
 def _expire(future: asyncio.Future) -> None:
     if not future.done():
-        future.set_exception(
-            grpc.aio.AioRpcError(
-                grpc.StatusCode.DEADLINE_EXCEEDED,
-                grpc.aio.Metadata(),
-                grpc.aio.Metadata(),
-                "Deadline Exceeded",
-            )
-        )
+        future.set_exception(_call_error(grpc.StatusCode.DEADLINE_EXCEEDED, "Deadline Exceeded"))
 
 
 class StreamedCommand(UnaryOverStream):
