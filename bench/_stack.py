@@ -74,6 +74,18 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / ticks
 
 
+def latency_figures(latencies: Sequence[float], errors: Sequence[str]) -> dict[str, Any]:
+    """p50, p99 and max of ``latencies`` (ms; None when empty), the count of ``errors``
+    and the first three of them."""
+    return {
+        "p50_ms": percentile(latencies, 50),
+        "p99_ms": percentile(latencies, 99),
+        "max_ms": max(latencies) if latencies else None,
+        "errors": len(errors),
+        "first_errors": list(errors[:3]),
+    }
+
+
 async def timed_load(
     players: Sequence[Coroutine[Any, Any, Any]],
     t_measure: float,
@@ -104,11 +116,7 @@ async def timed_load(
         "latencies": latencies,
         "actions_per_s": len(latencies) / seconds,
         "actions": len(latencies),
-        "p50_ms": percentile(latencies, 50),
-        "p99_ms": percentile(latencies, 99),
-        "max_ms": max(latencies) if latencies else None,
-        "errors": len(errors),
-        "first_errors": errors[:3],
+        **latency_figures(latencies, errors),
         "cpu_cores": {n: round(v, 3) for n, v in cpu.items()},
     }
 

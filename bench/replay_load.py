@@ -30,7 +30,14 @@ from typing import Any
 
 import httpx
 
-from bench._stack import Services, cpu_seconds, percentile, row, run_async, start_platform
+from bench._stack import (
+    Services,
+    cpu_seconds,
+    latency_figures,
+    row,
+    run_async,
+    start_platform,
+)
 
 #: Concurrent replay requests in a storm.
 STORM = 500
@@ -200,11 +207,7 @@ async def _phase(
         storm.join(30)
     return {
         "actions": len(latencies),
-        "p50_ms": percentile(latencies, 50),
-        "p99_ms": percentile(latencies, 99),
-        "max_ms": max(latencies) if latencies else None,
-        "errors": len(errors),
-        "first_errors": errors[:3],
+        **latency_figures(latencies, errors),
         "replays_answered": {str(s): n for s, n in sorted(answered.items())},
         "cpu_cores": {n: round((cpu1[n] - cpu0.get(n, cpu1[n])) / seconds, 3) for n in cpu1},
     }
