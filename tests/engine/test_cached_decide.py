@@ -18,7 +18,7 @@ from cellwar.v1.codes import CommandType
 from engine.errors import GameError
 from services.engine import server
 from services.engine.server import RunBatcher, decide, new_run_cache, to_proto
-from tests.engine.test_packed_runs import running_game
+from tests.engine.runkit import running_game
 
 OK, MISS = engine_pb2.DecideReply.OK, engine_pb2.DecideReply.STATE_MISS
 

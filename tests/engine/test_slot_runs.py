@@ -18,37 +18,17 @@ from engine.life import game as life
 from engine.life import slots
 from engine.life.slots import SlotPool, SlotRun
 from services.engine.server import new_run_cache, to_proto
-from tests.engine.test_packed_runs import SHAPES, running_game
+from tests.engine.runkit import (
+    assert_records_go_on,
+    assert_same_as_plain,
+    games_of_one_shape,
+    running_game,
+)
 
 
 def hard_games(seed: int) -> tuple[list, int]:
     """Several running hard-edged games of one random shape, and a checkpoint."""
-    rnd = random.Random(seed)
-    width, height = rnd.choice(SHAPES[:-1])
-    players = rnd.choice([2, 2, 4])
-    max_generations = rnd.choice([12, 60, 5000])
-    games = []
-    for k in range(rnd.randint(1, 6)):
-        game = running_game(
-            seed * 10 + k,
-            width,
-            height,
-            players=players,
-            fill=rnd.choice([0.04, 0.15, 0.3, 0.45]),
-            max_generations=max_generations,
-        )
-        if game is not None:
-            games.append(game)
-    return games, rnd.choice([3, 16, 40])
-
-
-def assert_same_as_plain(base, run: SlotRun) -> None:
-    plain = life.tick(base, run.done)
-    got = run.state()
-    assert encode_state(got) == encode_state(plain)
-    assert engine.state_hash(got) == engine.state_hash(plain)
-    assert run.generation == plain.generation
-    assert run.running == (plain.phase == "running")
+    return games_of_one_shape(seed, tori=False, most=6)
 
 
 @pytest.mark.parametrize("seed", range(40))
@@ -84,17 +64,7 @@ def test_a_recorded_slot_run_goes_on_from_its_record(seed):
     games, _ = hard_games(100 + seed)
     for base in games:
         run = SlotRun(base)
-        state = base
-        for _ in range(4):
-            run.plan(5)
-            while run.running and run.done < 5:
-                slots.advance([(run, 2 if run.done < 4 else 1)])
-            recorded = run.state()
-            assert encode_state(recorded) == encode_state(life.tick(state, run.done))
-            if not run.running:
-                break
-            run.rebase(recorded)
-            state = recorded
+        assert_records_go_on(base, run, slots.advance)
         run.release()
 
 
