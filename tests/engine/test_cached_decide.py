@@ -56,6 +56,14 @@ def _same(a, b) -> None:
     assert list(a.views) == list(b.views)
 
 
+def _count_batches(runs) -> list[int]:
+    """The sizes of the batches ``runs`` (a run cache) serves from now on, as they come."""
+    batches: list[int] = []
+    real = runs.run_many
+    runs.run_many = lambda requests: batches.append(len(requests)) or real(requests)  # type: ignore[method-assign]
+    return batches
+
+
 def _life_commands(rnd: random.Random, state) -> tuple[str, int, dict]:
     view = engine.summary(state)
     actor = view.turn or rnd.randint(1, 2)
@@ -173,9 +181,7 @@ def test_concurrent_run_calls_are_one_batch_with_the_same_results():
         )
 
     runs = new_run_cache()
-    batches = []
-    real = runs.run_many
-    runs.run_many = lambda requests: batches.append(len(requests)) or real(requests)  # type: ignore[method-assign]
+    batches = _count_batches(runs)
     batcher = RunBatcher(runs)
 
     async def together():
@@ -229,9 +235,7 @@ def test_the_calls_of_one_batch_id_wait_for_each_other():
     game = running_game(40, 40, 30)
     base = to_proto(game)
     runs = new_run_cache()
-    batches = []
-    real = runs.run_many
-    runs.run_many = lambda requests: batches.append(len(requests)) or real(requests)  # type: ignore[method-assign]
+    batches = _count_batches(runs)
     batcher = RunBatcher(runs, wait_s=0.002, batch_wait_s=5.0)
 
     def request(k):
@@ -261,9 +265,7 @@ def test_the_session_client_sends_a_tick_as_one_batch(monkeypatch):
     game = running_game(41, 40, 30)
     base = to_proto(game)
     runs = new_run_cache()
-    batches = []
-    real = runs.run_many
-    runs.run_many = lambda requests: batches.append(len(requests)) or real(requests)  # type: ignore[method-assign]
+    batches = _count_batches(runs)
     items = [
         engine_pb2.RunItem(game_id=f"g{k}", base_hash=base.state_hash, generations=1, base=base)
         for k in range(5)
