@@ -401,8 +401,7 @@ class SlotRun(RunStates):
         self._final: LifeState | None = None
         words = pool.board_words(state.grid)
         pool.put_words([s], words[None])
-        counts = np.bitwise_count(words).sum(axis=(1, 2), dtype=np.int64)
-        pool.pop[s] = counts[0]
+        pool.pop[s] = np.bitwise_count(words[0]).sum(dtype=np.int64)  # the alive plane
         pool.fp[s] = pool.fingerprint(words)
         pool.canon[s] = b""
         hist = state.history[-H:]
@@ -539,7 +538,7 @@ def advance(runs: Sequence[tuple[SlotRun, int]]) -> list[int]:
         pool = runs[indices[0]][0].pool
         slots = np.array([runs[i][0].slot for i in indices], dtype=np.int64)
         gens = np.array([runs[i][1] for i in indices], dtype=np.int64)
-        before = pool.done[slots].copy()
+        before = pool.done[slots]  # a copy (fancy indexing)
         _advance_pool(pool, slots, gens)
         after = pool.done[slots]
         for i, b, a in zip(indices, before, after, strict=True):
