@@ -293,24 +293,21 @@ def measure(
     Raises:
         RuntimeError, TimeoutError: the cluster did not start.
     """
-    tmp = tempfile.mkdtemp(prefix="cellwar-bench-bots-")
-    run = RunnerProcess(Path(tmp) / "data", cluster=True, env=BENCH_ENV)
     results: list[dict[str, Any]] = []
-    try:
-        run.start()
-        t0 = time.monotonic()
-        run.wait_up()
-        print(f"  cluster up in {time.monotonic() - t0:.1f} s at {run.url}", flush=True)
-        for _ in range(repeat):
-            for mode in modes:
-                summary = run_async(play_phase(run, mode, games, seconds, kinds)).summary()
-                _note(summary)
-                results.append(summary)
-    finally:
-        run.stop()
-        import shutil
-
-        shutil.rmtree(tmp, ignore_errors=True)
+    with tempfile.TemporaryDirectory(prefix="cellwar-bench-bots-", ignore_cleanup_errors=True) as tmp:
+        run = RunnerProcess(Path(tmp) / "data", cluster=True, env=BENCH_ENV)
+        try:
+            run.start()
+            t0 = time.monotonic()
+            run.wait_up()
+            print(f"  cluster up in {time.monotonic() - t0:.1f} s at {run.url}", flush=True)
+            for _ in range(repeat):
+                for mode in modes:
+                    summary = run_async(play_phase(run, mode, games, seconds, kinds)).summary()
+                    _note(summary)
+                    results.append(summary)
+        finally:
+            run.stop()
     return results
 
 
