@@ -320,6 +320,18 @@ BUSY_RETRY_AFTER_S = 1
 BUSY_RETRY_SPREAD_S = 3
 
 
+#: What a refusal by a command bucket says (REST's 429 and the stream's error frame).
+TOO_MANY_REQUESTS = "too many requests"
+
+
+def refusal(wait: float, what: str) -> tuple[int, str]:
+    """``(retry after, message)`` of a 429 for ``wait`` seconds: the whole seconds, at
+    least 1 (``Retry-After``, an error frame's ``retry_after``), and ``"<what>; retry in
+    <n> s"``."""
+    after = max(1, math.ceil(wait))
+    return after, f"{what}; retry in {after} s"
+
+
 def command_buckets(rate: float, burst: int) -> TokenBuckets | None:
     """The command buckets of ``rate`` requests/s and ``burst`` (None when either is 0:
     no limit)."""
@@ -427,7 +439,7 @@ class RateLimit:
             key = address_key if kind in (CREATE, JOIN) else self.client_key(scope)
             wait = self.buckets.take(key)
             if wait > 0:
-                await _refuse(scope, receive, send, wait, "too many requests")
+                await _refuse(scope, receive, send, wait, TOO_MANY_REQUESTS)
                 return
         if window is not None and self.shared is not None:
             wait = await self.shared.hit(window_key, window.limit)
@@ -493,9 +505,9 @@ async def _refuse(
     factor in [1, 1 + ``jitter``)) rounded up (>= 1 s)."""
     _mark_limited(scope)
     wait *= 1.0 + jitter * _jitter.random()
-    after = max(1, math.ceil(wait))  # the header's whole seconds, and the message's
+    after, message = refusal(wait, what)
     response = JSONResponse(
-        error_body(Code.RATE_LIMITED, f"{what}; retry in {after} s"),
+        error_body(Code.RATE_LIMITED, message),
         status_code=429,
         headers={"Retry-After": str(after)},
     )

@@ -53,7 +53,6 @@ and the ``view`` frame of the same change come in either order.
 from __future__ import annotations
 
 import asyncio
-import math
 import re
 import time
 from dataclasses import dataclass
@@ -69,7 +68,13 @@ from pydantic import BaseModel
 from gateway import commands
 from gateway.deps import COMMAND_ID_MAX_CHARS, COMMAND_ID_MIN_CHARS
 from gateway.errors import ApiError, Code, from_rpc_error
-from gateway.limits import WS_CREDIT_KEY, WS_TOO_LARGE_KEY, player_bucket_key
+from gateway.limits import (
+    TOO_MANY_REQUESTS,
+    WS_CREDIT_KEY,
+    WS_TOO_LARGE_KEY,
+    player_bucket_key,
+    refusal,
+)
 from gateway.wire import error_frame, result_frame
 from services.common.jsonwire import IDEMPOTENCY_KEY_PATTERN
 
@@ -266,13 +271,8 @@ class CommandChannel:
         if self.buckets is not None:
             wait = self.buckets.take(player_bucket_key(self.game_id, self.player_id))
             if wait > 0:
-                after = max(1, math.ceil(wait))  # retry_after's whole seconds, and the message's
-                return Refusal(
-                    kind,
-                    key,
-                    ApiError(429, Code.RATE_LIMITED, f"too many requests; retry in {after} s"),
-                    after,
-                )
+                after, message = refusal(wait, TOO_MANY_REQUESTS)
+                return Refusal(kind, key, ApiError(429, Code.RATE_LIMITED, message), after)
         try:
             self.signer.verify(self.token, self.game_id)
             if kind == FrameType.ACTION:
