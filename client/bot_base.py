@@ -1,8 +1,9 @@
 """What every bot of the public API shares (:class:`client.bots.life.LifeBot`,
 :class:`client.bots.cellwar.CellWarBot`): a seat taken once, one socket per seat that
 carries both the views and the commands (``api.commands``, docs/api/websocket.md
-"Commands"; REST when it cannot be opened, as the SDK falls back), the ``on_view``
-progress callback and the ``on_command`` timing hook."""
+"Commands"; REST when it cannot be opened, as the SDK falls back), the loop that
+follows the game's views (:meth:`ApiBot._follow`: the stream, polling when it is silent
+or gone), the ``on_view`` progress callback and the ``on_command`` timing hook."""
 
 from __future__ import annotations
 
@@ -135,6 +136,54 @@ class ApiBot:
                 yield
             finally:
                 self.cmds = None
+
+    async def _follow(
+        self,
+        seat: Seat,
+        act: Callable[[dict[str, Any]], Awaitable[None]],
+        *,
+        out: Callable[[dict[str, Any]], bool] = lambda _view: False,
+        ended_poll_s: float | None = None,
+    ) -> dict[str, Any]:
+        """Follow the game for ``seat`` (its command socket for the block, see
+        :meth:`_socket`): every view is told to ``on_view``, then ``await act(view)``,
+        until a view is finished or ``out(view)``, which is returned.
+
+        The views: the state now, then each view of the stream (:meth:`_read_stream`);
+        the state is polled after ``poll_s`` seconds without one, at once when the stream
+        ends, and from then on every ``ended_poll_s`` seconds (None: ``poll_s``).
+        """
+        async with self._socket(seat):
+            queue: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue()
+            reader = asyncio.create_task(self._read_stream(seat, queue))
+            wait_s = self.poll_s
+            try:
+                await queue.put(await self.api.state(self.game_id, seat.token))
+                while True:
+                    try:
+                        view = await asyncio.wait_for(queue.get(), timeout=wait_s)
+                    except TimeoutError:
+                        view = await self.api.state(self.game_id, seat.token)
+                    if view is None:  # the stream ended: polling takes over
+                        wait_s = self.poll_s if ended_poll_s is None else ended_poll_s
+                        view = await self.api.state(self.game_id, seat.token)
+                    await self._notify(view)
+                    if view.get("phase") == "finished" or out(view):
+                        return view
+                    await act(view)
+            finally:
+                reader.cancel()
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await reader
+
+    async def _read_stream(self, seat: Seat, queue: asyncio.Queue[dict[str, Any] | None]) -> None:
+        """:meth:`_forward_views`, then None on ``queue`` once the stream ended or failed
+        (network, 4xxx): polling takes over."""
+        try:
+            await self._forward_views(seat, queue)
+        except Exception:  # the stream failed (network, 4xxx): polling takes over
+            pass
+        await queue.put(None)
 
     async def _forward_views(self, seat: Seat, queue: asyncio.Queue[dict[str, Any] | None]) -> None:
         """Put the view of every stream message on ``queue`` until the stream ends

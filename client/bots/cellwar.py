@@ -31,15 +31,13 @@ needs one.
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 from cellwar.v1 import board_codec
 from client.bot_base import ApiBot, OnCommand
 from client.bots.heuristic import Cell, chebyshev, choose_action
-from client.sdk import ApiError, AsyncCellWarClient, Seat
+from client.sdk import ApiError, AsyncCellWarClient
 
 OnView = Callable[["CellWarBot", dict[str, Any]], Awaitable[None] | None]
 
@@ -105,37 +103,12 @@ class CellWarBot(ApiBot):
     async def play(self) -> dict[str, Any]:
         """Play every turn of the bot until the game is finished (or the bot is out of
         it); returns the last view."""
-        seat = await self.join()
-        async with self._socket(seat):
-            queue: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue()
-            reader = asyncio.create_task(self._read_stream(seat, queue))
-            streaming = True
-            try:
-                await queue.put(await self.api.state(self.game_id, seat.token))
-                while True:
-                    try:
-                        view = await asyncio.wait_for(queue.get(), timeout=self.poll_s if streaming else 0.2)
-                    except TimeoutError:
-                        view = await self.api.state(self.game_id, seat.token)
-                    if view is None:  # the stream ended: polling takes over
-                        streaming = False
-                        view = await self.api.state(self.game_id, seat.token)
-                    await self._notify(view)
-                    if view.get("phase") == "finished" or self._out(view):
-                        return view
-                    if view.get("phase") == "playing" and view.get("turn") == view.get("you") and not self._seen(view):
-                        await self.play_turn(view)
-            finally:
-                reader.cancel()
-                with contextlib.suppress(asyncio.CancelledError, Exception):
-                    await reader
+        return await self._follow(await self.join(), self._on_view, out=self._out, ended_poll_s=0.2)
 
-    async def _read_stream(self, seat: Seat, queue: asyncio.Queue[dict[str, Any] | None]) -> None:
-        try:
-            await self._forward_views(seat, queue)
-        except Exception:  # the stream failed (network, 4xxx): polling takes over
-            pass
-        await queue.put(None)
+    async def _on_view(self, view: dict[str, Any]) -> None:
+        """Play the turn a view shows, unless the bot has played on a newer one."""
+        if view.get("phase") == "playing" and view.get("turn") == view.get("you") and not self._seen(view):
+            await self.play_turn(view)
 
     def _seen(self, view: dict[str, Any]) -> bool:
         """Whether ``view`` is no newer than what the bot has played on already (the views

@@ -21,7 +21,6 @@ you, zone, players, generation, speed, width, height, board``.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
 
@@ -118,29 +117,11 @@ class LifeBot(ApiBot):
 
     async def play(self) -> dict[str, Any]:
         """Act on every view until the game is finished; returns the final view."""
-        seat = await self.join()
-        async with self._socket(seat):
-            queue: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue()
-            reader = asyncio.create_task(self._read_stream(seat, queue))
-            try:
-                await queue.put(await self.api.state(self.game_id, seat.token))
-                while True:
-                    try:
-                        view = await asyncio.wait_for(queue.get(), timeout=self.poll_s)
-                    except TimeoutError:
-                        view = await self.api.state(self.game_id, seat.token)
-                    if view is None:  # the stream ended: polling takes over
-                        view = await self.api.state(self.game_id, seat.token)
-                    await self._notify(view)
-                    if view.get("phase") == "finished":
-                        return view
-                    await self.act_on(view)
-            finally:
-                reader.cancel()
-                with contextlib.suppress(asyncio.CancelledError, Exception):
-                    await reader
+        return await self._follow(await self.join(), self.act_on)
 
     async def _read_stream(self, seat: Seat, queue: asyncio.Queue[dict[str, Any] | None]) -> None:
+        """:meth:`client.bot_base.ApiBot._forward_views`, then None on ``queue`` once the
+        stream ended; a failed stream puts nothing (polling every ``poll_s`` takes over)."""
         try:
             await self._forward_views(seat, queue)
         except Exception:  # the stream failed (network, 4xxx): polling takes over
