@@ -25,7 +25,7 @@ revision)``); a lost race is :class:`Conflict` to the caller, never a silent ove
 The service layer sees a bucket as a :class:`KvStore` and the stream as an
 :class:`EventSink`: :class:`Bucket` and :class:`EventLog` here are the NATS ones,
 services/matchmaker/memory.py holds in-memory ones with the same semantics. Opening
-buckets, the bucket name and the watch are :mod:`services.common.nats.kv`'s.
+buckets and the watch are :mod:`services.common.nats.kv`'s.
 """
 
 from __future__ import annotations
@@ -226,11 +226,6 @@ class Bucket:
 
     def __init__(self, kv: KeyValue) -> None:
         self.kv = kv
-
-    @property
-    def name(self) -> str:
-        """The bucket's name, e.g. ``"MATCH_TICKETS"``."""
-        return nats_kv.bucket_name(self.kv)
 
     async def get(self, key: str) -> tuple[dict[str, Any], int] | None:
         """``(value, revision)``, or None when the key is absent.
