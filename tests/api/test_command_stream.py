@@ -270,13 +270,30 @@ def _act(game_id: str, key: str, x: int = 2) -> session_pb2.ActRequest:
     return session_pb2.ActRequest(game_id=game_id, player_id=1, action=action, command_id=key)
 
 
-async def test_a_command_past_its_timeout_fails_as_the_unary_call_does(stack: Stack):
+@contextlib.asynccontextmanager
+async def _streamed(stack: Stack, **kw: Any) -> AsyncIterator[tuple[SessionClient, StreamingSessionStub]]:
+    """A client of the stack's session and a :class:`StreamingSessionStub` on its channel
+    (``kw``: the stub's), both closed after."""
     client = SessionClient.open(stack.session_target)
-    streamed = StreamingSessionStub(client.channel)
+    streamed = StreamingSessionStub(client.channel, **kw)
     try:
-        game_id = await client.create(LIFE)
-        for name in ("p1", "p2"):
-            await client.join(game_id, name)
+        yield client, streamed
+    finally:
+        await streamed.aclose()
+        await client.close()
+
+
+async def _life_game(client: SessionClient) -> str:
+    """A new Life game (:data:`LIFE`) with players p1 and p2 seated; its id."""
+    game_id = await client.create(LIFE)
+    for name in ("p1", "p2"):
+        await client.join(game_id, name)
+    return game_id
+
+
+async def test_a_command_past_its_timeout_fails_as_the_unary_call_does(stack: Stack):
+    async with _streamed(stack) as (client, streamed):
+        game_id = await _life_game(client)
         held = HeldReplies(stack.session)
         failures = []
         for x, (stub, key) in enumerate(((client.stub, "unary"), (streamed, "streamed"))):
@@ -290,21 +307,11 @@ async def test_a_command_past_its_timeout_fails_as_the_unary_call_does(stack: St
         assert (api[0].status, api[0].code) == (503, "UNAVAILABLE")
         held.release.set()
         assert streamed.commands.in_flight == 0
-    finally:
-        await streamed.aclose()
-        await client.close()
 
 
 async def test_commands_past_the_in_flight_bound_wait_for_a_slot(stack: Stack):
-    client = SessionClient.open(stack.session_target)
-    streamed = StreamingSessionStub(client.channel, max_in_flight=2)
-    try:
-        games = []
-        for _ in range(5):
-            game_id = await client.create(LIFE)
-            for name in ("p1", "p2"):
-                await client.join(game_id, name)
-            games.append(game_id)
+    async with _streamed(stack, max_in_flight=2) as (client, streamed):
+        games = [await _life_game(client) for _ in range(5)]
         held = HeldReplies(stack.session)
         calls = [asyncio.ensure_future(streamed.Act(_act(g, f"bound-{g}"), timeout=30)) for g in games]
         await held.wait(2)
@@ -314,9 +321,6 @@ async def test_commands_past_the_in_flight_bound_wait_for_a_slot(stack: Stack):
         replies = await asyncio.gather(*calls)
         assert [r.player_id for r in replies] == [1] * 5 and held.held == 5
         assert streamed.commands.in_flight == 0
-    finally:
-        await streamed.aclose()
-        await client.close()
 
 
 async def test_the_raw_stream_answers_each_frame_by_id_as_unary_calls_fail(stack: Stack):
