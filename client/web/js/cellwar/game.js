@@ -37,11 +37,11 @@ export async function createCellWar(config, mode, names) {
   // Hot-seat: every seat is this one device, so a closed tab or a parked game ("Menu")
   // must not count as a player's lost connection; wait the longest the server allows.
   const body = mode === 'hotseat' ? { ...config, disconnect_timeout_s: 86400 } : config;
-  const { game_id: gameId } = await request('POST', '/game/create', { body: { kind: 'cellwar', config: body } });
+  const { game_id: gameId } = await api.createGame('cellwar', body);
   const tokens = {};
   const seats = mode === 'hotseat' ? config.players : 1;
   for (let i = 0; i < seats; i++) {
-    const seat = await request('POST', `${gamePath(gameId)}/join`, { body: { name: names[i] || `Player ${i + 1}` } });
+    const seat = await api.join(gameId, names[i] || `Player ${i + 1}`);
     tokens[seat.player_id] = seat.player_token;
   }
   return { gameId, tokens, config, mode, accepted: null };
@@ -55,7 +55,7 @@ export async function joinCellWar(gameId, nameOf) {
     const g = (lobby.games || []).find((x) => x.game_id === gameId);
     if (g) joined = g.players_joined;
   } catch { /* the name is only cosmetic */ }
-  const seat = await request('POST', `${gamePath(gameId)}/join`, { body: { name: nameOf(joined + 1) } });
+  const seat = await api.join(gameId, nameOf(joined + 1));
   return { gameId, tokens: { [seat.player_id]: seat.player_token }, config: {}, mode: 'online', accepted: null };
 }
 
@@ -94,7 +94,7 @@ export class CellWarGame extends EventTarget {
   }
 
   fetchView(pid) {
-    return request('GET', `${gamePath(this.gameId)}/state`, { token: this.tokens.get(pid) });
+    return api.state(this.gameId, this.tokens.get(pid));
   }
 
   _onStream(pid, msg) {
