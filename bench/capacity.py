@@ -17,7 +17,8 @@ requested rate, or a second one below 95 %):
 
 * engine CPU per tick: the engine process's CPU seconds (user + system, all threads,
   from ``/proc/<pid>/stat``: the machine's CPU steal does not count) over a whole
-  checkpoint cycle (16 ticks: every game records once); one engine core then hosts
+  checkpoint cycle (:data:`CHECKPOINT_TICKS` ticks: every game records once); one engine
+  core then hosts
   K / (8 x that) games;
 * achieved generations/s: ticks paced at 8 per second for a few seconds (a tick that
   takes longer than 1/8 s is followed at once by the next), K x ticks done / seconds,
@@ -51,10 +52,21 @@ DISTINCT = 10  # distinct game states, repeated to make K
 CHUNK = 200  # games per Engine.Tick / Engine.Run call (the session's RUN_CHUNK_ITEMS)
 CELLS_PER_GAME_S = 300 * 300 * GPS  # cell updates a game needs per second
 SWEEP = [250, 500, 1000, 1500, 2000, 3000, 4000]
-#: The whole-stack row: 300 games keep >= 95 % of their rate for 12 s.
-STACK_GAMES = 300
-STACK_SECONDS = 12.0
+#: The whole-stack row: 1,000 games keep >= 95 % of their rate for 60 s.
+STACK_GAMES = 1000
+STACK_SECONDS = 60.0
 QUICK_SWEEP = [100, 250, 500]
+
+
+def _checkpoint_ticks() -> int:
+    """Ticks (1 generation each at speed 1) between a game's records: the session's
+    default ``CELLWAR_CHECKPOINT_S`` times :data:`GPS`."""
+    from services.common.settings import Settings
+
+    return max(1, round(Settings.model_fields["checkpoint_s"].default * GPS))
+
+
+CHECKPOINT_TICKS = _checkpoint_ticks()
 
 
 def running_state(seed: int, size: int = 300) -> Any:
@@ -155,14 +167,14 @@ class EngineRunPath:
     each game's id, the hash of its last recorded state and the generations run since;
     the engine keeps the games bit-packed in its run cache and advances games of one
     size together (one slot pool, one kernel call per generation). A run is recorded
-    (events + state sent back) at the checkpoint, every 2 s of running time (16
-    generations at 8 per second); the games' checkpoints are
-    spread over the 16 ticks, as in a host whose games started at different times. A
+    (events + state sent back) at the checkpoint, every ``CELLWAR_CHECKPOINT_S`` of
+    running time (the session's default: :data:`CHECKPOINT_TICKS` generations at 8 per
+    second); the games' checkpoints are spread over those ticks, as in a host whose games started at different times. A
     game the cache does not hold (the first tick) is sent again with its state."""
 
     name = "Engine.Run (batched)"
 
-    CHECKPOINT = 2 * GPS
+    CHECKPOINT = CHECKPOINT_TICKS
 
     def __init__(self) -> None:
         self._svc: Services | None = None
@@ -192,7 +204,7 @@ class EngineRunPath:
                 "id": f"cap{games}-{i}",
                 "base": self._protos[i % DISTINCT],
                 "done": 0,
-                # the first checkpoint of game i falls at tick i % 16: spread out
+                # the first checkpoint of game i falls at tick i % CHECKPOINT: spread out
                 "checkpoint": 1 + i % self.CHECKPOINT,
             }
             for i in range(games)
@@ -286,7 +298,8 @@ async def _point(path: TickPath, games: int, cpu_ticks: int, paced_s: float) -> 
         ran += await path.tick()
         ticks += 1
         next_at += interval
-    elapsed = time.perf_counter() - start
+    # n paced ticks span n intervals (the first one starts at 0)
+    elapsed = max(time.perf_counter() - start, ticks * interval)
     return {
         "games": games,
         "requested_gps": float(GPS * games),
@@ -323,7 +336,8 @@ async def whole_stack(games: int, seconds: float) -> dict[str, Any]:
     """``games`` running 300x300 games through the whole stack (nats-server, engine,
     session as child processes; the session's ticker at 8 generations/s): each game is
     created, joined and started through ``Session`` gRPC (30 % soups), then the games'
-    generations are read (spectator GetView) before and after ``seconds``. Returns the
+    generations are read (spectator GetView, each reading timed at its midpoint) before
+    and after ``seconds``. Returns the
     achieved generations/s against the requested ``8 x games``, and the engine's and
     the session's CPU seconds per game-second over the last ``seconds - 6`` s (the first
     6 s carry the views the first reading asked for)."""
@@ -344,7 +358,7 @@ async def whole_stack(games: int, seconds: float) -> dict[str, Any]:
             config = json.dumps(
                 {"width": 300, "height": 300, "budget": 90_000, "max_generations": 100_000}
             ).encode()
-            limit = asyncio.Semaphore(8)
+            limit = asyncio.Semaphore(16)
 
             async def start_game(i: int) -> str:
                 async with limit:
@@ -377,8 +391,10 @@ async def whole_stack(games: int, seconds: float) -> dict[str, Any]:
                 return await asyncio.gather(*(one(g) for g in ids))
 
             await asyncio.sleep(3.0)  # every game's first tick rebuilt its run cache entry
+            # a reading takes a while (games go on meanwhile): its time is its midpoint
+            r0 = time.perf_counter()
             g0 = await generations()
-            t0 = time.perf_counter()
+            t0 = (r0 + time.perf_counter()) / 2
             await asyncio.sleep(min(6.0, seconds / 2))
             engine_pid, session_pid = svc.child("engine").pid, svc.child("session").pid
             c_eng, c_ses, tc = (
@@ -389,8 +405,9 @@ async def whole_stack(games: int, seconds: float) -> dict[str, Any]:
             await asyncio.sleep(max(seconds - (tc - t0), 1.0))
             c_eng, c_ses = cpu_seconds(engine_pid) - c_eng, cpu_seconds(session_pid) - c_ses
             cpu_window = time.perf_counter() - tc
-            t1 = time.perf_counter()
+            r1 = time.perf_counter()
             g1 = await generations()
+            t1 = (r1 + time.perf_counter()) / 2
         elapsed = t1 - t0
         achieved = sum(b - a for a, b in zip(g0, g1, strict=True)) / elapsed
         return {
@@ -459,13 +476,18 @@ def run(quick: bool = False) -> dict[str, Any]:
 
     counts = QUICK_SWEEP if quick else SWEEP
     path = EngineRunPath()
-    # CPU over a whole checkpoint cycle (16 ticks: every game records once)
+    # CPU over a whole checkpoint cycle (every game records once)
     points = run_async(sweep(path, counts, path.CHECKPOINT, 1.0 if quick else 2.0, to_bend=True))
     for p in points:
         bound = kernel_bound(p["games"], 2 if quick else 3)
         p["kernel_gps"] = bound["games_per_core"] * GPS
         p["kernel_games_per_core"] = bound["games_per_core"]
         p["kernel_cell_updates_s"] = bound["cell_updates_s"]
+    # the same path with records every 2 s (CELLWAR_CHECKPOINT_S=2), at one point
+    short = EngineRunPath()
+    short.CHECKPOINT = 2 * GPS
+    short_games = 250 if quick else 1000
+    short_point = run_async(sweep(short, [short_games], short.CHECKPOINT, 1.0))[0]
     plain_counts = [25] if quick else [50]
     plain = run_async(sweep(EngineTickPath(), plain_counts, 2, 1.0))
     stack_games, stack_s = (50, 8.0) if quick else (STACK_GAMES, STACK_SECONDS)
@@ -526,6 +548,20 @@ def run(quick: bool = False) -> dict[str, Any]:
             None,
         )
     )
+    long_point = next((p for p in points if p["games"] == short_games), None)
+    if long_point is not None:
+        rows.append(
+            row(
+                f"  {short_games} games with a record every 2 s instead of every "
+                f"{CHECKPOINT_TICKS // GPS} s (CELLWAR_CHECKPOINT_S=2): games per core",
+                "games/core",
+                short_point["games_per_core"],
+                "- (info: the checkpoint's cost)",
+                None,
+                reference=long_point["games_per_core"],
+                ratio=short_point["games_per_core"] / long_point["games_per_core"],
+            )
+        )
     k1024 = _kernel_1024(2 if quick else 3)
     rows.append(
         row(

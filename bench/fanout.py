@@ -8,8 +8,9 @@ measurement. ``VIEWERS`` spectators (no token) open ``WS /game/{id}/stream`` fro
 bench process; a NATS subscriber in the bench process reads every event of the game from
 ``games.<id>.events``.
 
-The session records a running game's generations at checkpoints (every 2 s;
-docs/architecture/ticking.md) and pushes a frame every tick in between: a frame is known by
+The session records a running game's generations at checkpoints (every 8 s by default;
+this bench starts its session with ``CELLWAR_CHECKPOINT_S=2`` so that a window holds
+several recorded events; docs/architecture/ticking.md) and pushes a frame every tick in between: a frame is known by
 its ``(seq, generation)`` (the version moves at a recorded event, the generation at every
 tick).
 
@@ -83,7 +84,7 @@ async def _bench(viewers: int, seconds: float) -> dict[str, Any]:
 
     connect_budget = 30.0 + viewers * 0.05
     seed = pick_soup_seed(int((connect_budget + seconds + 15) * GPS))
-    svc = await start_platform(fsync=True)
+    svc = await start_platform(fsync=True, checkpoint_s=2.0)
     nc = None
     tasks: list[asyncio.Task] = []
     try:

@@ -94,8 +94,9 @@ class Settings(BaseSettings):
         snapshot_every: the session snapshots a game at least every this many events
             (100), and at every phase change.
         checkpoint_s: a running game's generations are recorded at least every this
-            much running time (seconds; 2): a session that dies loses at most that much
-            of a running game.
+            much running time (seconds; 8): a session that dies loses at most that much
+            of a running game. Shorter costs engine CPU per hosted game (a record and the
+            stability digests of the 15 boards before it, docs/architecture/ticking.md).
         stream_replicas: replicas of the GAME_EVENTS stream and the KV buckets (1 locally,
             3 in a cluster).
         engine_timeout_s: deadline of one call to the engine service (seconds).
@@ -198,7 +199,7 @@ class Settings(BaseSettings):
     web_dir: str = ""
     tick_interval_s: float = Field(0.125, gt=0)
     snapshot_every: int = Field(100, gt=0)
-    checkpoint_s: float = Field(2.0, gt=0)
+    checkpoint_s: float = Field(8.0, gt=0)
     stream_replicas: int = Field(1, ge=1, le=MAX_REPLICAS)
     engine_timeout_s: float = Field(30.0, gt=0)
     shutdown_grace_s: float = Field(5.0, ge=0)

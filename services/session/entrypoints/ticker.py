@@ -11,7 +11,7 @@ the views of the players watched now; nothing is recorded per tick.
 A run is **recorded** — one ``GenerationsTicked{n}``, through the command loop
 (:meth:`CommandLoop.record_run`, fenced by the expected last seq) — when the board
 stabilises or the game ends (the engine says so), at a checkpoint once the run holds
-``checkpoint_s`` seconds of generations (2 s: a session that dies loses at most that
+``checkpoint_s`` seconds of generations (8 s by default: a session that dies loses at most that
 much running time, the game resumes from its last recorded generation), before any
 command of the game (the command loop records it in the command's own append), and when
 the instance stops gracefully (:meth:`Ticker.flush`). A game whose run cache entry is
@@ -52,7 +52,7 @@ log = structlog.get_logger("cellwar.session.ticker")
 #: Most seconds of debt a game may carry (after a pause or a slow engine), seconds.
 MAX_BACKLOG_S = 1.0
 #: Seconds of running time a run holds at most before it is recorded (a checkpoint).
-CHECKPOINT_S = 2.0
+CHECKPOINT_S = 8.0
 #: Seconds a GetView keeps asking for a player's progress views.
 WANTED_S = 5.0
 
