@@ -8,13 +8,12 @@ orjson for the parts the gateway writes itself.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import orjson
 from fastapi.responses import Response
 
-if TYPE_CHECKING:
-    from gateway.errors import ApiError
+from gateway.errors import UNAVAILABLE_RETRY_AFTER_S, ApiError
 
 
 def _view_bytes(view: bytes) -> bytes:
@@ -47,17 +46,13 @@ def result_frame(command_id: str, seq: int, view: bytes) -> str:
     ).decode()
 
 
-#: Seconds a client waits before sending again after a 429 or 503 error frame, when the
-#: error does not say (the REST answers' ``Retry-After``).
-DEFAULT_RETRY_AFTER_S = 1
-
-
 def error_frame(command_id: str | None, err: ApiError, retry_after_s: int | None = None) -> str:
     """The stream's reply to a command that was refused: ``{"type": "error", "id": KEY |
     null, "status": HTTP status, "error": {"code", "message"}}`` (+ ``"seq"`` in
     ``error`` when the error names an event; + ``"retry_after"`` seconds for 429 and 503,
-    as REST's ``Retry-After``)."""
+    as REST's ``Retry-After``: ``retry_after_s``, else REST's 503 one,
+    :data:`gateway.errors.UNAVAILABLE_RETRY_AFTER_S`)."""
     frame: dict[str, Any] = {"type": "error", "id": command_id, "status": err.status, **err.body()}
     if err.status in (429, 503):
-        frame["retry_after"] = retry_after_s if retry_after_s is not None else DEFAULT_RETRY_AFTER_S
+        frame["retry_after"] = retry_after_s if retry_after_s is not None else UNAVAILABLE_RETRY_AFTER_S
     return orjson.dumps(frame).decode()
