@@ -50,10 +50,10 @@ def parse_action(value: Any) -> BaseModel:
 
 
 def action_payload(action: BaseModel) -> bytes:
-    """The JSON the session gets for ``action`` (compact; cells as ``[x, y]`` lists).
-
-    The session's idempotency digest is taken over these bytes, so REST and WebSocket
-    must write them here, the same way."""
+    """The JSON the session gets for ``action`` (compact; cells as ``[x, y]`` lists),
+    written here for REST and WebSocket alike. The session parses it and takes its
+    idempotency digest over its own key-sorted form (services/session/domain/commands.py
+    ``Command.act``), so the same action is the same command whichever way it came."""
     return orjson.dumps(action_json(action))
 
 
