@@ -332,39 +332,45 @@ class RunCache:
         """Serve ``Engine.Run`` (module docstring): each item's entry found (or rebuilt
         from its ``base``), advanced, recorded when due, with the views asked for. A
         failing item answers FAILED and never stops the others."""
-        with self._running:
-            try:
-                return self._run(request)
-            finally:
-                self._release_forgotten()
+        return self.run_many([request])[0]
 
     def run_many(self, requests: Sequence[engine_pb2.RunRequest]) -> list[engine_pb2.RunReply]:
         """Serve several ``Engine.Run`` calls as one (the calls of one tick, coalesced by
         the servicer): their items advance together, in one kernel call per generation
         for each pool of games; one reply per request, in order."""
-        ids = [item.game_id for r in requests for item in r.items]
-        if len(requests) == 1 or len(set(ids)) != len(ids):  # a game twice: one call at a time
-            return [self.run(r) for r in requests]
-        merged = engine_pb2.RunRequest(items=[item for r in requests for item in r.items])
-        results = list(self.run(merged).results)
-        replies, at = [], 0
-        for r in requests:
-            replies.append(engine_pb2.RunReply(results=results[at : at + len(r.items)]))
-            at += len(r.items)
+        if len(requests) > 1:
+            ids = {item.game_id for r in requests for item in r.items}
+            if len(ids) != sum(len(r.items) for r in requests):  # a game twice: one at a time
+                return [self.run(r) for r in requests]
+        # the replies' results are filled in place (no copy of items or results)
+        replies = [engine_pb2.RunReply() for _ in requests]
+        items = [item for r in requests for item in r.items]
+        results = [
+            reply.results.add(game_id=item.game_id)
+            for r, reply in zip(requests, replies, strict=True)
+            for item in r.items
+        ]
+        with self._running:
+            try:
+                self._run(items, results)
+            finally:
+                self._release_forgotten()
         return replies
 
-    def _run(self, request: engine_pb2.RunRequest) -> engine_pb2.RunReply:
+    def _run(self, items: Sequence[engine_pb2.RunItem], results: list[engine_pb2.RunResult]) -> None:
         self._back: list[Entry] = []  # entries to put back at the end (one lock)
         try:
-            return self._run_items(request)
+            self._run_items(items, results)
         finally:
             back, self._back = self._back, []
             self._put_many(back)
 
-    def _run_items(self, request: engine_pb2.RunRequest) -> engine_pb2.RunReply:
-        results = [engine_pb2.RunResult(game_id=item.game_id) for item in request.items]
+    def _run_items(
+        self, items: Sequence[engine_pb2.RunItem], results: list[engine_pb2.RunResult]
+    ) -> None:
+        """Advance ``items`` (one result each, filled in)."""
         work: list[tuple[int, engine_pb2.RunItem, Entry]] = []
-        for i, item in enumerate(request.items):
+        for i, item in enumerate(items):
             entry = self._take(item.game_id)
             if entry is not None and entry.base_hash == item.base_hash and entry.done == item.done:
                 self.hits += 1
@@ -414,7 +420,6 @@ class RunCache:
                     log.exception("run_record_crashed", game_id=item.game_id)
                     self._discard(entry)
                     self._fail(results[i], ErrorCode.INTERNAL, f"{type(exc).__name__}: {exc}")
-        return engine_pb2.RunReply(results=results)
 
     def _peek(self, result: engine_pb2.RunResult, item: engine_pb2.RunItem, entry: Entry) -> bool:
         """A views-only item (no generations, no record, no base) on a run that went
