@@ -21,12 +21,17 @@ def _colours() -> bool:
     return sys.stderr.isatty() and not os.environ.get("NO_COLOR")
 
 
+#: Libraries whose per-request info lines are shown only at ``debug``.
+QUIET_LOGGERS = ("httpx", "httpcore")
+
+
 def configure_logging(fmt: str = "json", level: str = "info", service: str | None = None) -> None:
     """Configure structlog and the stdlib root logger.
 
     Args:
         fmt: ``"json"`` or ``"console"``.
-        level: a stdlib level name.
+        level: a stdlib level name (the loggers of :data:`QUIET_LOGGERS` say their
+            info lines only at ``debug``).
         service: bound as ``service`` on every line when given.
     """
     lvl = getattr(logging, level.upper(), logging.INFO)
@@ -56,5 +61,9 @@ def configure_logging(fmt: str = "json", level: str = "info", service: str | Non
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(lvl)
+    # the HTTP clients' own line per request (httpx: "HTTP Request: GET ... 200") only
+    # at debug: at info it drowns the service's events (a bot polls many times a minute)
+    for name in QUIET_LOGGERS:
+        logging.getLogger(name).setLevel(lvl if lvl <= logging.DEBUG else logging.WARNING)
     if service:
         structlog.contextvars.bind_contextvars(service=service)
