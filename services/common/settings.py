@@ -100,6 +100,9 @@ class Settings(BaseSettings):
         stream_replicas: replicas of the GAME_EVENTS stream and the KV buckets (1 locally,
             3 in a cluster).
         engine_timeout_s: deadline of one call to the engine service (seconds).
+        engine_decide: how the session sends Decide (every command) to an engine replica:
+            ``stream`` over one ``Engine.Decides`` stream per replica, ``unary`` one
+            unary call each (docs/architecture/batching.md).
         shutdown_grace_s: seconds a stopping gRPC server lets running calls finish.
         event_loop: the event loop of the engine, session and matchmaker processes:
             ``auto`` (uvloop when installed), ``uvloop`` or ``asyncio``
@@ -202,6 +205,7 @@ class Settings(BaseSettings):
     checkpoint_s: float = Field(8.0, gt=0)
     stream_replicas: int = Field(1, ge=1, le=MAX_REPLICAS)
     engine_timeout_s: float = Field(30.0, gt=0)
+    engine_decide: Literal["stream", "unary"] = "stream"
     shutdown_grace_s: float = Field(5.0, ge=0)
     event_loop: Literal["auto", "uvloop", "asyncio"] = "auto"
     max_body_bytes: int = Field(4 * 1024 * 1024, ge=0)

@@ -531,6 +531,27 @@ async def _refuse(context: grpc.aio.ServicerContext, exc: Exception, rpc: str) -
     await abort(context, ErrorCode.INTERNAL, f"{type(exc).__name__}: {exc}")
 
 
+#: Frames of one ``Decides`` stream served in worker threads at once; past it the stream's
+#: next frames are not read (gRPC flow control holds the caller's writes).
+DECIDES_IN_FLIGHT = 256
+
+
+def _refusal(frame_id: int, exc: Exception) -> engine_pb2.DecideAnswer:
+    """The ``Decides`` answer for a frame whose Decide raised ``exc``: what
+    :func:`_refuse` aborts the unary call with (a :class:`GameError`'s code, message and
+    seq; anything else, logged as ``engine_call_failed``, ``INTERNAL``)."""
+    if isinstance(exc, GameError):
+        answer = engine_pb2.DecideAnswer(id=frame_id, code=str(exc.code), message=exc.message)
+        seq = getattr(exc, "seq", None)
+        if seq is not None:
+            answer.seq = int(seq)
+        return answer
+    log.exception("engine_call_failed", rpc="Decides", exc_info=exc)
+    return engine_pb2.DecideAnswer(
+        id=frame_id, code=ErrorCode.INTERNAL, message=f"{type(exc).__name__}: {exc}"
+    )
+
+
 class EngineServicer(engine_pb2_grpc.EngineServicer):
     """grpc.aio servicer. Fold, Tick and Run, and any call on a large state, run in a
     worker thread; a small Decide/Views runs inline (a thread hop costs more than the
@@ -563,6 +584,77 @@ class EngineServicer(engine_pb2_grpc.EngineServicer):
         runs = self.runs
         inline = not request.generations_before
         return await self._run(lambda r: decide(r, runs), request, context, inline=inline)
+
+    def _decide_frame(self, frame: engine_pb2.DecideFrame) -> engine_pb2.DecideAnswer:
+        """The answer to one ``Decides`` frame (the unary ``Decide``'s reply or refusal)."""
+        try:
+            if not frame.HasField("request"):
+                raise GameError(ErrorCode.MALFORMED, "a decide frame carries a request")
+            reply = decide(frame.request, self.runs)
+            return engine_pb2.DecideAnswer(
+                id=frame.id, reply=reply, engine_version=engine.ENGINE_VERSION
+            )
+        except Exception as exc:  # noqa: BLE001 - a bug must not end the stream for the others
+            return _refusal(frame.id, exc)
+
+    async def Decides(self, request_iterator, context):  # noqa: N802
+        """Decide frames of one caller (proto ``Decides``; docs/architecture/batching.md
+        "Session to engine"). Each frame is served as :meth:`Decide` serves its request:
+        on the event loop when unary would be inline (no ``generations_before``, a state
+        up to :data:`INLINE_STATE_BYTES`), else in a worker thread (at most
+        :data:`DECIDES_IN_FLIGHT` at once); each answer is written when ready, matched
+        by the frame's id. A refusal or a bug answers its frame only; the stream ends
+        when the caller ends it (then once every frame read is answered) or goes away.
+        The headers (with ``cellwar-engine-version``) leave at once."""
+        # headers at once: the caller writes its frames once it has them (so an engine
+        # without Decides is told apart by its UNIMPLEMENTED status)
+        await context.send_initial_metadata(((ENGINE_VERSION_KEY, engine.ENGINE_VERSION),))
+        answers: asyncio.Queue[engine_pb2.DecideAnswer | None] = asyncio.Queue()
+        slots = asyncio.Semaphore(DECIDES_IN_FLIGHT)
+        tasks: set[asyncio.Task] = set()
+        running = 0
+
+        async def threaded(frame: engine_pb2.DecideFrame) -> None:
+            nonlocal running
+            try:
+                answer = await asyncio.to_thread(self._decide_frame, frame)
+            except BaseException:  # cancelled with the stream: nobody waits for it
+                running -= 1
+                slots.release()
+                raise
+            running -= 1
+            slots.release()
+            answers.put_nowait(answer)
+
+        async def read() -> None:
+            nonlocal running
+            async for frame in request_iterator:
+                request = frame.request
+                if not request.generations_before and request.state.ByteSize() <= INLINE_STATE_BYTES:
+                    answers.put_nowait(self._decide_frame(frame))
+                    continue
+                await slots.acquire()
+                running += 1
+                task = asyncio.create_task(threaded(frame))
+                tasks.add(task)
+                task.add_done_callback(tasks.discard)
+
+        reader = asyncio.create_task(read())
+        reader.add_done_callback(lambda _: answers.put_nowait(None))
+        try:
+            while True:
+                answer = await answers.get()
+                if answer is not None:
+                    await context.write(answer)
+                if reader.done() and not running and answers.empty():
+                    break
+            if not reader.cancelled() and reader.exception() is not None:
+                exc = reader.exception()
+                if not isinstance(exc, (asyncio.CancelledError, grpc.aio.AbortError)):
+                    log.warning("decide_stream_read_failed", error=repr(exc))
+        finally:
+            for task in (reader, *tasks):
+                task.cancel()
 
     async def Run(self, request, context):  # noqa: N802
         try:

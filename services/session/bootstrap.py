@@ -93,8 +93,8 @@ class Hook(Generic[P]):
 
 def engine_client(target: str, settings: Settings) -> EngineClient:
     """The gRPC client of the engine replicas ``target`` (comma separated ``host:port``)
-    with ``settings.engine_timeout_s``."""
-    return EngineClient(target, timeout=settings.engine_timeout_s)
+    with ``settings.engine_timeout_s`` and ``settings.engine_decide``."""
+    return EngineClient(target, timeout=settings.engine_timeout_s, decide=settings.engine_decide)
 
 
 async def _once(name: str, step: Callable[[], Awaitable[T]]) -> T:

@@ -146,6 +146,30 @@ class DecideReply(_message.Message):
     ticked: int
     def __init__(self, status: _Optional[_Union[DecideReply.Status, str]] = ..., events: _Optional[_Iterable[_Union[EventDraft, _Mapping]]] = ..., state: _Optional[_Union[GameState, _Mapping]] = ..., views: _Optional[_Iterable[bytes]] = ..., ticked: _Optional[int] = ...) -> None: ...
 
+class DecideFrame(_message.Message):
+    __slots__ = ("id", "request")
+    ID_FIELD_NUMBER: _ClassVar[int]
+    REQUEST_FIELD_NUMBER: _ClassVar[int]
+    id: int
+    request: DecideRequest
+    def __init__(self, id: _Optional[int] = ..., request: _Optional[_Union[DecideRequest, _Mapping]] = ...) -> None: ...
+
+class DecideAnswer(_message.Message):
+    __slots__ = ("id", "reply", "code", "message", "seq", "engine_version")
+    ID_FIELD_NUMBER: _ClassVar[int]
+    REPLY_FIELD_NUMBER: _ClassVar[int]
+    CODE_FIELD_NUMBER: _ClassVar[int]
+    MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    SEQ_FIELD_NUMBER: _ClassVar[int]
+    ENGINE_VERSION_FIELD_NUMBER: _ClassVar[int]
+    id: int
+    reply: DecideReply
+    code: str
+    message: str
+    seq: int
+    engine_version: str
+    def __init__(self, id: _Optional[int] = ..., reply: _Optional[_Union[DecideReply, _Mapping]] = ..., code: _Optional[str] = ..., message: _Optional[str] = ..., seq: _Optional[int] = ..., engine_version: _Optional[str] = ...) -> None: ...
+
 class FoldRequest(_message.Message):
     __slots__ = ("state", "events")
     STATE_FIELD_NUMBER: _ClassVar[int]

@@ -43,6 +43,11 @@ class EngineStub:
                 request_serializer=cellwar_dot_v1_dot_engine__pb2.DecideRequest.SerializeToString,
                 response_deserializer=cellwar_dot_v1_dot_engine__pb2.DecideReply.FromString,
                 _registered_method=True)
+        self.Decides = channel.stream_stream(
+                '/cellwar.v1.Engine/Decides',
+                request_serializer=cellwar_dot_v1_dot_engine__pb2.DecideFrame.SerializeToString,
+                response_deserializer=cellwar_dot_v1_dot_engine__pb2.DecideAnswer.FromString,
+                _registered_method=True)
         self.Fold = channel.unary_unary(
                 '/cellwar.v1.Engine/Fold',
                 request_serializer=cellwar_dot_v1_dot_engine__pb2.FoldRequest.SerializeToString,
@@ -99,6 +104,16 @@ class EngineServicer:
 
     def Decide(self, request, context):
         """Run one command against a state: returns the events to record and the state after them.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def Decides(self, request_iterator, context):
+        """Decide over one long-lived stream (the session opens one per replica): each frame is
+        served as Decide serves its request, concurrently; each answer leaves when ready
+        (not in frame order), matched by id. A refusal is an answer with the code, message
+        and seq the unary call's abort carries; the stream goes on.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -182,6 +197,11 @@ def add_EngineServicer_to_server(servicer, server):
                     request_deserializer=cellwar_dot_v1_dot_engine__pb2.DecideRequest.FromString,
                     response_serializer=cellwar_dot_v1_dot_engine__pb2.DecideReply.SerializeToString,
             ),
+            'Decides': grpc.stream_stream_rpc_method_handler(
+                    servicer.Decides,
+                    request_deserializer=cellwar_dot_v1_dot_engine__pb2.DecideFrame.FromString,
+                    response_serializer=cellwar_dot_v1_dot_engine__pb2.DecideAnswer.SerializeToString,
+            ),
             'Fold': grpc.unary_unary_rpc_method_handler(
                     servicer.Fold,
                     request_deserializer=cellwar_dot_v1_dot_engine__pb2.FoldRequest.FromString,
@@ -259,6 +279,33 @@ class Engine:
             '/cellwar.v1.Engine/Decide',
             cellwar_dot_v1_dot_engine__pb2.DecideRequest.SerializeToString,
             cellwar_dot_v1_dot_engine__pb2.DecideReply.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Decides(request_iterator,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.stream_stream(
+            request_iterator,
+            target,
+            '/cellwar.v1.Engine/Decides',
+            cellwar_dot_v1_dot_engine__pb2.DecideFrame.SerializeToString,
+            cellwar_dot_v1_dot_engine__pb2.DecideAnswer.FromString,
             options,
             channel_credentials,
             insecure,

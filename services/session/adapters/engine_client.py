@@ -18,15 +18,26 @@ so ticks and commands of a game meet the same cache; correctness never depends o
 Every failure becomes :class:`services.common.errors.ServiceError` with the engine's
 machine code unchanged (``OUT_OF_ZONE``, ``MALFORMED``, ...) or ``UNAVAILABLE`` when no
 replica answers.
+
+``Decide`` (``decide="stream"``, the default; ``CELLWAR_ENGINE_DECIDE``) goes over one
+long-lived ``Engine.Decides`` stream per replica (:class:`DecideStream`,
+docs/architecture/batching.md "Session to engine") instead of one unary call each: the
+same replica order, affinity, deadline, errors and fail-over, each answer turned into
+what the unary call ends with. A stream that breaks fails the decides it carried as a
+unary ``UNAVAILABLE`` does (they go to the next replica; the next decide opens a new
+stream); a replica that answers ``Decides`` ``UNIMPLEMENTED`` (an older engine) gets
+unary calls from then on.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import uuid
 import zlib
 from collections.abc import Sequence
+from typing import Any, Literal
 
 import grpc
 import structlog
@@ -35,9 +46,12 @@ from cellwar.v1 import engine_pb2, engine_pb2_grpc, events_pb2
 from cellwar.v1.codes import ErrorCode
 from services.common.errors import (
     ENGINE_VERSION_KEY,
+    ERROR_CODE_KEY,
+    ERROR_SEQ_KEY,
     ServiceError,
     error_from_rpc,
     error_seq_from_rpc,
+    status_for,
 )
 from services.common.grpcutil import GRPC_OPTIONS
 
@@ -95,12 +109,204 @@ def decide_request(
     return request
 
 
+def _call_error(
+    code: grpc.StatusCode, details: str, trailing: Sequence[tuple[str, str]] = ()
+) -> grpc.aio.AioRpcError:
+    """The :class:`grpc.aio.AioRpcError` of a unary call that ended with ``code``,
+    ``details`` and the ``trailing`` metadata."""
+    return grpc.aio.AioRpcError(code, grpc.aio.Metadata(), grpc.aio.Metadata(*trailing), details)
+
+
+def answer_error(answer: engine_pb2.DecideAnswer) -> grpc.aio.AioRpcError:
+    """The error the unary ``Decide`` ends with for the refusal ``answer``: status
+    ``status_for(code)``, the message as details, ``cellwar-error-code`` and
+    ``cellwar-error-seq`` (when the answer has a seq) in the trailing metadata."""
+    trailing = [(ERROR_CODE_KEY, answer.code)]
+    if answer.HasField("seq"):
+        trailing.append((ERROR_SEQ_KEY, str(answer.seq)))
+    return _call_error(status_for(answer.code), answer.message, trailing)
+
+
+#: Seconds a broken decide stream's reader waits for the call's final status.
+STATUS_WAIT_S = 1.0
+
+
+class _Unimplemented(Exception):
+    """The replica has no ``Decides`` (an older engine): decide by unary calls."""
+
+
+class DecideStream:
+    """The ``Engine.Decides`` stream of one replica, opened on first use and again after
+    it broke.
+
+    :meth:`decide` sends one frame (a correlation id, the request) and waits for the
+    answer of its id: the reply, or raises the :class:`grpc.aio.AioRpcError` the unary
+    call would (the refusal's status and trailing metadata; ``DEADLINE_EXCEEDED``
+    "Deadline Exceeded" past ``timeout``; ``UNAVAILABLE`` without a service code when the
+    stream breaks or is closed). Frames leave in call order from one writer task.
+
+    Args:
+        stub: the replica's ``EngineStub``.
+        name: the replica's address, for the log.
+    """
+
+    def __init__(self, stub: engine_pb2_grpc.EngineStub, name: str = "") -> None:
+        self._open = stub.Decides
+        self.name = name
+        #: The engine answered the stream UNIMPLEMENTED: decide by unary calls.
+        self.unary_only = False
+        self._ids = itertools.count(1)
+        #: id → future of the decides sent on the current stream (or about to be).
+        self._pending: dict[int, asyncio.Future] = {}
+        self._outbox: list[engine_pb2.DecideFrame] = []
+        self._wake = asyncio.Event()
+        self._call: Any = None
+        self._tasks: list[asyncio.Task] = []
+        self._closed = False
+        #: Streams opened so far (a reopen after a break counts).
+        self.opened = 0
+
+    async def decide(
+        self, request: engine_pb2.DecideRequest, timeout: float
+    ) -> engine_pb2.DecideAnswer:
+        """The answer to ``request`` with an empty ``code`` (a refusal raises, above).
+
+        Raises:
+            grpc.aio.AioRpcError: as the unary call.
+            _Unimplemented: the engine has no ``Decides``.
+        """
+        if self._closed:
+            raise _call_error(grpc.StatusCode.UNAVAILABLE, "the engine decide stream is closed")
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future = loop.create_future()
+        frame_id = next(self._ids)
+        self._pending[frame_id] = future
+        self._outbox.append(engine_pb2.DecideFrame(id=frame_id, request=request))
+        if self._call is None:
+            self._start()
+        self._wake.set()
+        timer = loop.call_later(max(timeout, 0.0), _expire, future)
+        try:
+            answer = await future
+        finally:
+            timer.cancel()
+            if self._pending.get(frame_id) is future:
+                del self._pending[frame_id]
+        if answer.code:
+            raise answer_error(answer)
+        return answer
+
+    def _start(self) -> None:
+        self._call = call = self._open()
+        self.opened += 1
+        self._tasks = [
+            asyncio.create_task(self._write(call), name="decide-stream-write"),
+            asyncio.create_task(self._read(call), name="decide-stream-read"),
+        ]
+
+    async def _write(self, call: Any) -> None:
+        try:
+            # the engine answers the stream's headers at once (an older engine its
+            # UNIMPLEMENTED status): a frame written while that status is on its way
+            # fails the call INTERNAL and hides it
+            await call.initial_metadata()
+            if call.done():
+                return
+            while True:
+                if not self._outbox:
+                    self._wake.clear()
+                    await self._wake.wait()
+                    continue
+                frames, self._outbox = self._outbox, []
+                for frame in frames:
+                    future = self._pending.get(frame.id)
+                    if future is not None and not future.done():  # not expired before it left
+                        await call.write(frame)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - the stream broke: the reader fails the decides
+            # a write fails once the call has ended: the reader reads its status
+            # (UNIMPLEMENTED: an engine without Decides) and fails the decides
+            log.info("decide_stream_write_failed", target=self.name, error=repr(exc))
+
+    async def _read(self, call: Any) -> None:
+        reason = "the engine ended the decide stream"
+        try:
+            while True:
+                answer = await call.read()
+                if answer is grpc.aio.EOF:
+                    break
+                future = self._pending.get(answer.id)
+                if future is not None and not future.done():
+                    future.set_result(answer)
+        except asyncio.CancelledError:
+            reason = "the engine decide stream was closed"
+            raise
+        except grpc.aio.AioRpcError as exc:
+            code, reason = exc.code(), exc.details() or str(exc.code())
+            if code != grpc.StatusCode.UNIMPLEMENTED:
+                # a read pending when a write failed ends INTERNAL; the call's own
+                # status says why (UNIMPLEMENTED: an engine without Decides)
+                with contextlib.suppress(Exception):
+                    code = await asyncio.wait_for(call.code(), STATUS_WAIT_S)
+            if code == grpc.StatusCode.UNIMPLEMENTED:
+                self.unary_only = True
+        except Exception as exc:  # noqa: BLE001 - a broken stream, whatever broke it
+            reason = f"{type(exc).__name__}: {exc}"
+        finally:
+            self._broken(call, reason)
+
+    def _broken(self, call: Any, reason: str) -> None:
+        """Fail every decide the stream ``call`` carried; the next one opens a new stream."""
+        if self._call is not call:
+            return
+        self._call = None
+        for task in self._tasks:
+            if task is not asyncio.current_task():
+                task.cancel()
+        self._tasks = []
+        self._outbox = []
+        pending, self._pending = self._pending, {}
+        if self.unary_only:
+            log.warning("decide_stream_unimplemented", target=self.name, reason=reason)
+        elif pending:
+            log.warning("decide_stream_broken", target=self.name, decides=len(pending), reason=reason)
+        for future in pending.values():
+            if not future.done():
+                future.set_exception(
+                    _Unimplemented(reason)
+                    if self.unary_only
+                    else _call_error(
+                        grpc.StatusCode.UNAVAILABLE, f"the engine decide stream broke: {reason}"
+                    )
+                )
+        call.cancel()
+
+    async def aclose(self) -> None:
+        """End the stream: decides still waiting fail ``UNAVAILABLE``."""
+        self._closed = True
+        tasks = list(self._tasks)
+        if self._call is not None:
+            self._call.cancel()
+        for task in tasks:
+            task.cancel()
+        for task in tasks:
+            with contextlib.suppress(BaseException):
+                await task
+
+
+def _expire(future: asyncio.Future) -> None:
+    if not future.done():
+        future.set_exception(_call_error(grpc.StatusCode.DEADLINE_EXCEEDED, "Deadline Exceeded"))
+
+
 class _Replica:
-    def __init__(self, target: str) -> None:
+    def __init__(self, target: str, stream: bool = False) -> None:
         self.target = target
         options = [*GRPC_OPTIONS, ("grpc.lb_policy_name", "round_robin")]
         self.channel = grpc.aio.insecure_channel(target, options=options)
         self.stub = engine_pb2_grpc.EngineStub(self.channel)
+        self.decides = DecideStream(self.stub, target) if stream else None
         self.down_until = 0.0
 
 
@@ -110,12 +316,18 @@ class EngineClient:
     Args:
         target: ``host:port`` of the engine service, or several, comma separated.
         timeout: deadline of one call (seconds).
+        decide: ``"stream"``: ``Decide`` over each replica's :class:`DecideStream`;
+            ``"unary"``: one unary call each (module docstring).
     """
 
-    def __init__(self, target: str, timeout: float = 30.0) -> None:
+    def __init__(
+        self, target: str, timeout: float = 30.0, decide: Literal["stream", "unary"] = "stream"
+    ) -> None:
+        if decide not in ("stream", "unary"):
+            raise ValueError(f"decide must be 'stream' or 'unary', not {decide!r}")
         self.target = target
         self.timeout = timeout
-        self.replicas = [_Replica(t) for t in parse_targets(target)]
+        self.replicas = [_Replica(t, stream=decide == "stream") for t in parse_targets(target)]
         self._turn = itertools.count()
         self._batches = itertools.count(1)
         self._batch_prefix = uuid.uuid4().hex[:12]
@@ -123,8 +335,10 @@ class EngineClient:
         self.engine_version = ""
 
     async def close(self) -> None:
-        """Close every channel."""
+        """End the decide streams and close every channel."""
         for replica in self.replicas:
+            if replica.decides is not None:
+                await replica.decides.aclose()
             await replica.channel.close()
 
     def affinity(self, key: str) -> int:
@@ -150,11 +364,7 @@ class EngineClient:
         error: tuple[str, str] = (ErrorCode.UNAVAILABLE, "no engine replica answered")
         for replica in attempts:
             try:
-                call = getattr(replica.stub, name)(request, timeout=timeout or self.timeout)
-                reply = await call
-                for key, value in await call.trailing_metadata() or ():
-                    if key == ENGINE_VERSION_KEY:
-                        self.engine_version = str(value)
+                reply = await self._invoke(replica, name, request, timeout or self.timeout)
                 replica.down_until = 0.0
                 return reply
             except grpc.aio.AioRpcError as exc:
@@ -165,6 +375,28 @@ class EngineClient:
                 log.warning("engine_replica_unavailable", target=replica.target, rpc=name)
                 error = (code, message)
         raise ServiceError(*error)
+
+    async def _invoke(self, replica: _Replica, name: str, request: Any, timeout: float) -> Any:
+        """The reply of the call ``name`` on ``replica`` (``Decide`` on its stream unless
+        it has none or the engine has no ``Decides``); notes the engine version.
+        Raises grpc.aio.AioRpcError as the unary call."""
+        stream = replica.decides
+        if name == "Decide" and stream is not None and not stream.unary_only:
+            loop = asyncio.get_running_loop()
+            start = loop.time()
+            try:
+                answer = await stream.decide(request, timeout)
+                if answer.engine_version:
+                    self.engine_version = answer.engine_version
+                return answer.reply
+            except _Unimplemented:
+                timeout = max(timeout - (loop.time() - start), 0.001)
+        call = getattr(replica.stub, name)(request, timeout=timeout)
+        reply = await call
+        for key, value in await call.trailing_metadata() or ():
+            if key == ENGINE_VERSION_KEY:
+                self.engine_version = str(value)
+        return reply
 
     async def decide(
         self,
