@@ -161,10 +161,10 @@ def _say(line: str) -> None:
     sys.stderr.flush()
 
 
-#: The variables that set the port bases (README, Ports).
+#: The variables that set the port bases (docs/hosting.md, Ports).
 _BASES = (
     "CELLWAR_HTTP_PORT, CELLWAR_NATS_PORT, CELLWAR_ENGINE_ADDR, CELLWAR_SESSION_ADDR, "
-    "CELLWAR_MATCHMAKER_ADDR (README, Ports)"
+    "CELLWAR_MATCHMAKER_ADDR (docs/hosting.md, Ports)"
 )
 
 
