@@ -560,6 +560,8 @@ class EngineServicer(engine_pb2_grpc.EngineServicer):
     def __init__(self, runs: RunCache | None = None) -> None:
         self.runs = runs if runs is not None else new_run_cache()  # an empty cache is falsy
         self.batcher = RunBatcher(self.runs)
+        #: Set when the server stops: ``Decides`` streams end (their callers move on).
+        self.closing = asyncio.Event()
 
     async def _run(
         self,
@@ -605,7 +607,11 @@ class EngineServicer(engine_pb2_grpc.EngineServicer):
         :data:`DECIDES_IN_FLIGHT` at once); each answer is written when ready, matched
         by the frame's id. A refusal or a bug answers its frame only; the stream ends
         when the caller ends it (then once every frame read is answered) or goes away.
-        The headers (with ``cellwar-engine-version``) leave at once."""
+        The headers (with ``cellwar-engine-version``) leave at once. Once the server
+        stops (``closing``) frames still read are answered ``UNAVAILABLE`` (as a
+        stopping server refuses a unary call: the caller moves them to another replica)
+        and the stream ends once the decides running are answered, so an open stream
+        does not hold the stop for its whole grace."""
         # headers at once: the caller writes its frames once it has them (so an engine
         # without Decides is told apart by its UNIMPLEMENTED status)
         await context.send_initial_metadata(((ENGINE_VERSION_KEY, engine.ENGINE_VERSION),))
@@ -629,6 +635,13 @@ class EngineServicer(engine_pb2_grpc.EngineServicer):
         async def read() -> None:
             nonlocal running
             async for frame in request_iterator:
+                if self.closing.is_set():
+                    answers.put_nowait(
+                        engine_pb2.DecideAnswer(
+                            id=frame.id, code=ErrorCode.UNAVAILABLE, message="engine service is stopping"
+                        )
+                    )
+                    continue
                 request = frame.request
                 if not request.generations_before and request.state.ByteSize() <= INLINE_STATE_BYTES:
                     answers.put_nowait(self._decide_frame(frame))
@@ -641,19 +654,21 @@ class EngineServicer(engine_pb2_grpc.EngineServicer):
 
         reader = asyncio.create_task(read())
         reader.add_done_callback(lambda _: answers.put_nowait(None))
+        stopping = asyncio.create_task(self.closing.wait())
+        stopping.add_done_callback(lambda _: answers.put_nowait(None))
         try:
             while True:
                 answer = await answers.get()
                 if answer is not None:
                     await context.write(answer)
-                if reader.done() and not running and answers.empty():
+                if (reader.done() or self.closing.is_set()) and not running and answers.empty():
                     break
             if not reader.cancelled() and reader.exception() is not None:
                 exc = reader.exception()
                 if not isinstance(exc, (asyncio.CancelledError, grpc.aio.AbortError)):
                     log.warning("decide_stream_read_failed", error=repr(exc))
         finally:
-            for task in (reader, *tasks):
+            for task in (reader, stopping, *tasks):
                 task.cancel()
 
     async def Run(self, request, context):  # noqa: N802
@@ -698,11 +713,20 @@ async def create_server(
     """Build and start the Engine server on ``address`` (port 0 = a free port); ``runs``:
     its run cache (default: a new one).
 
-    Returns ``(server, port)``; stop it with ``await server.stop(grace_seconds)``.
+    Returns ``(server, port)``; stop it with ``await server.stop(grace_seconds)`` (which
+    first ends the ``Decides`` streams: :meth:`EngineServicer.Decides`).
     Health (SERVING for ``""`` and ``cellwar.v1.Engine``) and reflection are on.
     """
     server = grpcutil.new_server()
-    engine_pb2_grpc.add_EngineServicer_to_server(EngineServicer(runs), server)
+    servicer = EngineServicer(runs)
+    engine_pb2_grpc.add_EngineServicer_to_server(servicer, server)
+    stop = server.stop
+
+    async def stopping(grace: float | None) -> None:
+        servicer.closing.set()
+        await stop(grace)
+
+    server.stop = stopping  # type: ignore[method-assign]
     health = grpcutil.add_health_and_reflection(server, [SERVICE_NAME])
     port = grpcutil.bind(server, address)
     await server.start()

@@ -355,3 +355,34 @@ async def test_an_engine_without_decides_gets_unary_calls(registered):
     finally:
         await client.close()
         await srv.stop(0)
+
+
+async def test_a_stopping_engine_ends_its_streams_and_its_decides_move_on():
+    """A stopping engine answers the frames it still reads UNAVAILABLE and ends the
+    stream once its decides are answered, so its stop does not wait out the grace and
+    the session's decides go to the other replica."""
+    first, one = await _engine()
+    second, other = await _engine()
+    client = EngineClient(f"{one},{other}", timeout=20)
+    unary = EngineClient(other, timeout=20, decide="unary")
+    game_id = next(g for g in (f"g{k}" for k in range(100)) if client.affinity(g) == 0)
+    try:
+        created = await _created(client)
+        await client.decide(created, CommandType.JOIN, 0, b'{"name": "a"}', game_id=game_id)
+        stream = client.replicas[0].decides
+        assert stream.opened == 1
+        stop = asyncio.ensure_future(first.stop(60))
+        await asyncio.wait_for(asyncio.shield(stop), 10)  # not the 60 s grace
+        for _ in range(100):  # the stream's end reaches the client's reader
+            if stream._call is None:
+                break
+            await asyncio.sleep(0.02)
+        assert stream._call is None  # the engine ended it
+        reply = await client.decide(created, CommandType.JOIN, 0, b'{"name": "b"}', game_id=game_id)
+        expected = await unary.decide(created, CommandType.JOIN, 0, b'{"name": "b"}', game_id=game_id)
+        assert reply.SerializeToString() == expected.SerializeToString()
+        assert client.replicas[0].down_until > 0 and client.replicas[1].decides.opened == 1
+    finally:
+        await client.close()
+        await unary.close()
+        await second.stop(0)
