@@ -244,7 +244,7 @@ class DecideStream:
             raise
         except grpc.aio.AioRpcError as exc:
             code, reason = exc.code(), exc.details() or str(exc.code())
-            if code != grpc.StatusCode.UNIMPLEMENTED:
+            if code == grpc.StatusCode.INTERNAL:
                 # a read pending when a write failed ends INTERNAL; the call's own
                 # status says why (UNIMPLEMENTED: an engine without Decides)
                 with contextlib.suppress(Exception):
