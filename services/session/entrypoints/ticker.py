@@ -262,6 +262,7 @@ class Ticker:
             return 0
         now = self._now()
         stepped = 0
+        records: list[tuple[Game, int, engine_pb2.RunItem, engine_pb2.RunResult, dict]] = []
         for (game, item), seq, result in zip(batch, seqs, results, strict=True):
             if game.seq != seq or game.state.state_hash != item.base_hash:
                 continue  # a command or another instance moved the game meanwhile
@@ -275,15 +276,28 @@ class Ticker:
                 continue
             views = dict(zip(item.view_players, result.views, strict=False))
             if result.events:
-                if await self.loop.record_run(game, seq, item.base_hash, result, views):
-                    game.due = max(game.due - result.ran, 0.0)
-                    stepped += 1
+                records.append((game, seq, item, result, views))
                 continue
             game.due = max(game.due - max(result.ran, item.generations), 0.0)
             if result.ran or views:
                 game.advance_run(result.done, result.generation, views, now)
                 if self.relay is not None:
                     self.relay.publish(game, item.view_players, result.views)
+                stepped += 1
+        # the records of the tick's games, appended at once (one fence per game; the
+        # event store commits appends waiting together as one batch)
+        recorded = await asyncio.gather(
+            *(
+                self.loop.record_run(game, seq, item.base_hash, result, views)
+                for game, seq, item, result, views in records
+            ),
+            return_exceptions=True,
+        )
+        for (game, _, _, result, _), ok in zip(records, recorded, strict=True):
+            if isinstance(ok, BaseException):
+                log.error("run_record_failed", game_id=game.game_id, error=repr(ok))
+            elif ok:
+                game.due = max(game.due - result.ran, 0.0)
                 stepped += 1
         return stepped
 

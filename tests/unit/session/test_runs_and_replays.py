@@ -124,6 +124,35 @@ async def test_ticks_are_not_recorded_until_the_checkpoint(backend):
     folds_to_every_hash(events)
 
 
+async def test_the_checkpoints_of_one_tick_are_appended_together(backend):
+    """Games whose checkpoints fall in the same tick have their appends in flight at
+    once (the event store can commit them as one batch), each recorded as alone."""
+    import asyncio
+
+    a = Instance(backend)
+    gids = [await a.start(GLIDERS, GLIDER_1, GLIDER_2) for _ in range(3)]
+    before = {gid: len(a.store.events(gid)) for gid in gids}
+    append, in_flight, most = a.store.append, [0], [0]
+
+    async def slow_append(*args, **kwargs):
+        in_flight[0] += 1
+        most[0] = max(most[0], in_flight[0])
+        try:
+            await asyncio.sleep(0.01)  # an fsync's wait: the others start meanwhile
+            return await append(*args, **kwargs)
+        finally:
+            in_flight[0] -= 1
+
+    a.store.append = slow_append
+    await a.ticks(16)  # 2 s of running: every game's checkpoint in the same tick
+    assert most[0] == 3
+    for gid in gids:
+        events = a.store.events(gid)
+        assert counts(events) == [16] and len(events) == before[gid] + 1
+        assert a.games.games[gid].state.generation == 16
+        folds_to_every_hash(events)
+
+
 async def test_a_command_records_the_run_first_in_its_own_append(backend):
     a = Instance(backend)
     gid = await a.start(GLIDERS, GLIDER_1, GLIDER_2)
