@@ -663,7 +663,8 @@ class EngineServicer(engine_pb2_grpc.EngineServicer):
                     await context.write(answer)
                 if (reader.done() or self.closing.is_set()) and not running and answers.empty():
                     break
-            if not reader.cancelled() and reader.exception() is not None:
+            # (a stopping server leaves while the reader still waits for frames)
+            if reader.done() and not reader.cancelled() and reader.exception() is not None:
                 exc = reader.exception()
                 if not isinstance(exc, (asyncio.CancelledError, grpc.aio.AbortError)):
                     log.warning("decide_stream_read_failed", error=repr(exc))
