@@ -35,8 +35,6 @@ from __future__ import annotations
 
 import asyncio
 import collections
-import contextlib
-import itertools
 from typing import Any
 
 import grpc
@@ -45,6 +43,7 @@ import structlog
 from cellwar.v1 import session_pb2, session_pb2_grpc
 from services.common.errors import ERROR_CODE_KEY, ERROR_SEQ_KEY
 from services.common.grpcutil import UnaryOverStream
+from services.common.streams import CorrelatedStream, call_error, expire
 
 log = structlog.get_logger("gateway.command_stream")
 
@@ -64,32 +63,28 @@ def rpc_error(error: session_pb2.CommandError) -> grpc.aio.AioRpcError:
         trailing.append((ERROR_CODE_KEY, error.code))
     if error.HasField("seq"):
         trailing.append((ERROR_SEQ_KEY, str(error.seq)))
-    return _call_error(_STATUS_BY_NUMBER.get(error.status, grpc.StatusCode.UNKNOWN), error.details, trailing)
+    return call_error(_STATUS_BY_NUMBER.get(error.status, grpc.StatusCode.UNKNOWN), error.details, trailing)
 
 
 def unavailable(details: str) -> grpc.aio.AioRpcError:
     """``UNAVAILABLE`` without a service code: the channel's own failure (a retry on
     another instance is safe)."""
-    return _call_error(grpc.StatusCode.UNAVAILABLE, details)
+    return call_error(grpc.StatusCode.UNAVAILABLE, details)
 
 
-def _call_error(
-    code: grpc.StatusCode, details: str, trailing: list[tuple[str, str]] | None = None
-) -> grpc.aio.AioRpcError:
-    """The :class:`grpc.aio.AioRpcError` of a call that ended with ``code``, ``details``
-    and the ``trailing`` metadata (no initial metadata)."""
-    return grpc.aio.AioRpcError(code, grpc.aio.Metadata(), grpc.aio.Metadata(*(trailing or ())), details)
-
-
-class CommandStream:
+class CommandStream(CorrelatedStream):
     """The ``Session.Commands`` stream of one channel, opened on first use and again
-    after it broke.
+    after it broke (:class:`services.common.streams.CorrelatedStream`).
 
     Args:
         stub: the channel's ``SessionStub``.
         max_in_flight: commands sent and not answered at most (:data:`MAX_IN_FLIGHT`).
         name: the session instance, for the log.
     """
+
+    kind = "command_stream"
+    ended_reason = "the session ended the command stream"
+    closed_reason = "the gateway's command stream was closed"
 
     def __init__(
         self,
@@ -100,26 +95,15 @@ class CommandStream:
     ) -> None:
         if max_in_flight < 1:
             raise ValueError("max_in_flight must be at least 1")
-        self._open = stub.Commands
+        super().__init__(stub.Commands, name, log_key="instance")
         self._unary = {"act": stub.Act, "end_turn": stub.EndTurn}
-        #: The session answered the stream UNIMPLEMENTED: commands go as unary calls.
-        self.unary_only = False
         self.max_in_flight = max_in_flight
-        self.name = name
-        self._ids = itertools.count(1)
         #: id → (future, frame) of the commands sent on the current stream (or about to be).
         self._pending: dict[int, tuple[asyncio.Future, session_pb2.CommandFrame]] = {}
         #: Commands past ``max_in_flight``, in call order: (id, frame, future, deadline).
         self._waiting: collections.deque[
             tuple[int, session_pb2.CommandFrame, asyncio.Future, float | None]
         ] = collections.deque()
-        self._outbox: list[session_pb2.CommandFrame] = []
-        self._wake = asyncio.Event()
-        self._call: Any = None
-        self._tasks: list[asyncio.Task] = []
-        self._closed = False
-        #: Streams opened so far (a reopen after a break counts).
-        self.opened = 0
 
     @property
     def in_flight(self) -> int:
@@ -147,7 +131,7 @@ class CommandStream:
         frame = session_pb2.CommandFrame(id=command_id, timeout_s=timeout or 0.0, **{kind: request})
         timer = deadline = None
         if timeout is not None:
-            timer = loop.call_later(max(timeout, 0.0), _expire, future)
+            timer = loop.call_later(max(timeout, 0.0), expire, future)
             deadline = loop.time() + timeout
         future.add_done_callback(lambda f: self._forget(command_id, f, timer))
         if len(self._pending) < self.max_in_flight and not self._waiting:
@@ -172,10 +156,7 @@ class CommandStream:
         if deadline is not None:
             frame.timeout_s = max(deadline - asyncio.get_running_loop().time(), 0.001)
         self._pending[command_id] = (future, frame)
-        self._outbox.append(frame)
-        if self._call is None:
-            self._start()
-        self._wake.set()
+        self._queue(frame)
 
     def _forget(self, command_id: int, future: asyncio.Future, timer: asyncio.TimerHandle | None) -> None:
         """A command is done (answered, failed, expired or cancelled): free its slot and
@@ -190,76 +171,31 @@ class CommandStream:
             if not waiting.done():
                 self._send(waiting_id, frame, waiting, deadline)
 
-    def _start(self) -> None:
-        self._call = call = self._open()
-        self.opened += 1
-        self._tasks = [
-            asyncio.create_task(self._write(call), name="command-stream-write"),
-            asyncio.create_task(self._read(call), name="command-stream-read"),
-        ]
-
-    async def _write(self, call: Any) -> None:
-        try:
-            while True:
-                if not self._outbox:
-                    self._wake.clear()
-                    await self._wake.wait()
-                    continue
-                # a command that expired or was cancelled before it left is not sent
-                frames = [f for f in _take(self._outbox) if self._live(f.id)]
-                if frames:
-                    await call.write(session_pb2.CommandFrames(frames=frames))
-        except asyncio.CancelledError:
-            raise
-        except Exception as exc:  # noqa: BLE001 - the stream broke: the reader fails the commands
-            log.info("command_stream_write_failed", instance=self.name, error=repr(exc))
-            call.cancel()
+    def _messages(self, outbox: list[session_pb2.CommandFrame]) -> list[session_pb2.CommandFrames]:
+        # a command that expired or was cancelled before it left is not sent
+        frames = [f for f in _take(outbox) if self._live(f.id)]
+        return [session_pb2.CommandFrames(frames=frames)] if frames else []
 
     def _live(self, command_id: int) -> bool:
         """Whether command ``command_id`` still waits for its answer."""
         entry = self._pending.get(command_id)
         return entry is not None and not entry[0].done()
 
-    async def _read(self, call: Any) -> None:
-        reason = "the session ended the command stream"
-        try:
-            while True:
-                message = await call.read()
-                if message is grpc.aio.EOF:
-                    break
-                pending = self._pending
-                for result in message.results:
-                    entry = pending.get(result.id)
-                    if entry is None or entry[0].done():
-                        continue  # expired, cancelled or moved: dropped
-                    future = entry[0]
-                    if result.HasField("reply"):
-                        future.set_result(result.reply)
-                    else:
-                        future.set_exception(rpc_error(result.error))
-        except asyncio.CancelledError:
-            reason = "the gateway's command stream was closed"
-            raise
-        except grpc.aio.AioRpcError as exc:
-            reason = exc.details() or str(exc.code())
-            if exc.code() == grpc.StatusCode.UNIMPLEMENTED:
-                self.unary_only = True
-        except Exception as exc:  # noqa: BLE001 - a broken stream, whatever broke it
-            reason = f"{type(exc).__name__}: {exc}"
-        finally:
-            self._broken(call, reason)
+    def _dispatch(self, message: session_pb2.CommandResults) -> None:
+        pending = self._pending
+        for result in message.results:
+            entry = pending.get(result.id)
+            if entry is None or entry[0].done():
+                continue  # expired, cancelled or moved: dropped
+            future = entry[0]
+            if result.HasField("reply"):
+                future.set_result(result.reply)
+            else:
+                future.set_exception(rpc_error(result.error))
 
-    def _broken(self, call: Any, reason: str) -> None:
-        """Fail every command the stream ``call`` carried; the next command opens a new one."""
-        if self._call is not call:
-            return
-        self._call = None
-        for task in self._tasks:
-            if task is not asyncio.current_task():
-                task.cancel()
-        self._tasks = []
-        self._outbox = []
-        pending, self._pending = self._pending, {}
+    def _fail(
+        self, pending: dict[int, tuple[asyncio.Future, session_pb2.CommandFrame]], reason: str
+    ) -> None:
         if self.unary_only:
             log.warning("command_stream_unimplemented", instance=self.name, reason=reason)
             for future, frame in pending.values():
@@ -268,7 +204,6 @@ class CommandStream:
             self._waiting.clear()
             for _, frame, future, _ in waiting:
                 self._by_unary(future, frame)
-            call.cancel()
             return
         if pending:
             log.warning(
@@ -277,7 +212,6 @@ class CommandStream:
         for future, _ in pending.values():
             if not future.done():
                 future.set_exception(unavailable(f"the command stream broke: {reason}"))
-        call.cancel()
 
     def _by_unary(self, future: asyncio.Future, frame: session_pb2.CommandFrame) -> None:
         """Answer ``future`` by the unary call of ``frame``'s command (its deadline stays
@@ -304,15 +238,7 @@ class CommandStream:
 
     async def aclose(self) -> None:
         """End the stream: commands still waiting fail ``UNAVAILABLE``."""
-        self._closed = True
-        tasks = list(self._tasks)
-        if self._call is not None:
-            self._call.cancel()
-        for task in tasks:
-            task.cancel()
-        for task in tasks:
-            with contextlib.suppress(BaseException):
-                await task
+        await super().aclose()
         for _, _, future, _ in list(self._waiting):
             if not future.done():
                 future.set_exception(unavailable("the gateway's command stream is closed"))
@@ -332,11 +258,6 @@ def _take(frames: list[session_pb2.CommandFrame]) -> list[session_pb2.CommandFra
     taken = frames[:n]
     del frames[:n]
     return taken
-
-
-def _expire(future: asyncio.Future) -> None:
-    if not future.done():
-        future.set_exception(_call_error(grpc.StatusCode.DEADLINE_EXCEEDED, "Deadline Exceeded"))
 
 
 class StreamedCommand(UnaryOverStream):

@@ -32,7 +32,6 @@ unary calls from then on.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import itertools
 import uuid
 import zlib
@@ -54,6 +53,7 @@ from services.common.errors import (
     status_for,
 )
 from services.common.grpcutil import GRPC_OPTIONS
+from services.common.streams import CorrelatedStream, call_error, expire
 
 log = structlog.get_logger("cellwar.session.engine_client")
 
@@ -109,14 +109,6 @@ def decide_request(
     return request
 
 
-def _call_error(
-    code: grpc.StatusCode, details: str, trailing: Sequence[tuple[str, str]] = ()
-) -> grpc.aio.AioRpcError:
-    """The :class:`grpc.aio.AioRpcError` of a unary call that ended with ``code``,
-    ``details`` and the ``trailing`` metadata."""
-    return grpc.aio.AioRpcError(code, grpc.aio.Metadata(), grpc.aio.Metadata(*trailing), details)
-
-
 def answer_error(answer: engine_pb2.DecideAnswer) -> grpc.aio.AioRpcError:
     """The error the unary ``Decide`` ends with for the refusal ``answer``: status
     ``status_for(code)``, the message as details, ``cellwar-error-code`` and
@@ -124,20 +116,16 @@ def answer_error(answer: engine_pb2.DecideAnswer) -> grpc.aio.AioRpcError:
     trailing = [(ERROR_CODE_KEY, answer.code)]
     if answer.HasField("seq"):
         trailing.append((ERROR_SEQ_KEY, str(answer.seq)))
-    return _call_error(status_for(answer.code), answer.message, trailing)
-
-
-#: Seconds a broken decide stream's reader waits for the call's final status.
-STATUS_WAIT_S = 1.0
+    return call_error(status_for(answer.code), answer.message, trailing)
 
 
 class _Unimplemented(Exception):
     """The replica has no ``Decides`` (an older engine): decide by unary calls."""
 
 
-class DecideStream:
+class DecideStream(CorrelatedStream):
     """The ``Engine.Decides`` stream of one replica, opened on first use and again after
-    it broke.
+    it broke (:class:`services.common.streams.CorrelatedStream`).
 
     :meth:`decide` sends one frame (a correlation id, the request) and waits for the
     answer of its id: the reply, or raises the :class:`grpc.aio.AioRpcError` the unary
@@ -150,21 +138,13 @@ class DecideStream:
         name: the replica's address, for the log.
     """
 
+    kind = "decide_stream"
+    status_first = True  # an older engine is told apart by its UNIMPLEMENTED status
+    ended_reason = "the engine ended the decide stream"
+    closed_reason = "the engine decide stream was closed"
+
     def __init__(self, stub: engine_pb2_grpc.EngineStub, name: str = "") -> None:
-        self._open = stub.Decides
-        self.name = name
-        #: The engine answered the stream UNIMPLEMENTED: decide by unary calls.
-        self.unary_only = False
-        self._ids = itertools.count(1)
-        #: id → future of the decides sent on the current stream (or about to be).
-        self._pending: dict[int, asyncio.Future] = {}
-        self._outbox: list[engine_pb2.DecideFrame] = []
-        self._wake = asyncio.Event()
-        self._call: Any = None
-        self._tasks: list[asyncio.Task] = []
-        self._closed = False
-        #: Streams opened so far (a reopen after a break counts).
-        self.opened = 0
+        super().__init__(stub.Decides, name, log_key="target")
 
     async def decide(
         self, request: engine_pb2.DecideRequest, timeout: float
@@ -176,16 +156,13 @@ class DecideStream:
             _Unimplemented: the engine has no ``Decides``.
         """
         if self._closed:
-            raise _call_error(grpc.StatusCode.UNAVAILABLE, "the engine decide stream is closed")
+            raise call_error(grpc.StatusCode.UNAVAILABLE, "the engine decide stream is closed")
         loop = asyncio.get_running_loop()
         future: asyncio.Future = loop.create_future()
         frame_id = next(self._ids)
         self._pending[frame_id] = future
-        self._outbox.append(engine_pb2.DecideFrame(id=frame_id, request=request))
-        if self._call is None:
-            self._start()
-        self._wake.set()
-        timer = loop.call_later(max(timeout, 0.0), _expire, future)
+        self._queue(engine_pb2.DecideFrame(id=frame_id, request=request))
+        timer = loop.call_later(max(timeout, 0.0), expire, future)
         try:
             answer = await future
         finally:
@@ -196,77 +173,18 @@ class DecideStream:
             raise answer_error(answer)
         return answer
 
-    def _start(self) -> None:
-        self._call = call = self._open()
-        self.opened += 1
-        self._tasks = [
-            asyncio.create_task(self._write(call), name="decide-stream-write"),
-            asyncio.create_task(self._read(call), name="decide-stream-read"),
-        ]
+    def _messages(self, outbox: list[engine_pb2.DecideFrame]) -> list[engine_pb2.DecideFrame]:
+        frames = outbox[:]
+        outbox.clear()
+        # one message a frame; a decide that expired before it left is not sent
+        return [f for f in frames if (fut := self._pending.get(f.id)) is not None and not fut.done()]
 
-    async def _write(self, call: Any) -> None:
-        try:
-            # the engine answers the stream's headers at once (an older engine its
-            # UNIMPLEMENTED status): a frame written while that status is on its way
-            # fails the call INTERNAL and hides it
-            await call.initial_metadata()
-            if call.done():
-                return
-            while True:
-                if not self._outbox:
-                    self._wake.clear()
-                    await self._wake.wait()
-                    continue
-                frames, self._outbox = self._outbox, []
-                for frame in frames:
-                    future = self._pending.get(frame.id)
-                    if future is not None and not future.done():  # not expired before it left
-                        await call.write(frame)
-        except asyncio.CancelledError:
-            raise
-        except Exception as exc:  # noqa: BLE001 - the stream broke: the reader fails the decides
-            # a write fails once the call has ended: the reader reads its status
-            # (UNIMPLEMENTED: an engine without Decides) and fails the decides
-            log.info("decide_stream_write_failed", target=self.name, error=repr(exc))
+    def _dispatch(self, answer: engine_pb2.DecideAnswer) -> None:
+        future = self._pending.get(answer.id)
+        if future is not None and not future.done():
+            future.set_result(answer)
 
-    async def _read(self, call: Any) -> None:
-        reason = "the engine ended the decide stream"
-        try:
-            while True:
-                answer = await call.read()
-                if answer is grpc.aio.EOF:
-                    break
-                future = self._pending.get(answer.id)
-                if future is not None and not future.done():
-                    future.set_result(answer)
-        except asyncio.CancelledError:
-            reason = "the engine decide stream was closed"
-            raise
-        except grpc.aio.AioRpcError as exc:
-            code, reason = exc.code(), exc.details() or str(exc.code())
-            if code == grpc.StatusCode.INTERNAL:
-                # a read pending when a write failed ends INTERNAL; the call's own
-                # status says why (UNIMPLEMENTED: an engine without Decides)
-                with contextlib.suppress(Exception):
-                    code = await asyncio.wait_for(call.code(), STATUS_WAIT_S)
-            if code == grpc.StatusCode.UNIMPLEMENTED:
-                self.unary_only = True
-        except Exception as exc:  # noqa: BLE001 - a broken stream, whatever broke it
-            reason = f"{type(exc).__name__}: {exc}"
-        finally:
-            self._broken(call, reason)
-
-    def _broken(self, call: Any, reason: str) -> None:
-        """Fail every decide the stream ``call`` carried; the next one opens a new stream."""
-        if self._call is not call:
-            return
-        self._call = None
-        for task in self._tasks:
-            if task is not asyncio.current_task():
-                task.cancel()
-        self._tasks = []
-        self._outbox = []
-        pending, self._pending = self._pending, {}
+    def _fail(self, pending: dict[int, asyncio.Future], reason: str) -> None:
         if self.unary_only:
             log.warning("decide_stream_unimplemented", target=self.name, reason=reason)
         elif pending:
@@ -276,28 +194,10 @@ class DecideStream:
                 future.set_exception(
                     _Unimplemented(reason)
                     if self.unary_only
-                    else _call_error(
+                    else call_error(
                         grpc.StatusCode.UNAVAILABLE, f"the engine decide stream broke: {reason}"
                     )
                 )
-        call.cancel()
-
-    async def aclose(self) -> None:
-        """End the stream: decides still waiting fail ``UNAVAILABLE``."""
-        self._closed = True
-        tasks = list(self._tasks)
-        if self._call is not None:
-            self._call.cancel()
-        for task in tasks:
-            task.cancel()
-        for task in tasks:
-            with contextlib.suppress(BaseException):
-                await task
-
-
-def _expire(future: asyncio.Future) -> None:
-    if not future.done():
-        future.set_exception(_call_error(grpc.StatusCode.DEADLINE_EXCEEDED, "Deadline Exceeded"))
 
 
 class _Replica:
