@@ -106,6 +106,8 @@ class ApiBot:
         self.actions_sent = 0
         #: The seat's socket while :meth:`play` runs (``socket`` mode), else None.
         self.cmds: AsyncCommands | None = None
+        #: The newest view :meth:`_follow` handed on (None before the first).
+        self.last_view: dict[str, Any] | None = None
 
     async def play(self) -> dict[str, Any]:
         """Play until the game is finished; returns the final view."""
@@ -167,6 +169,7 @@ class ApiBot:
                     if view is None:  # the stream ended: polling takes over
                         wait_s = self.poll_s if ended_poll_s is None else ended_poll_s
                         view = await self.api.state(self.game_id, seat.token)
+                    self.last_view = view
                     await self._notify(view)
                     if view.get("phase") == "finished" or out(view):
                         return view

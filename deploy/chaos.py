@@ -219,6 +219,8 @@ class GameRun:
     finished_at: float = 0.0
     error: str = ""
     events: list[dict[str, Any]] = field(default_factory=list)
+    #: The game's bots and their play tasks (for :func:`stuck_bots`), not reported.
+    bots: list[tuple[Any, asyncio.Task]] = field(default_factory=list, repr=False)
 
 
 @dataclass
@@ -494,7 +496,8 @@ async def play_game(
             for bot in bots:
                 await bot.join()
             run.started = True
-            await asyncio.gather(*(bot.play() for bot in bots))
+            run.bots = [(bot, asyncio.create_task(bot.play())) for bot in bots]
+            await asyncio.gather(*(task for _, task in run.bots))
             view = await api.state(run.game_id, bots[0].seat.token)
             deadline = time.monotonic() + 30
             while view.get("phase") != "finished" and time.monotonic() < deadline:
@@ -506,6 +509,58 @@ async def play_game(
                 run.error = f"bots returned but the game is in phase {view.get('phase')!r}"
         except Exception as exc:  # noqa: BLE001 - reported per game
             run.error = f"{type(exc).__name__}: {exc}"
+
+
+def awaiting(task: asyncio.Task) -> str:
+    """Where ``task`` waits: its chain of awaited coroutines, innermost last
+    (``function:line``), and what the innermost one awaits."""
+    where = []
+    coro = task.get_coro()
+    while coro is not None:
+        frame = getattr(coro, "cr_frame", None) or getattr(coro, "ag_frame", None)
+        if frame is not None:
+            where.append(f"{frame.f_code.co_name}:{frame.f_lineno}")
+        nxt = getattr(coro, "cr_await", None) or getattr(coro, "ag_await", None)
+        if nxt is None or not hasattr(nxt, "cr_frame") and not hasattr(nxt, "ag_frame"):
+            if nxt is not None:  # a future (its iterator), a task
+                where.append("future" if type(nxt).__name__ == "FutureIter" else type(nxt).__name__)
+            break
+        coro = nxt
+    return " > ".join(where) or ("done" if task.done() else "?")
+
+
+def stuck_bots(run: GameRun) -> str:
+    """What each bot of a game not over was doing: the newest view it saw (seq, phase,
+    turn, its own player id), what it played on last, and where it waits."""
+    parts = []
+    for bot, task in run.bots:
+        view = getattr(bot, "last_view", None) or {}
+        parts.append(
+            f"{bot.name}: view seq {view.get('seq')} {view.get('phase')} turn {view.get('turn')} "
+            f"you {view.get('you')}, played on seq {getattr(bot, 'played_seq', None)}, "
+            f"waits in {awaiting(task)}"
+        )
+    return "; ".join(parts) or "no bot playing"
+
+
+async def gateway_views(run: RunnerProcess, game: GameRun) -> str:
+    """The seq, phase and turn of ``game``'s view for its first bot as each gateway
+    answers it directly (not through nginx): tells a session behind the log apart."""
+    if not game.bots:
+        return "no views"
+    token = game.bots[0][0].seat.token
+    parts = []
+    for p in run.processes():
+        if p["role"] != "gateway":
+            continue
+        try:
+            async with httpx.AsyncClient(base_url=f"http://{p['addr']}", timeout=5) as http:
+                r = await http.get(f"/game/{game.game_id}/state", headers={"Authorization": f"Bearer {token}"})
+            view = r.json() if r.status_code == 200 else {}
+            parts.append(f"{p['name']} {r.status_code} seq {view.get('seq')} {view.get('phase')} turn {view.get('turn')}")
+        except (httpx.HTTPError, ValueError) as exc:
+            parts.append(f"{p['name']} {type(exc).__name__}")
+    return "views: " + ", ".join(parts)
 
 
 # -- the checks
@@ -684,12 +739,14 @@ async def run_chaos(
     report.games = runs
 
     async def one(i: int, g: GameRun) -> None:
-        try:
-            await asyncio.wait_for(
-                play_game(run.url, g.kind, i + 1, recorder, g, life=life, cellwar=cellwar), game_timeout_s
-            )
-        except TimeoutError:
-            g.error = f"not over after {game_timeout_s:.0f} s"
+        game = asyncio.create_task(play_game(run.url, g.kind, i + 1, recorder, g, life=life, cellwar=cellwar))
+        done, _ = await asyncio.wait({game}, timeout=game_timeout_s)
+        if not done:  # where the bots wait is read before the cancel unwinds them
+            views = await gateway_views(run, g)
+            g.error = f"not over after {game_timeout_s:.0f} s; {stuck_bots(g)}; {views}"
+            game.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await game
 
     tasks = [asyncio.create_task(one(i, g)) for i, g in enumerate(runs)]
 
@@ -756,6 +813,9 @@ async def run_chaos(
                 continue
             stored = logs[g.game_id]
             check_log(g.game_id, stored, report)
+            if not g.finished and stored:
+                last = stored[-1]
+                report.fail("finished", f"{g.game_id}: its log ends at seq {last.seq} ({last.type}, actor {last.actor})")
             if g.finished:
                 try:
                     rest = await api.events(g.game_id)

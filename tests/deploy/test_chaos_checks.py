@@ -5,6 +5,7 @@ request (same Idempotency-Key) against a real HTTP server."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import uuid
 
@@ -197,3 +198,32 @@ def test_a_bots_socket_command_is_recorded_as_an_answer_and_an_exchange():
     assert recorder.answers == [Answer("g1", "action", key, 2, 1)]
     assert recorder.attempts == [(5.0, 0.25, 200), (6.0, 0.5, 409)]
     assert recorder.accepted == [5.25] and recorder.conflicts == ["WS end_turn"]
+
+
+async def test_a_stuck_game_names_where_each_bot_waits_and_what_it_saw():
+    from deploy.chaos import GameRun, stuck_bots
+
+    release = asyncio.Event()
+
+    async def wait_for_a_view():
+        await release.wait()
+
+    async def play():
+        await wait_for_a_view()
+
+    class Bot:
+        name = "cw-1-1"
+        last_view = {"seq": 7, "phase": "playing", "turn": 1, "you": 1}
+        played_seq = 9
+
+    task = asyncio.create_task(play())
+    await asyncio.sleep(0)
+    game = GameRun("cellwar", "g1", bots=[(Bot(), task)])
+    try:
+        said = stuck_bots(game)
+    finally:
+        release.set()
+        await task
+    assert said.startswith("cw-1-1: view seq 7 playing turn 1 you 1, played on seq 9, waits in play:")
+    assert "> wait_for_a_view:" in said and "> wait:" in said and said.endswith("> future")
+    assert stuck_bots(GameRun("cellwar")) == "no bot playing"
