@@ -22,7 +22,8 @@ ends), and on its turn acts with every unit that still has to, then ends the tur
   one else acts in it), then on each command's answer; a view no newer than what the
   bot has played on (the frames of its own commands) calls for nothing. A 409 (a stale
   view: the turn moved on, a unit was removed) is not an error: the next view decides
-  again.
+  again, one of the same ``seq`` too (the refusal changed nothing; a bot that waited for
+  a newer one would wait for ever on its own turn).
 
 A view is the REST view (docs/api/index.md "Views and `seq`"); the bot reads ``phase, turn,
 you, round, width, height, units, visible``. Other players' units carry no id; the bot never
@@ -163,6 +164,12 @@ class CellWarBot(ApiBot):
         except ApiError as err:
             if err.status != 409:
                 raise
+            # Refused on this view (the session knew better; it has caught up since): the
+            # next view decides again, even one of the same seq, which shows that nothing
+            # changed (else the bot would wait on it for ever).
+            seq = view.get("seq") if view else None
+            if isinstance(seq, int):
+                self.played_seq = min(self.played_seq, seq - 1)
 
     def _played(self, seen: dict[str, Any]) -> None:
         seq = seen.get("seq")

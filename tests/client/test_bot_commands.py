@@ -233,3 +233,42 @@ async def test_an_end_turn_answered_with_the_bots_next_turn_plays_that_turn():
     await bot.play_turn(view(2, 1, False))
     assert [a is None for a in sent] == [False, True, False, True]
     assert bot.turns_played == 2 and bot.played_seq == 11
+
+
+async def test_a_move_refused_409_leaves_the_same_view_to_be_played_again():
+    """A 409 on the bot's own turn that changed nothing (say, a valid_actions answered by
+    an instance behind the log): the view of the same seq that follows is played again,
+    not taken for one the bot has played on (it would wait on its own turn for ever)."""
+    from client.bots.cellwar import CellWarBot
+    from client.sdk import ApiError, Seat
+
+    def view(seq: int, turn: int, acted: bool) -> dict:
+        unit = {"id": 7, "owner": 1, "type": "infantry", "x": 0, "y": 0, "acted": acted}
+        return {"phase": "playing", "turn": turn, "you": 1, "seq": seq, "units": [unit],
+                "players": [{"id": 1}, {"id": 2}], "width": 4, "height": 4}
+
+    asked: list[int] = []
+    sent: list = []
+
+    class Api:
+        async def valid_actions(self, game_id, token, unit_id):
+            asked.append(unit_id)
+            return [{"unit_id": unit_id, "dx": 1, "dy": 0, "kind": "move"}]
+
+    bot = CellWarBot(Api(), "g", "bot", seed=1)
+    bot.seat = Seat(game_id="g", player_id=1, token="t")
+
+    async def command(action):
+        sent.append(action)
+        if len(sent) == 1:
+            raise ApiError(409, "INVALID_MOVE", "the cell is taken")
+        return {"seq": 6, "view": view(6, 1, True)} if action else {"seq": 7, "view": view(7, 2, True)}
+
+    bot.command = command
+    await bot._on_view(view(5, 1, False))  # refused: nothing changed
+    assert len(sent) == 1 and bot.played_seq == 4
+    await bot._on_view(view(5, 1, False))  # the same view again (a poll): played
+    assert asked == [7, 7] and [a is None for a in sent] == [False, False, True]
+    assert bot.turns_played == 1 and bot.played_seq == 7
+    await bot._on_view(view(6, 1, True))  # a frame of its own move: nothing to do
+    assert len(sent) == 3
