@@ -12,12 +12,14 @@ import nats
 import pytest
 
 from cellwar.v1 import events_pb2
+from cellwar.v1.codes import ErrorCode
 from services.session.adapters.event_store import (
     STREAM,
     ConcurrencyError,
     DuplicateCommandError,
     EventStore,
 )
+from services.session.service_layer.ports import StoreUnavailable
 from tests.support.fakes import MemoryBackend, MemoryEventLog
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(30)]
@@ -153,3 +155,74 @@ async def test_reads_create_no_consumer(nats_url):
         assert (await js.stream_info(STREAM)).state.consumer_count <= before
     finally:
         await nc.close()
+
+
+class ReplicaBehind(EventStore):
+    """A store whose next ``lagging`` direct gets are answered as by a replica still
+    catching up: without the game's messages after stream sequence ``cutoff`` (a direct get
+    may be answered by any replica; the leader's ``STREAM.MSG.GET`` is not)."""
+
+    def __init__(self, js, lagging: int) -> None:
+        super().__init__(js)
+        self.lagging = lagging
+        self.cutoff = 0
+        self.direct_gets = 0
+
+    async def _direct_batch(self, subj, start, batch=1000):
+        self.direct_gets += 1
+        got, pending = await super()._direct_batch(subj, start, batch)
+        if self.lagging > 0:
+            self.lagging -= 1
+            return [(s, d) for s, d in got if s <= self.cutoff], 0
+        return got, pending
+
+
+@pytest.fixture
+async def behind(nats_url) -> AsyncIterator[Callable]:
+    """``await behind(lagging)``: a :class:`ReplicaBehind` over a real NATS, with a game of
+    5 events whose last 2 its lagging direct gets do not have; returns (store, game_id)."""
+    nc = await nats.connect(nats_url)
+
+    async def make(lagging: int):
+        s = ReplicaBehind(nc.jetstream(), lagging=0)
+        await s.ensure_stream()
+        gid = new_game_id()
+        await s.append(gid, [draft("GameCreated"), draft("PlayerJoined", 1), draft("PlayerJoined", 2)], 0)
+        s.cutoff = s.stream_seq_of(gid)
+        await s.append(gid, [draft("UnitMoved", 1), draft("TurnEnded", 1)], 3)
+        s.lagging = lagging
+        return s, gid
+
+    yield make
+    await nc.close()
+
+
+async def test_a_read_answered_by_a_replica_behind_the_leader_is_read_again_to_the_leaders_tail(behind):
+    store, gid = await behind(lagging=2)
+    assert [e.seq for e in await store.read(gid)] == [1, 2, 3, 4, 5]
+    assert store.lagging == 0 and store.direct_gets == 3  # two short answers, then the rest
+
+
+async def test_a_bounded_read_that_ends_short_is_read_again(behind):
+    store, gid = await behind(lagging=1)
+    assert [e.seq for e in await store.read(gid, 2, 4)] == [2, 3, 4]
+    assert store.direct_gets == 2
+    store.lagging = 1
+    assert [e.seq for e in await store.read(gid, 1, 3)] == [1, 2, 3]  # not short: no read again
+    assert store.lagging == 0 and store.direct_gets == 3
+
+
+async def test_a_read_past_the_end_of_the_log_is_not_read_again(behind):
+    store, gid = await behind(lagging=0)
+    assert [e.seq for e in await store.read(gid, 4, 50)] == [4, 5]
+    assert [e.seq for e in await store.read(gid, 6)] == []
+    assert await store.read(new_game_id()) == []
+    assert store.direct_gets == 3
+
+
+async def test_replicas_that_stay_behind_give_a_retryable_unavailable_and_no_short_log(behind):
+    store, gid = await behind(lagging=100)
+    with pytest.raises(StoreUnavailable, match="behind the stream leader") as caught:
+        await store.read(gid)
+    assert caught.value.code == ErrorCode.UNAVAILABLE
+    assert store.direct_gets == 6  # the read and 5 reads again

@@ -69,6 +69,10 @@ _WRONG_LAST_SEQUENCE = (10071, 10164)
 POSITION_EVERY = 100
 #: Events per batched direct get.
 _FETCH_BATCH = 1000
+#: Reads again of a read that ended before the leader's last event (a direct get answered
+#: by a replica still catching up), and the pause before the first (seconds, doubling).
+_BEHIND_TRIES = 5
+_BEHIND_PAUSE_S = 0.05
 #: Bytes per batched direct get (the server stops a batch after this many).
 _FETCH_BYTES = 8 * 1024 * 1024
 #: Appends in flight at most per store (its window); an append past it waits for a slot.
@@ -501,17 +505,67 @@ class EventStore:
         replays stays clear of the server's consumer limit,
         :data:`_FETCH_BATCH` events per request.
 
+        A direct get may be answered by any replica of the stream, one still catching up
+        included (``allow_direct``: "retrieves a message from any server, not only the
+        leader", nats.c ``js_DirectGetMsg``). So a read that ends before ``to_seq`` (or
+        any read to the end) asks the stream leader for the game's last event
+        (``$JS.API.STREAM.MSG.GET``, answered by the leader only) and reads the rest
+        again until it reaches that event: what the leader had when the read began is
+        always in the answer.
+
         Raises:
-            StoreUnavailable: NATS did not answer.
+            StoreUnavailable: NATS did not answer, or the replicas answering stayed behind
+                the leader through :data:`_BEHIND_TRIES` reads again.
         """
-        subj = subject(game_id)
-        out: list[events_pb2.Event] = []
         if start_stream_seq:
             start, at_seq = start_stream_seq, max(from_seq - 1, 1)
         else:
             at_seq, start = self._position(game_id, from_seq)
-        start = max(start, 1)
+        out: list[events_pb2.Event] = []
+        reached, end = await self._read_from(game_id, from_seq, to_seq, max(start, 1), at_seq, out)
+        pause = _BEHIND_PAUSE_S
+        for again in range(_BEHIND_TRIES + 1):
+            have = out[-1].seq if out else from_seq - 1
+            if reached or (to_seq is not None and have >= to_seq):
+                return out
+            leader = await self.last_seq(game_id)
+            want = leader if to_seq is None else min(to_seq, leader)
+            if have >= want:
+                return out
+            if again == _BEHIND_TRIES:
+                break
+            log.info("read_behind_leader", game_id=game_id, seq=have, leader_seq=want)
+            await asyncio.sleep(pause)
+            pause *= 2
+            if end:  # on from the last message read (else from the same start again)
+                start, at_seq = end + 1, have
+            reached, end = await self._read_from(game_id, have + 1, to_seq, max(start, 1), at_seq, out)
+        log.warning("read_behind_leader", game_id=game_id, seq=have, leader_seq=want, tries=_BEHIND_TRIES)
+        raise StoreUnavailable(
+            f"event store: the replicas answering reads of game {game_id} stay behind the stream"
+            " leader (a node catching up); retry"
+        )
+
+    async def _read_from(
+        self,
+        game_id: str,
+        from_seq: int,
+        to_seq: int | None,
+        start: int,
+        at_seq: int,
+        out: list[events_pb2.Event],
+    ) -> tuple[bool, int]:
+        """Append to ``out`` the events ``from_seq``..``to_seq`` read by batched direct
+        gets from stream sequence ``start`` (``at_seq``: the game seq there, or before).
+        Returns whether the read went past ``to_seq`` (so nothing is missing) and the
+        stream sequence of the last message read (0: none).
+
+        Raises:
+            StoreUnavailable: NATS did not answer.
+        """
+        subj = subject(game_id)
         last: tuple[int, int] | None = None
+        done = False
         try:
             while True:
                 size = _FETCH_BATCH
@@ -537,7 +591,7 @@ class EventStore:
             raise StoreUnavailable(f"event store: {exc}") from exc
         if last is not None and pending == 0 and not done:
             self._tail[game_id] = last
-        return out
+        return done, last[1] if last else 0
 
     async def _direct_batch(
         self, subj: str, start: int, batch: int = _FETCH_BATCH
