@@ -115,7 +115,8 @@ class SessionPorts:
             ``KeyValue`` or :class:`~services.session.adapters.memory.MemoryKeyValue`);
             ``leases`` has the TTL ``settings.lease_ttl_s`` and, like ``presence``,
             expiry markers.
-        follow: ``follow(on_event)`` gives the follower (``start``, ``stop``, ``reset``).
+        follow: ``follow(on_event, on_reset)`` gives the follower (``start``, ``stop``,
+            ``reset``; ``on_reset`` is awaited after each reset).
         bus: core pub/sub for the progress relay (``subscribe``, ``publish``,
             ``is_closed``).
         step: ``await step(name, fn)`` runs one start-up step (NATS: retried while it
@@ -202,7 +203,7 @@ async def nats_ports(
             leases=await bucket(kv.LEASES, ttl_s=settings.lease_ttl_s, expiry_markers=True),
             presence=await bucket(kv.PRESENCE, expiry_markers=True),
             profiles=await bucket(kv.PROFILES),
-            follow=lambda on_event: Follower(nc, js, on_event),
+            follow=lambda on_event, on_reset=None: Follower(nc, js, on_event, on_reset),
             bus=nc,
             step=step,
             reconnected=reconnected,
@@ -238,7 +239,7 @@ def memory_ports(
         leases=server.bucket(kv.LEASES, ttl_s=ttl, expiry_markers=True),
         presence=server.bucket(kv.PRESENCE, expiry_markers=True),
         profiles=server.bucket(kv.PROFILES),
-        follow=lambda on_event: MemoryFollower(server.events, on_event),
+        follow=lambda on_event, on_reset=None: MemoryFollower(server.events, on_event, on_reset),
         bus=bus,
         close=close,
         engine=engine,
@@ -388,7 +389,7 @@ async def _build(
         if game_id in games.games:
             games.followed(events_pb2.Event.FromString(data), stream_seq)
 
-    follower = ports.follow(on_event)
+    follower = ports.follow(on_event, games.catch_up_all)
     keeper = Keeper(
         games,
         loop,
@@ -422,10 +423,9 @@ async def _build(
         started.append(part.stop)
 
     async def resync() -> None:
-        await follower.reset("reconnect")
+        await follower.reset("reconnect")  # then the cache catches up (on_reset)
         for mirror in (directory.mirror, leases.mirror, presence.mirror):
             await mirror.restart()
-        await games.catch_up_all()
 
     ports.reconnected.append(resync)
 

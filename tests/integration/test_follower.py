@@ -1,6 +1,7 @@
 """The follower (services/session/entrypoints/follower.py): one hand-ordered consumer per instance on
 ``games.*.events`` delivers every event once, in order, across a reset and across the loss
-of its consumer on the server (recreated from the last stream sequence seen + 1)."""
+of its consumer on the server (recreated from the last stream sequence seen + 1), and
+runs its catch-up (``on_reset``) once the consumer is back."""
 
 from __future__ import annotations
 
@@ -43,7 +44,12 @@ async def test_every_event_once_in_order_across_resets_and_a_lost_consumer(nats_
         if game_id in (gid, before):
             got.append((events_pb2.Event.FromString(data).seq, stream_seq))
 
-    follower = Follower(nc, js, on_event, heartbeat_s=0.5)
+    catch_ups: list[int] = []
+
+    async def on_reset() -> None:  # the bootstrap gives GameCache.catch_up_all
+        catch_ups.append(len(got))
+
+    follower = Follower(nc, js, on_event, on_reset, heartbeat_s=0.5)
     await follower.start()
     try:
         await store.append(gid, [draft(i) for i in range(3)], 0)
@@ -58,6 +64,8 @@ async def test_every_event_once_in_order_across_resets_and_a_lost_consumer(nats_
         assert [seq for seq, _ in got] == list(range(1, 9))  # once each, in order
         assert [s for _, s in got] == sorted({s for _, s in got})
         assert follower.resets >= 2
+        assert 2 <= len(catch_ups) <= follower.resets  # a catch-up after the resets, once back
+        assert catch_ups[0] == 3  # the explicit reset came after the first 3 events
     finally:
         await follower.stop()
         await nc.close()

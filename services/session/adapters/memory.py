@@ -254,9 +254,12 @@ class MemoryFollower:
     soon after (``call_soon``), in stream order, with the serialized event.
     """
 
-    def __init__(self, backend: MemoryBackend, on_event: OnEvent) -> None:
+    def __init__(
+        self, backend: MemoryBackend, on_event: OnEvent, on_reset: Callable[[], Awaitable[None]] | None = None
+    ) -> None:
         self.backend = backend
         self.on_event = on_event
+        self.on_reset = on_reset
         self.last_stream_seq = 0
         self.resets = 0
         self._running = False
@@ -284,8 +287,11 @@ class MemoryFollower:
             self.on_event(game_id, data, stream_seq)
 
     async def reset(self, why: str = "reconnect") -> None:
-        """Nothing is ever lost in memory: counts the reset only."""
+        """Nothing is ever lost in memory: counts the reset, then awaits ``on_reset``
+        (the catch-up the JetStream follower runs after a reset)."""
         self.resets += 1
+        if self.on_reset is not None:
+            await self.on_reset()
 
     async def stop(self) -> None:
         """Stop following."""

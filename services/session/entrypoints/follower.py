@@ -15,15 +15,17 @@ heartbeats (NATS restarted, the consumer was lost) or a reconnect recreate the c
 from the last stream sequence seen + 1, so nothing is skipped and nothing before it is
 replayed. (nats-py's own ordered consumer would restart from stream sequence 1 after a
 reset: the whole history.) Games whose events might have been missed while away are
-caught up from the log (:meth:`GameCache.catch_up_all` after a reconnect; a gap in a
-game's seqs reloads it).
+caught up from the log: after every reset (a reconnect's too) the follower runs its
+``on_reset`` (the bootstrap gives :meth:`GameCache.catch_up_all`), and a gap in a game's
+seqs reloads it. The catch-up matters when the consumer came back on a replica still
+catching up, or a game was loaded from one (docs/faults.md "After a quorum loss").
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 
 import nats.errors
 import structlog
@@ -49,15 +51,23 @@ class Follower:
     Args:
         nc / js: the NATS connection and its JetStream context.
         on_event: called on the event loop for each event, in stream order.
+        on_reset: awaited in a task of its own after each reset, once the consumer is
+            back (a reset while it runs runs it once more after); its errors are logged.
         heartbeat_s: idle heartbeat of the consumer; 3 missed ones recreate it.
     """
 
     def __init__(
-        self, nc: NATS, js: JetStreamContext, on_event: OnEvent, heartbeat_s: float = 2.0
+        self,
+        nc: NATS,
+        js: JetStreamContext,
+        on_event: OnEvent,
+        on_reset: Callable[[], Awaitable[None]] | None = None,
+        heartbeat_s: float = 2.0,
     ) -> None:
         self.nc = nc
         self.js = js
         self.on_event = on_event
+        self.on_reset = on_reset
         self.heartbeat_s = heartbeat_s
         self.last_stream_seq = 0
         self.resets = 0
@@ -69,6 +79,8 @@ class Follower:
         self._resetting: asyncio.Lock | None = None
         self._closing = False
         self._generation = 0
+        self._catching: asyncio.Task | None = None
+        self._catch_again = False
 
     @staticmethod
     def _now() -> float:
@@ -151,10 +163,32 @@ class Follower:
             while not self._closing:
                 try:
                     await self._subscribe()
-                    return
                 except (TimeoutError, nats.errors.Error) as exc:
                     log.warning("follower_resubscribe_failed", error=str(exc))
                     await asyncio.sleep(min(self.heartbeat_s, 1.0))
+                    continue
+                self._catch_up()
+                return
+
+    def _catch_up(self) -> None:
+        """Run :attr:`on_reset` in a task (once more after the one under way, if any)."""
+        if self.on_reset is None or self._closing:
+            return
+        if self._catching is not None and not self._catching.done():
+            self._catch_again = True
+            return
+        self._catching = asyncio.get_running_loop().create_task(self._run_catch_up(), name="follower-catch-up")
+
+    async def _run_catch_up(self) -> None:
+        assert self.on_reset is not None
+        while True:
+            self._catch_again = False
+            try:
+                await self.on_reset()
+            except Exception:  # noqa: BLE001 - the next reset tries again
+                log.exception("follower_catch_up_failed")
+            if not self._catch_again or self._closing:
+                return
 
     async def _drop(self) -> None:
         self._generation += 1  # late messages of the old subscription are ignored
@@ -176,8 +210,9 @@ class Follower:
     async def stop(self) -> None:
         """Stop following and delete the consumer."""
         self._closing = True
-        if self._watchdog is not None:
-            self._watchdog.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._watchdog
+        for task in (self._watchdog, self._catching):
+            if task is not None:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
         await self._drop()

@@ -313,8 +313,8 @@ class GameCache:
                     return
 
     async def catch_up_all(self) -> None:
-        """Catch every loaded game up with the log (after a NATS reconnect: events may
-        have been missed while away)."""
+        """Catch every loaded game up with the log (after the follower's reset, a NATS
+        reconnect's included: events may have been missed while away)."""
         for game in self.loaded():
             async with game.lock:
                 try:
