@@ -39,21 +39,27 @@ def wait_canvas_changed(page, before: str) -> None:
 
 
 class Board:
-    """Clicks on board cells through the canvas."""
+    """Clicks on board cells through the canvas, where it is at each click (a readout
+    that appears above the board after a placement moves it, as a player sees)."""
 
     def __init__(self, page, size: int) -> None:
-        self.page = page
-        box = page.get_by_test_id("board").bounding_box()
+        self.page, self.size = page, size
+        self._measure()
+
+    def _measure(self) -> None:
+        box = self.page.get_by_test_id("board").bounding_box()
         assert box and box["width"] > 0
         self.x, self.y = box["x"], box["y"]
-        self.cell = box["width"] / size
+        self.cell = box["width"] / self.size
 
     def click(self, x: int, y: int, button: str = "left") -> None:
+        self._measure()
         self.page.mouse.click(
             self.x + (x + 0.5) * self.cell, self.y + (y + 0.5) * self.cell, button=button
         )
 
     def drag(self, cells: list[tuple[int, int]]) -> None:
+        self._measure()
         m = self.page.mouse
         x, y = cells[0]
         m.move(self.x + (x + 0.5) * self.cell, self.y + (y + 0.5) * self.cell)
