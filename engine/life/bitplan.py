@@ -49,12 +49,18 @@ class Program:
         geo: the layout (:class:`engine.life.layouts.Interleaved` or ``Plain``).
         n_planes: 1, 2 or 4.
         band_rows: rows per band (default from :data:`BAND_WORDS`).
+        even: spread the rows evenly over the bands (the bands needed for
+            ``band_rows``, each of about the same size); false: every band but the last
+            exactly ``band_rows`` rows from row 1 (a caller whose bands must start at
+            given rows, :class:`engine.life.slots.MeasuredProgram`).
 
     Raises:
         ValueError: ``n_planes`` is not 1, 2 or 4, or ``band_rows`` < 1.
     """
 
-    def __init__(self, geo: Layout, n_planes: int, band_rows: int | None = None) -> None:
+    def __init__(
+        self, geo: Layout, n_planes: int, band_rows: int | None = None, *, even: bool = True
+    ) -> None:
         if n_planes not in (1, 2, 4):
             raise ValueError(f"n_planes must be 1, 2 or 4, got {n_planes}")
         if band_rows is None:
@@ -62,8 +68,9 @@ class Program:
         if band_rows < 1:
             raise ValueError(f"band_rows must be >= 1, got {band_rows}")
         interior = geo.rows - 2  # rows 1 .. rows - 2; the outer ghost rows are never computed
-        bands = -(-interior // band_rows)
-        band_rows = -(-interior // bands)  # even bands
+        if even:
+            bands = -(-interior // band_rows)
+            band_rows = -(-interior // bands)
         self.geo = geo
         self.bands = [
             (r0, min(r0 + band_rows, geo.rows - 1)) for r0 in range(1, geo.rows - 1, band_rows)

@@ -407,16 +407,31 @@ class PackedLifeKind:
             return slots.SlotRun(state)
         return PackedRun(state)
 
-    def advance(self, runs: Sequence[tuple[Any, int]]) -> list[int]:
-        """See :func:`advance` and :func:`engine.life.slots.advance`."""
-        ran = [0] * len(runs)
-        slotted = [i for i, (run, _) in enumerate(runs) if isinstance(run, slots.SlotRun)]
-        chunked = [i for i, (run, _) in enumerate(runs) if not isinstance(run, slots.SlotRun)]
-        for indices, fn in ((slotted, slots.advance), (chunked, advance)):
-            if indices:
-                for i, n in zip(indices, fn([runs[i] for i in indices]), strict=True):
-                    ran[i] = n
-        return ran
+    def advance_planned(
+        self, runs: Sequence[Any], generations: Sequence[int], checkpoints: Sequence[int]
+    ) -> tuple[list[int], list[int], list[bool]]:
+        """See :class:`services.engine.runs.RunKind`: slot runs by
+        :func:`engine.life.slots.advance_planned`, the others by :func:`advance`."""
+        k = len(runs)
+        ran, generation, running = [0] * k, [0] * k, [False] * k
+        slotted = [i for i, run in enumerate(runs) if isinstance(run, slots.SlotRun)]
+        if slotted:
+            results = slots.advance_planned(
+                [runs[i] for i in slotted],
+                [generations[i] for i in slotted],
+                [checkpoints[i] for i in slotted],
+            )
+            for i, r, g, on in zip(slotted, *results, strict=True):
+                ran[i], generation[i], running[i] = r, g, on
+        if len(slotted) < k:
+            chunked = [i for i, run in enumerate(runs) if not isinstance(run, slots.SlotRun)]
+            for i in chunked:
+                if checkpoints[i]:
+                    runs[i].plan(checkpoints[i])
+            moved = advance([(runs[i], generations[i]) for i in chunked])
+            for i, r in zip(chunked, moved, strict=True):
+                ran[i], generation[i], running[i] = r, runs[i].generation, runs[i].running
+        return ran, generation, running
 
     def release(self, run: Any) -> None:
         """A slot run gives its slot back; a PackedRun owns its planes."""

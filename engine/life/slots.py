@@ -31,6 +31,7 @@ each generation; otherwise the games named are copied into a scratch pool and ba
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 
 import numpy as np
@@ -43,7 +44,16 @@ from engine.life.layouts import Op, Plain, _const
 from engine.life.run_state import RunStates
 from engine.life.state import LifePlayer, LifeState
 
-__all__ = ["SlotPool", "SlotRun", "advance", "pool_of"]
+try:  # the native kernel (engine/life/_strips.c), built by the install where it can be
+    from engine.life import _strips
+except ImportError:  # pragma: no cover - a build without a C compiler: the numpy circuits
+    _strips = None
+
+__all__ = ["NATIVE", "SlotPool", "SlotRun", "advance", "advance_planned", "pool_of"]
+
+#: Whether pools run the native kernel by default (False: built without it, or
+#: ``CELLWAR_ENGINE_NATIVE=0`` in the environment; the numpy circuits are the same rule).
+NATIVE = _strips is not None and os.environ.get("CELLWAR_ENGINE_NATIVE", "1") != "0"
 
 H = stability.HISTORY
 #: Words per strip the pool aims at (slots per strip = this // slot width, >= 1).
@@ -117,8 +127,10 @@ class MeasuredProgram(Program):
     """
 
     def __init__(self, geo: Strips, n_planes: int, word_keys: np.ndarray) -> None:
-        # bands of h + 2 rows from row 1: band k is strip k's data rows (+ ghost rows)
-        super().__init__(geo, n_planes, geo.h + 2)
+        # bands of h + 2 rows from row 1: band k is strip k's data rows (+ ghost rows);
+        # not evened out (with two strips even bands would be h + 1 rows, and the
+        # second band would start at the ghost row above strip 1)
+        super().__init__(geo, n_planes, geo.h + 2, even=False)
         mn = geo.m * geo.nwb
         self._keys = np.ascontiguousarray(np.tile(word_keys, (1, 1, geo.m)))  # (1, h, m nwb)
         self.column_counts = np.zeros((n_planes, geo.n, mn), dtype=np.uint32)
@@ -132,16 +144,8 @@ class MeasuredProgram(Program):
         self._nw = -(-geo.slot_w // 64)
 
     def _digest_strip(self, k: int, rows: list[np.ndarray], _: object) -> None:
-        """Digest the new boards of strip ``k``'s slots listed in :attr:`digest_slots`
-        (sha256 of the alive and colour planes' words, :func:`engine.life.stability.planes_digest`)."""
-        wanted = self.digest_slots.get(k)
-        if not wanted:
-            return
-        geo: Strips = self.geo  # type: ignore[assignment]
-        m, nwb, nw = geo.m, geo.nwb, self._nw
-        for slot in wanted:
-            a = 1 + (slot % m) * nwb
-            self.digests[slot] = stability.planes_digest([row[:, a : a + nw] for row in rows])
+        """Digest the new boards of strip ``k``'s slots listed in :attr:`digest_slots`."""
+        _digest_slots(self.geo, self.digest_slots.get(k), rows, self.digests)  # type: ignore[arg-type]
 
     def _band_done(self, k: int, dst: list[np.ndarray], r0: int, r1: int) -> list[Op]:
         """Measure strip ``k`` (band ``k``, rows from ``r0``) of the new planes ``dst``,
@@ -165,6 +169,74 @@ class MeasuredProgram(Program):
         if len(dst) == 2:
             ops.append((self._digest_strip, k, [geo.grid(p)[r0 : r0 + h] for p in dst], None))
         return ops
+
+
+def _digest_slots(
+    geo: Strips, slots: list[int] | None, rows: list[np.ndarray], digests: dict[int, bytes]
+) -> None:
+    """Digest the boards of ``slots`` (all of one strip, whose rows of each plane are
+    ``rows``) into ``digests``: sha256 of the alive and colour planes' words,
+    :func:`engine.life.stability.planes_digest`."""
+    if not slots:
+        return
+    m, nwb, nw = geo.m, geo.nwb, -(-geo.slot_w // 64)
+    for slot in slots:
+        a = 1 + (slot % m) * nwb
+        digests[slot] = stability.planes_digest([row[:, a : a + nw] for row in rows])
+
+
+class NativeProgram:
+    """The planes of a pool's strips advanced by the native kernel
+    (``engine/life/_strips.c``: one C pass per strip computes the next generation, clears
+    the guard bits and measures every slot), with :class:`MeasuredProgram`'s interface:
+    :attr:`planes`, :meth:`run`, :attr:`digest_slots` and :attr:`digests`, and the
+    measures of the last generation as :attr:`counts` ((slots, P) int64 live cells per
+    plane) and :attr:`fps` ((slots,) uint64 fingerprints).
+
+    Args:
+        geo: the strips; n_planes: 2 or 4; word_keys: (1, h, nwb) uint64;
+        column_keys: (P, nwb) uint64.
+    """
+
+    def __init__(self, geo: Strips, n_planes: int, word_keys: np.ndarray, column_keys: np.ndarray) -> None:
+        assert _strips is not None
+        self.geo = geo
+        self.planes = [geo.new_plane() for _ in range(n_planes)]
+        self.spare = [geo.new_plane() for _ in range(n_planes)]
+        self._col = np.empty(geo.rows, dtype=np.uint64)
+        self._keys = np.ascontiguousarray(np.tile(word_keys[0], (1, geo.m)))  # (h, m nwb)
+        self._column_keys = np.ascontiguousarray(column_keys, dtype=np.uint64)
+        self._mask = int(geo.last_mask)
+        self.counts = np.zeros((geo.n * geo.m, n_planes), dtype=np.int64)
+        self.fps = np.zeros(geo.n * geo.m, dtype=np.uint64)
+        self.digest_slots: dict[int, list[int]] = {}
+        self.digests: dict[int, bytes] = {}
+
+    def run(self, measure: bool = True) -> None:
+        """One generation into the spare planes (then swapped), measured unless
+        ``measure`` is false, and the digests of :attr:`digest_slots`."""
+        geo = self.geo
+        slots = words = None
+        if self.digest_slots:  # their words are copied while their strip is in cache
+            slots = np.array(sorted(s for strip in self.digest_slots.values() for s in strip), dtype=np.int64)
+            words = np.empty((slots.size, len(self.planes), geo.h, geo.nwb), dtype=np.uint64)
+        _strips.generation(  # type: ignore[union-attr]
+            tuple(self.planes), tuple(self.spare), geo.n, geo.h, geo.m, geo.nwb, self._mask,
+            self._keys, self._column_keys, self.counts, self.fps, measure, slots, words,
+        )
+        self.planes, self.spare = self.spare, self.planes
+        if words is not None:
+            nw = -(-geo.slot_w // 64)
+            planes = words if nw == geo.nwb else np.ascontiguousarray(words[..., :nw])
+            self.digests.update(zip(slots.tolist(), stability.stack_digests(planes), strict=True))
+
+    def words(self, slots: Sequence[int] | np.ndarray) -> np.ndarray:
+        """A copy of the slots' words now: (k, P, h, nwb) uint64."""
+        geo = self.geo
+        idx = np.ascontiguousarray(slots, dtype=np.int64)
+        out = np.empty((idx.size, len(self.planes), geo.h, geo.nwb), dtype=np.uint64)
+        _strips.gather(tuple(self.planes), geo.n, geo.h, geo.m, geo.nwb, idx, out)  # type: ignore[union-attr]
+        return out
 
 
 def _geometry(w: int) -> tuple[int, int]:
@@ -192,15 +264,18 @@ class SlotPool:
         h, w: rows and columns; colours: (1, 2) or (1, 2, 3, 4).
     """
 
-    def __init__(self, h: int, w: int, colours: tuple[int, ...], strips: int = 0) -> None:
+    def __init__(
+        self, h: int, w: int, colours: tuple[int, ...], strips: int = 0, *, native: bool | None = None
+    ) -> None:
         self.h, self.w, self.colours = h, w, colours
+        self.native = NATIVE if native is None else native and _strips is not None
         self.nw = -(-w // 64)  # the words :func:`engine.life.kernel.pack` gives a row
         self.nwb, self.m = _geometry(w)
         self.n_planes = 2 if len(colours) == 2 else 4
         self.word_keys = _keys((1, h, self.nwb))
         self.column_keys = _keys((self.n_planes, self.nwb))[..., ::-1].copy()
         self.strips = 0
-        self.program: Program | None = None
+        self.program: MeasuredProgram | NativeProgram | None = None
         self.free: list[int] = []
         self.runs: dict[int, SlotRun] = {}
         self._scratch: dict[int, SlotPool] = {}
@@ -239,7 +314,11 @@ class SlotPool:
     def _grow(self, strips: int) -> None:
         """Room for ``strips`` strips (planes copied over)."""
         geo = Strips(strips, self.h, self.w, self.nwb, self.m)
-        program = MeasuredProgram(geo, self.n_planes, self.word_keys)
+        program: MeasuredProgram | NativeProgram
+        if self.native:
+            program = NativeProgram(geo, self.n_planes, self.word_keys, self.column_keys)
+        else:
+            program = MeasuredProgram(geo, self.n_planes, self.word_keys)
         if self.program is not None:
             for new, old in zip(program.planes, self.program.planes, strict=True):
                 new[: old.size - 1] = old[: old.size - 1]  # whole strips, then zeros
@@ -266,6 +345,8 @@ class SlotPool:
 
     def words(self, slots: np.ndarray | Sequence[int]) -> np.ndarray:
         """A copy of the slots' words: (k, P, h, nwb)."""
+        if isinstance(self.program, NativeProgram):
+            return self.program.words(slots)
         idx = [int(x) for x in slots]
         out = np.empty((len(idx), self.n_planes, self.h, self.nwb), dtype=np.uint64)
         m = self.m
@@ -292,6 +373,10 @@ class SlotPool:
 
     def board(self, words: np.ndarray) -> np.ndarray:
         """The (h, w) uint8 board of one slot's (P, h, nwb) words."""
+        if self.native:
+            out = np.empty((self.h, self.w), dtype=np.uint8)
+            _strips.cells(np.ascontiguousarray(words), self.h, self.w, self.nwb, self.colours, out)  # type: ignore[union-attr]
+            return out
         colours = (unpack(words[k], self.w) for k in range(1, self.n_planes))
         return colour_cells(unpack(words[0], self.w), colours, self.colours)
 
@@ -344,6 +429,8 @@ class SlotPool:
         column's odd key (mod 2**64). A word that differs changes its column's sum, so
         boards that differ in one word never collide; a collision only costs a
         plain-path check."""
+        if isinstance(self.program, NativeProgram):
+            return self.program.counts, self.program.fps
         assert isinstance(self.program, MeasuredProgram)
         n, m, nwb, planes = self.strips, self.m, self.nwb, self.n_planes
         cc = self.program.column_counts.reshape(planes, n, m, nwb)
@@ -528,22 +615,50 @@ class SlotRun(RunStates):
 def advance(runs: Sequence[tuple[SlotRun, int]]) -> list[int]:
     """Advance each run by up to its generations; runs of one pool share one kernel call
     per generation. A run stops where the rules stop it. Returns the generations each ran."""
-    ran = [0] * len(runs)
-    by_pool: dict[int, list[int]] = {}
-    for i, (run, n) in enumerate(runs):
-        if n > 0 and run.running:
-            run.unpark()
-            by_pool.setdefault(id(run.pool), []).append(i)
-    for indices in by_pool.values():
-        pool = runs[indices[0]][0].pool
-        slots = np.array([runs[i][0].slot for i in indices], dtype=np.int64)
-        gens = np.array([runs[i][1] for i in indices], dtype=np.int64)
-        before = pool.done[slots]  # a copy (fancy indexing)
-        _advance_pool(pool, slots, gens)
-        after = pool.done[slots]
-        for i, b, a in zip(indices, before, after, strict=True):
-            ran[i] = int(a - b)
+    ran, _, _ = advance_planned([r for r, _ in runs], [n for _, n in runs], [0] * len(runs))
     return ran
+
+
+def advance_planned(
+    runs: Sequence[SlotRun], generations: Sequence[int], checkpoints: Sequence[int]
+) -> tuple[list[int], list[int], list[bool]]:
+    """Plan each run's checkpoint (:meth:`SlotRun.plan`; 0 keeps its plan), then advance
+    it by up to its generations, as :func:`advance` does, with the per-run work done for
+    each pool at once. Returns, per run: the generations it ran, the generation it
+    reached, and whether it is still running."""
+    k = len(runs)
+    ran, generation, running = [0] * k, [0] * k, [False] * k
+    by_pool: dict[int, list[int]] = {}
+    for i, run in enumerate(runs):
+        if run.parked is not None:
+            run.unpark()
+        by_pool.setdefault(id(run.pool), []).append(i)
+    for indices in by_pool.values():
+        pool = runs[indices[0]].pool
+        n = len(indices)
+        slot_of = np.fromiter((runs[i].slot for i in indices), dtype=np.int64, count=n)
+        gens = np.fromiter((generations[i] for i in indices), dtype=np.int64, count=n)
+        plans = np.fromiter((checkpoints[i] for i in indices), dtype=np.int64, count=n)
+        planned = plans != 0
+        pool.record_at[slot_of[planned]] = plans[planned]
+        before = pool.done[slot_of]  # a copy (fancy indexing)
+        moving = (gens > 0) & pool.running[slot_of]
+        if moving.any():
+            _advance_pool(pool, slot_of[moving], gens[moving])
+        # the runs not moved may have been parked while the others advanced
+        values = zip(
+            (pool.done[slot_of] - before).tolist(),
+            pool.gen[slot_of].tolist(),
+            pool.running[slot_of].tolist(),
+            strict=True,
+        )
+        for i, (r, g, on) in zip(indices, values, strict=True):
+            run = runs[i]
+            if run.parked is None:
+                ran[i], generation[i], running[i] = r, g, on
+            else:
+                ran[i], generation[i], running[i] = 0, run.generation, run.running
+    return ran, generation, running
 
 
 def _advance_pool(pool: SlotPool, slots: np.ndarray, gens: np.ndarray) -> None:

@@ -135,9 +135,12 @@ class RunKind(Protocol):
         """The run of ``state`` (nothing run yet)."""
         ...
 
-    def advance(self, runs: Sequence[tuple[Run, int]]) -> list[int]:
-        """Advance each run by up to its generations (stopping where it leaves
-        ``running``); returns the generations each ran."""
+    def advance_planned(
+        self, runs: Sequence[Run], generations: Sequence[int], checkpoints: Sequence[int]
+    ) -> tuple[list[int], list[int], list[bool]]:
+        """Plan each run's checkpoint (:meth:`Run.plan`; 0 keeps its plan), then advance
+        it by up to its generations (stopping where it leaves ``running``). Returns, per
+        run: the generations it ran, the generation it reached, whether it still runs."""
         ...
 
     def release(self, run: Run) -> None:
@@ -154,8 +157,11 @@ class PlainKind:
     def start(self, state: Any) -> Run:
         return PlainRun(state)
 
-    def advance(self, runs: Sequence[tuple[Run, int]]) -> list[int]:
-        return [run.advance(n) if n > 0 and run.running else 0 for run, n in runs]  # type: ignore[attr-defined]
+    def advance_planned(
+        self, runs: Sequence[Run], generations: Sequence[int], checkpoints: Sequence[int]
+    ) -> tuple[list[int], list[int], list[bool]]:
+        ran = [run.advance(n) if n > 0 and run.running else 0 for run, n in zip(runs, generations, strict=True)]  # type: ignore[attr-defined]
+        return ran, [run.generation for run in runs], [run.running for run in runs]
 
     def release(self, run: Run) -> None:
         return None
@@ -192,7 +198,8 @@ class RunCache:
     """Running games by id (module docstring); thread-safe.
 
     Args:
-        to_proto / envelope_of / from_proto: the engine service's message converters.
+        to_proto / envelope_of / from_proto: the engine service's message converters
+            (``to_proto(state, env, into)`` fills ``into`` when given).
         kinds: run kinds tried in order (the first that accepts a state keeps it); a
             :class:`PlainKind` is always last.
         max_games: entries kept at most.
@@ -200,7 +207,7 @@ class RunCache:
 
     def __init__(
         self,
-        to_proto: Callable[[Any, Envelope | None], engine_pb2.GameState],
+        to_proto: Callable[[Any, Envelope | None, engine_pb2.GameState | None], engine_pb2.GameState],
         envelope_of: Callable[[engine_pb2.GameState], Envelope],
         from_proto: Callable[[engine_pb2.GameState], Any],
         kinds: Sequence[RunKind] = (),
@@ -294,7 +301,7 @@ class RunCache:
         run = kind.start(start)
         run.plan(checkpoint)
         if done:
-            ran = kind.advance([(run, done)])[0]
+            ran = kind.advance_planned([run], [done], [0])[0][0]
             if ran != done:  # the caller saw `done` generations run: the rules say otherwise
                 kind.release(run)
                 raise GameError(
@@ -369,12 +376,15 @@ class RunCache:
         self, items: Sequence[engine_pb2.RunItem], results: list[engine_pb2.RunResult]
     ) -> None:
         """Advance ``items`` (one result each, filled in)."""
+        with self._lock:  # every item's entry taken at once
+            pop = self._entries.pop
+            taken = [pop(item.game_id, None) for item in items]
         work: list[tuple[int, engine_pb2.RunItem, Entry]] = []
-        for i, item in enumerate(items):
-            entry = self._take(item.game_id)
+        hits = 0
+        for i, (item, entry) in enumerate(zip(items, taken, strict=True)):
             if entry is not None and entry.base_hash == item.base_hash and entry.done == item.done:
-                self.hits += 1
                 work.append((i, item, entry))
+                hits += 1
                 continue
             if entry is not None and self._peek(results[i], item, entry):
                 continue
@@ -394,32 +404,46 @@ class RunCache:
             except Exception as exc:  # noqa: BLE001 - one bad game must not stop the others
                 log.exception("run_rebuild_crashed", game_id=item.game_id)
                 self._fail(results[i], ErrorCode.INTERNAL, f"{type(exc).__name__}: {exc}")
+        self.hits += hits
         by_kind: dict[int, list[tuple[int, engine_pb2.RunItem, Entry]]] = {}
         for w in work:
             by_kind.setdefault(id(w[2].kind), []).append(w)
         for group in by_kind.values():
             kind = group[0][2].kind
-            for _, item, entry in group:
-                if item.checkpoint:
-                    entry.run.plan(item.checkpoint)
             try:
-                ran = kind.advance([(e.run, it.generations) for _, it, e in group])
+                ran, generation, running = kind.advance_planned(
+                    [e.run for _, _, e in group],
+                    [it.generations for _, it, _ in group],
+                    [it.checkpoint for _, it, _ in group],
+                )
             except Exception:  # noqa: BLE001
                 log.exception("run_advance_crashed", games=len(group))
                 for i, _, entry in group:
                     kind.release(entry.run)
                     self._fail(results[i], ErrorCode.INTERNAL, "advance failed")
                 continue
-            for (i, item, entry), n in zip(group, ran, strict=True):
+            back = self._back
+            for (i, item, entry), n, gen, on in zip(group, ran, generation, running, strict=True):
+                entry.done += n
+                result = results[i]
+                result.ran = n
+                result.done = entry.done
+                result.generation = gen
+                checkpoint = item.checkpoint
+                if on and not item.record and not item.view_players and not (
+                    checkpoint and entry.done >= checkpoint
+                ):
+                    back.append(entry)  # the common tick: nothing recorded, no views
+                    continue
                 try:
-                    self._finish(results[i], item, entry, n)
+                    self._finish(result, item, entry, stopped=not on)
                 except GameError as exc:
                     self._discard(entry)
-                    self._fail(results[i], exc.code, exc.message)
+                    self._fail(result, exc.code, exc.message)
                 except Exception as exc:  # noqa: BLE001
                     log.exception("run_record_crashed", game_id=item.game_id)
                     self._discard(entry)
-                    self._fail(results[i], ErrorCode.INTERNAL, f"{type(exc).__name__}: {exc}")
+                    self._fail(result, ErrorCode.INTERNAL, f"{type(exc).__name__}: {exc}")
 
     def _peek(self, result: engine_pb2.RunResult, item: engine_pb2.RunItem, entry: Entry) -> bool:
         """A views-only item (no generations, no record, no base) on a run that went
@@ -449,27 +473,22 @@ class RunCache:
         result.error = f"{code}: {message}"
 
     def _finish(
-        self, result: engine_pb2.RunResult, item: engine_pb2.RunItem, entry: Entry, ran: int
+        self, result: engine_pb2.RunResult, item: engine_pb2.RunItem, entry: Entry, *, stopped: bool
     ) -> None:
-        """Count what ran, record when due, render the views, put the entry back."""
-        entry.done += ran
-        result.ran = ran
-        result.done = entry.done
-        result.generation = entry.run.generation
-        stopped = not entry.run.running
+        """Record when due (the run counted in ``entry.done`` and ``result`` already),
+        render the views, put the entry back."""
         due = item.record or (item.checkpoint and entry.done >= item.checkpoint)
         view_state = None
         if (stopped or due) and (entry.done or stopped):
             after = entry.run.state()
             drafts, after, env = envelope.ticked(entry.base, entry.env, after)
-            state_msg = self._to_proto(after, env)
             result.events.extend(
                 engine_pb2.EventDraft(
                     type=d.type, actor=d.actor, payload=dumps(d.payload), state_hash=d.state_hash
                 )
                 for d in drafts
             )
-            result.state.CopyFrom(state_msg)
+            self._to_proto(after, env, result.state)
             view_state = after
             if stopped:
                 entry.kind.release(entry.run)
@@ -477,7 +496,7 @@ class RunCache:
                 entry.base, entry.env, entry.base_hash, entry.done = (
                     after,
                     env,
-                    state_msg.state_hash,
+                    result.state.state_hash,
                     0,
                 )
                 entry.run.rebase(after)

@@ -49,15 +49,28 @@ T = TypeVar("T")
 INLINE_STATE_BYTES = 300_000
 
 
-def to_proto(state: Any, env: Envelope | None = None) -> engine_pb2.GameState:
+def _fill(msg: engine_pb2.GameState, *, policy: engine_pb2.Policy, **fields: Any) -> None:
+    """Set ``fields`` (scalars) and ``policy`` on ``msg``."""
+    for name, value in fields.items():
+        setattr(msg, name, value)
+    msg.policy.CopyFrom(policy)
+
+
+def to_proto(
+    state: Any, env: Envelope | None = None, into: engine_pb2.GameState | None = None
+) -> engine_pb2.GameState:
     """The ``GameState`` message of an engine state: encoded bytes, hash, summary, and the
     envelope (``versions``, ``seq``, ``anchor``, ``open_seats``; none of it hashed) with
     the policy. While a fork has free seats (engine/fork.py) the summary reads
-    ``waiting`` with the seats taken as ``players_joined``, and nothing ticks."""
+    ``waiting`` with the seats taken as ``players_joined``, and nothing ticks. Written
+    into ``into`` (an empty message, e.g. a reply's field: no copy of the state) when
+    given, else into a new message."""
     s = engine.summary(state)
     seats = env.open_seats if env is not None else ()
     p = seating_policy(policy(state), seats)
-    msg = engine_pb2.GameState(
+    msg = engine_pb2.GameState() if into is None else into
+    _fill(
+        msg,
         state=engine.encode_state(state),
         state_hash=engine.state_hash(state),
         kind=s.kind,

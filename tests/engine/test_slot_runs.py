@@ -31,8 +31,12 @@ def hard_games(seed: int) -> tuple[list, int]:
     return games_of_one_shape(seed, tori=False, most=6)
 
 
-@pytest.mark.parametrize("seed", range(40))
-def test_slot_runs_reach_the_plain_states_and_stop_where_it_stops(seed):
+@pytest.mark.parametrize(
+    ("seed", "native"), [(seed, True) for seed in range(40)] + [(seed, False) for seed in range(20)]
+)
+def test_slot_runs_reach_the_plain_states_and_stop_where_it_stops(seed, native):
+    """Both kernels: the native one (engine/life/_strips.c, the default where it is built)
+    and the numpy circuits."""
     games, checkpoint = hard_games(seed)
     rnd = random.Random(seed)
     pool = (
@@ -40,6 +44,7 @@ def test_slot_runs_reach_the_plain_states_and_stop_where_it_stops(seed):
             games[0].config.height,
             games[0].config.width,
             (1, 2) if games[0].config.players == 2 else (1, 2, 3, 4),
+            native=native,
         )
         if games
         else None

@@ -1,0 +1,494 @@
+/*
+ * One Life generation of a slot pool's strips, with the pool's measures (the native
+ * kernel of engine/life/slots.py; the numpy circuits of engine/life/bitplan.py are the
+ * same rule and the fallback where this module is not built).
+ *
+ * Rule (the Life seed's): B3/S23 on the Moore neighbourhood, every colour counts as a
+ * neighbour; a survivor keeps its colour; a newborn takes the colour held by at least 2
+ * of its 3 parents, and when all 3 differ (four colours) the colour of 1..4 absent
+ * among them (the QuadLife rule). engine/life/reference.py is the plain definition.
+ *
+ * Layout (engine/life/layouts.py, Plain, as engine/life/slots.py's Strips): a plane of
+ * n strips is one flat uint64 buffer of n (h + 2) rows of s = m nwb + 2 words plus one
+ * spare word at each end; word q of row r is element 1 + r s + q. Row 0 and row h + 1
+ * of each strip are ghost rows and words 0 and s - 1 of each row ghost words, all 0
+ * (hard edges): they are read, never written. Column c of a row is bit c % 64 of word
+ * 1 + c / 64. Slot j of a strip is words 1 + j nwb .. (j + 1) nwb of each row; the bits
+ * of its last word past its last column (the guard band) are cleared after every
+ * generation (last_mask), so a slot's cells see dead cells beyond its edge.
+ *
+ * Circuits, per 64 cells (bit-sliced; the same as engine/life/bitplan.py): the row sums
+ * S = L + X + R (s0, s1) and M = L + R (m0 = s0 ^ X, m1) of each row are kept for three
+ * rows; n = S[up] + M + S[down]: its bit 0 and the carry out of it from a full adder of
+ * the three low bits, and n is 2 or 3 exactly when one of the three high bits and that
+ * carry is set; next = (n0 | X) & that. A colour plane's 3 x 3 count has bit 1 set
+ * exactly when the colour holds >= 2 of a newborn's 3 parents; its parity is needed only
+ * for the absent colour of four.
+ *
+ * Measures of every slot of the new planes, while their rows are in cache: live cells
+ * per plane, and a 64-bit fingerprint sum over planes, rows and words w of the slot of
+ * word' * column_key[p][w] (mod 2**64), where word' is the alive plane's word XOR
+ * word_key[row][w] and a colour plane's word as it is (SlotPool.fingerprint).
+ */
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef uint64_t u64;
+
+typedef struct {
+    int n, h, m, nwb, planes;
+    ptrdiff_t s;
+    u64 last_mask;
+    const u64 *word_keys;   /* (h, m nwb): the slot's word keys, tiled along the strip */
+    const u64 *column_keys; /* (planes, nwb) */
+    int64_t *counts;        /* (n m, planes) */
+    u64 *fps;               /* (n m) */
+    u64 *ccount;            /* (planes, m nwb): live cells down each word column of a strip */
+    u64 *csum;              /* (planes, m nwb): sums down each word column (alive: keyed) */
+    int measure;            /* 0: the generation alone (no counts, no fingerprints) */
+    int ncopy;              /* slots of the strip being computed whose rows are copied: */
+    int copy_j[64];         /*   their places in the strip */
+    u64 *copy_dst[64];      /*   where their (P, h, nwb) words go */
+} Geo;
+
+/* A portable population count (SWAR) for the baseline copy: x86-64's baseline has no
+ * POPCNT instruction, and gcc's builtin would call libgcc per word. */
+static inline u64 popcount_swar(u64 x)
+{
+    x = x - ((x >> 1) & 0x5555555555555555ULL);
+    x = (x & 0x3333333333333333ULL) + ((x >> 2) & 0x3333333333333333ULL);
+    x = (x + (x >> 4)) & 0x0F0F0F0F0F0F0F0FULL;
+    return (x * 0x0101010101010101ULL) >> 56;
+}
+
+/* The baseline copy: any CPU this compiler targets. */
+#define K(name) name##_base
+#define POPCOUNT(x) popcount_swar(x)
+#include "_strips_kernel.h"
+#undef K
+#undef POPCOUNT
+
+/* An AVX2 + POPCNT copy on x86-64 (gcc, clang), chosen at run time when the CPU has
+ * both. */
+#if (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__)
+#define HAVE_AVX2_COPY 1
+#pragma GCC push_options
+#pragma GCC target("avx2,popcnt")
+#define K(name) name##_avx2
+#define POPCOUNT(x) ((u64)__builtin_popcountll(x))
+#include "_strips_kernel.h"
+#undef K
+#undef POPCOUNT
+#pragma GCC pop_options
+#endif
+
+typedef void (*strip_fn)(const Geo *, const u64 *const *, u64 *const *, int, u64 *);
+
+/* The copy this CPU runs. */
+static strip_fn strip_two = strip_two_base, strip_four = strip_four_base;
+static const char *instruction_set = "baseline";
+
+static void choose_copy(void)
+{
+#ifdef HAVE_AVX2_COPY
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("popcnt")) {
+        strip_two = strip_two_avx2;
+        strip_four = strip_four_avx2;
+        instruction_set = "avx2";
+    }
+#endif
+}
+
+static int get_buffers(PyObject *seq, int count, Py_buffer *views, int writable, Py_ssize_t size)
+{
+    if (!PyTuple_Check(seq) || PyTuple_GET_SIZE(seq) != count) {
+        PyErr_Format(PyExc_ValueError, "expected a tuple of %d planes", count);
+        return -1;
+    }
+    for (int i = 0; i < count; i++) {
+        int flags = PyBUF_C_CONTIGUOUS | (writable ? PyBUF_WRITABLE : 0);
+        if (PyObject_GetBuffer(PyTuple_GET_ITEM(seq, i), &views[i], flags) < 0) {
+            for (int j = 0; j < i; j++)
+                PyBuffer_Release(&views[j]);
+            return -1;
+        }
+        if (views[i].len != size * (Py_ssize_t)sizeof(u64)) {
+            for (int j = 0; j <= i; j++)
+                PyBuffer_Release(&views[j]);
+            PyErr_Format(PyExc_ValueError, "a plane must hold %zd uint64 words", size);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static int get_sized(PyObject *obj, Py_buffer *view, int writable, Py_ssize_t bytes, const char *what)
+{
+    int flags = PyBUF_C_CONTIGUOUS | (writable ? PyBUF_WRITABLE : 0);
+    if (PyObject_GetBuffer(obj, view, flags) < 0)
+        return -1;
+    if (view->len != bytes) {
+        PyBuffer_Release(view);
+        PyErr_Format(PyExc_ValueError, "%s must be %zd bytes, got %zd", what, bytes, view->len);
+        return -1;
+    }
+    return 0;
+}
+
+/* Copy slot `slot`'s words of the P planes (Strips layout) to dst: (P, h, nwb). */
+static void copy_slot(const u64 *const *planes, int P, int h, int m, int nwb, ptrdiff_t s,
+                      int64_t slot, u64 *dst)
+{
+    int64_t strip = slot / m, j = slot % m;
+    for (int p = 0; p < P; p++) {
+        const u64 *src = planes[p] + 1 + (size_t)strip * (h + 2) * s + s + 1 + j * nwb;
+        for (int r = 0; r < h; r++, dst += nwb)
+            memcpy(dst, src + r * s, sizeof(u64) * nwb);
+    }
+}
+
+/* Whether the k slot numbers are sorted and each in [0, limit); else a ValueError. */
+static int check_slots(const int64_t *slots, Py_ssize_t k, int64_t limit, int sorted)
+{
+    for (Py_ssize_t i = 0; i < k; i++) {
+        if (slots[i] < 0 || slots[i] >= limit) {
+            PyErr_Format(PyExc_ValueError, "slot %lld is out of range", (long long)slots[i]);
+            return -1;
+        }
+        if (sorted && i && slots[i] <= slots[i - 1]) {
+            PyErr_SetString(PyExc_ValueError, "slots must be sorted, each once");
+            return -1;
+        }
+    }
+    return 0;
+}
+
+PyDoc_STRVAR(generation_doc,
+"generation(src, dst, n, h, m, nwb, last_mask, word_keys, column_keys, counts, fps,\n"
+"           measure=True, copy_slots=None, copies=None)\n"
+"--\n\n"
+"One generation of n strips (h rows of m slots of nwb words) from the planes ``src``\n"
+"into ``dst`` (tuples of 2 or 4 C-contiguous uint64 buffers of n (h + 2)\n"
+"(m nwb + 2) + 2 words, the Strips layout), then the measures of every slot of the\n"
+"new planes: ``counts`` ((n m, P) int64) gets each slot's live cells per plane and\n"
+"``fps`` ((n m,) uint64) its fingerprint (both overwritten). ``word_keys``: (h, m nwb)\n"
+"uint64 (a slot's (h, nwb) keys repeated for the m slots); ``column_keys``: (P, nwb)\n"
+"uint64. With ``measure`` false the generation alone is run (``counts`` and ``fps``\n"
+"are left as they were). ``copy_slots`` ((k,) int64, sorted) names slots whose new\n"
+"words are copied to ``copies`` ((k, P, h, nwb) uint64) while their strip is in\n"
+"cache (for their digests). The GIL is released while it runs.\n\n"
+"Raises ValueError on sizes that do not match.");
+
+static PyObject *generation(PyObject *Py_UNUSED(self), PyObject *args)
+{
+    PyObject *src_t, *dst_t, *wk_o, *ck_o, *cnt_o, *fp_o, *cs_o = Py_None, *cp_o = Py_None;
+    int n, h, m, nwb;
+    unsigned long long last_mask;
+    int measure = 1;
+    if (!PyArg_ParseTuple(args, "OOiiiiKOOOO|pOO", &src_t, &dst_t, &n, &h, &m, &nwb, &last_mask,
+                          &wk_o, &ck_o, &cnt_o, &fp_o, &measure, &cs_o, &cp_o))
+        return NULL;
+    if (n < 0 || h < 1 || m < 1 || nwb < 1) {
+        PyErr_SetString(PyExc_ValueError, "n >= 0, h, m, nwb >= 1");
+        return NULL;
+    }
+    if (!PyTuple_Check(src_t) || (PyTuple_GET_SIZE(src_t) != 2 && PyTuple_GET_SIZE(src_t) != 4)) {
+        PyErr_SetString(PyExc_ValueError, "src must be a tuple of 2 or 4 planes");
+        return NULL;
+    }
+    int P = (int)PyTuple_GET_SIZE(src_t);
+    Geo g = {.n = n, .h = h, .m = m, .nwb = nwb, .planes = P, .last_mask = last_mask,
+             .measure = measure};
+    g.s = (ptrdiff_t)m * nwb + 2;
+    Py_ssize_t size = (Py_ssize_t)n * (h + 2) * g.s + 2;
+    Py_buffer sv[4], dv[4], wk, ck, cnt, fp, cs = {0}, cp = {0};
+    Py_ssize_t ncopies = 0;
+    if (get_buffers(src_t, P, sv, 0, size) < 0)
+        return NULL;
+    if (get_buffers(dst_t, P, dv, 1, size) < 0)
+        goto fail_src;
+    if (get_sized(wk_o, &wk, 0, (Py_ssize_t)h * m * nwb * 8, "word_keys") < 0)
+        goto fail_dst;
+    if (get_sized(ck_o, &ck, 0, (Py_ssize_t)P * nwb * 8, "column_keys") < 0)
+        goto fail_wk;
+    if (get_sized(cnt_o, &cnt, 1, (Py_ssize_t)n * m * P * 8, "counts") < 0)
+        goto fail_ck;
+    if (get_sized(fp_o, &fp, 1, (Py_ssize_t)n * m * 8, "fps") < 0)
+        goto fail_cnt;
+    if ((cs_o == Py_None) != (cp_o == Py_None)) {
+        PyErr_SetString(PyExc_ValueError, "copy_slots and copies go together");
+        goto fail_all;
+    }
+    if (cs_o != Py_None) {
+        if (PyObject_GetBuffer(cs_o, &cs, PyBUF_C_CONTIGUOUS) < 0)
+            goto fail_all;
+        ncopies = cs.len / 8;
+        if (cs.len % 8 || check_slots(cs.buf, ncopies, (int64_t)n * m, 1) < 0) {
+            if (!PyErr_Occurred())
+                PyErr_SetString(PyExc_ValueError, "copy_slots must be int64");
+            PyBuffer_Release(&cs);
+            goto fail_all;
+        }
+        if (get_sized(cp_o, &cp, 1, ncopies * P * h * nwb * 8, "copies") < 0) {
+            PyBuffer_Release(&cs);
+            goto fail_all;
+        }
+    }
+    for (int i = 0; i < P; i++)
+        for (int j = 0; j < P; j++)
+            if (sv[i].buf == dv[j].buf) {
+                PyErr_SetString(PyExc_ValueError, "src and dst planes must differ");
+                goto fail_copies;
+            }
+    g.word_keys = wk.buf;
+    g.column_keys = ck.buf;
+    g.counts = cnt.buf;
+    g.fps = fp.buf;
+    {
+        const int nw = m * nwb;
+        u64 *buf = malloc(sizeof(u64) * (size_t)nw * ((P == 2 ? 15 : 27) + 2 * P));
+        if (!buf) {
+            PyErr_NoMemory();
+            goto fail_copies;
+        }
+        const int64_t *copy_slots = cs.buf;
+        u64 *copies = cp.buf;
+        Py_ssize_t next = 0;
+        const u64 *src[4];
+        u64 *dst[4];
+        for (int i = 0; i < P; i++) {
+            src[i] = sv[i].buf;
+            dst[i] = dv[i].buf;
+        }
+        g.ccount = buf + (size_t)nw * (P == 2 ? 15 : 27);
+        g.csum = g.ccount + (size_t)nw * P;
+        Py_BEGIN_ALLOW_THREADS
+        memset(g.ccount, 0, sizeof(u64) * (size_t)nw * 2 * P);
+        for (int k = 0; k < n; k++) {
+            g.ncopy = 0;  /* the strip's slots to copy, row by row as they are made */
+            for (; next < ncopies && copy_slots[next] < (int64_t)(k + 1) * m; next++) {
+                if (g.ncopy == 64) {  /* more than 64 slots in a strip: copied after it */
+                    copy_slot((const u64 *const *)dst, P, h, m, nwb, g.s, copy_slots[next],
+                              copies + (size_t)next * P * h * nwb);
+                    continue;
+                }
+                g.copy_j[g.ncopy] = (int)(copy_slots[next] - (int64_t)k * m);
+                g.copy_dst[g.ncopy++] = copies + (size_t)next * P * h * nwb;
+            }
+            if (P == 2)
+                strip_two(&g, src, dst, k, buf);
+            else
+                strip_four(&g, src, dst, k, buf);
+        }
+        Py_END_ALLOW_THREADS
+        free(buf);
+    }
+    if (cs_o != Py_None) {
+        PyBuffer_Release(&cp);
+        PyBuffer_Release(&cs);
+    }
+    PyBuffer_Release(&fp);
+    PyBuffer_Release(&cnt);
+    PyBuffer_Release(&ck);
+    PyBuffer_Release(&wk);
+    for (int i = 0; i < P; i++) {
+        PyBuffer_Release(&dv[i]);
+        PyBuffer_Release(&sv[i]);
+    }
+    Py_RETURN_NONE;
+fail_copies:
+    if (cs_o != Py_None) {
+        PyBuffer_Release(&cp);
+        PyBuffer_Release(&cs);
+    }
+fail_all:
+    PyBuffer_Release(&fp);
+fail_cnt:
+    PyBuffer_Release(&cnt);
+fail_ck:
+    PyBuffer_Release(&ck);
+fail_wk:
+    PyBuffer_Release(&wk);
+fail_dst:
+    for (int i = 0; i < P; i++)
+        PyBuffer_Release(&dv[i]);
+fail_src:
+    for (int i = 0; i < P; i++)
+        PyBuffer_Release(&sv[i]);
+    return NULL;
+}
+
+PyDoc_STRVAR(gather_doc,
+"gather(planes, n, h, m, nwb, slots, out)\n"
+"--\n\n"
+"Copy the words of ``slots`` ((k,) int64 slot numbers < n m) of the planes ``planes``\n"
+"(a tuple of P buffers in the Strips layout of n strips of h rows of m slots of nwb\n"
+"words) into ``out``: (k, P, h, nwb) uint64, C-contiguous.\n\n"
+"Raises ValueError on sizes that do not match or a slot out of range.");
+
+static PyObject *gather(PyObject *Py_UNUSED(self), PyObject *args)
+{
+    PyObject *planes_t, *slots_o, *out_o;
+    int n, h, m, nwb;
+    if (!PyArg_ParseTuple(args, "OiiiiOO", &planes_t, &n, &h, &m, &nwb, &slots_o, &out_o))
+        return NULL;
+    if (n < 0 || h < 1 || m < 1 || nwb < 1 || !PyTuple_Check(planes_t) || PyTuple_GET_SIZE(planes_t) < 1
+        || PyTuple_GET_SIZE(planes_t) > 4) {
+        PyErr_SetString(PyExc_ValueError, "n >= 0, h, m, nwb >= 1 and 1 to 4 planes");
+        return NULL;
+    }
+    int P = (int)PyTuple_GET_SIZE(planes_t);
+    ptrdiff_t s = (ptrdiff_t)m * nwb + 2;
+    Py_ssize_t size = (Py_ssize_t)n * (h + 2) * s + 2;
+    Py_buffer pv[4], sl, out;
+    if (get_buffers(planes_t, P, pv, 0, size) < 0)
+        return NULL;
+    if (PyObject_GetBuffer(slots_o, &sl, PyBUF_C_CONTIGUOUS) < 0)
+        goto fail_planes;
+    Py_ssize_t k = sl.len / 8;
+    if (sl.len % 8) {
+        PyErr_SetString(PyExc_ValueError, "slots must be int64");
+        goto fail_slots;
+    }
+    if (get_sized(out_o, &out, 1, k * P * h * nwb * 8, "out") < 0)
+        goto fail_slots;
+    const int64_t *slots = sl.buf;
+    if (check_slots(slots, k, (int64_t)n * m, 0) < 0)
+        goto fail_out;
+    {
+        const u64 *planes[4];
+        for (int p = 0; p < P; p++)
+            planes[p] = pv[p].buf;
+        for (Py_ssize_t i = 0; i < k; i++)
+            copy_slot(planes, P, h, m, nwb, s, slots[i], (u64 *)out.buf + (size_t)i * P * h * nwb);
+    }
+    PyBuffer_Release(&out);
+    PyBuffer_Release(&sl);
+    for (int i = 0; i < P; i++)
+        PyBuffer_Release(&pv[i]);
+    Py_RETURN_NONE;
+fail_out:
+    PyBuffer_Release(&out);
+fail_slots:
+    PyBuffer_Release(&sl);
+fail_planes:
+    for (int i = 0; i < P; i++)
+        PyBuffer_Release(&pv[i]);
+    return NULL;
+}
+
+/* SPREAD[b]: byte b's bits as 8 bytes of 0 or 1, bit i in byte i (little-endian). */
+static u64 SPREAD[256];
+
+static void init_spread(void)
+{
+    for (int v = 0; v < 256; v++) {
+        u64 x = 0;
+        for (int i = 0; i < 8; i++)
+            if (v >> i & 1)
+                x |= 1ULL << (8 * i);
+        SPREAD[v] = x;
+    }
+}
+
+PyDoc_STRVAR(cells_doc,
+"cells(words, h, w, nwb, colours, out)\n"
+"--\n\n"
+"The cells of one slot's board from its words ((P, h, nwb) uint64, C-contiguous: the\n"
+"alive plane, then colour b of two colours ``(a, b)``, or colours 1, 2, 3 of four, colour\n"
+"4 the live cells of none of them) into ``out``: (h, w) uint8, 0 dead, else the colour\n"
+"(engine.life.kernel.colour_cells of the unpacked planes).\n\n"
+"Raises ValueError on sizes that do not match.");
+
+static PyObject *cells(PyObject *Py_UNUSED(self), PyObject *args)
+{
+    PyObject *words_o, *colours_o, *out_o;
+    int h, w, nwb, a = 0, b = 0, c = 0, d = 0;
+    if (!PyArg_ParseTuple(args, "OiiiOO", &words_o, &h, &w, &nwb, &colours_o, &out_o))
+        return NULL;
+    if (!PyTuple_Check(colours_o)
+        || !(PyTuple_GET_SIZE(colours_o) == 2 ? PyArg_ParseTuple(colours_o, "ii", &a, &b)
+                                               : PyArg_ParseTuple(colours_o, "iiii", &a, &b, &c, &d))) {
+        PyErr_Clear();
+        PyErr_SetString(PyExc_ValueError, "colours must be a tuple of 2 or 4 ints");
+        return NULL;
+    }
+    int P = PyTuple_GET_SIZE(colours_o) == 2 ? 2 : 4;
+    if (h < 1 || w < 1 || nwb < 1 || (Py_ssize_t)nwb * 64 < w) {
+        PyErr_SetString(PyExc_ValueError, "h, w >= 1 and w <= 64 nwb");
+        return NULL;
+    }
+    Py_buffer wv, ov;
+    if (get_sized(words_o, &wv, 0, (Py_ssize_t)P * h * nwb * 8, "words") < 0)
+        return NULL;
+    if (get_sized(out_o, &ov, 1, (Py_ssize_t)h * w, "out") < 0) {
+        PyBuffer_Release(&wv);
+        return NULL;
+    }
+    const u64 *planes = wv.buf;
+    uint8_t *o = ov.buf;
+    const size_t plane = (size_t)h * nwb;
+    uint8_t *row = malloc((size_t)nwb * 64);
+    if (!row) {
+        PyBuffer_Release(&ov);
+        PyBuffer_Release(&wv);
+        return PyErr_NoMemory();
+    }
+    /* 8 cells at a time: a byte of a plane spread to 8 bytes of 0 or 1 (SPREAD), then
+     * the colour as a sum of them; planes of colours lie within the alive plane and do
+     * not overlap, so no byte carries into the next. */
+    for (int r = 0; r < h; r++) {
+        const u64 *al = planes + (size_t)r * nwb;
+        for (int q = 0; q < nwb; q++)
+            for (int k = 0; k < 8; k++) {
+                u64 x = SPREAD[(al[q] >> (8 * k)) & 0xFF], v;
+                if (P == 2) {
+                    u64 y = SPREAD[(al[plane + q] >> (8 * k)) & 0xFF];
+                    v = x * (u64)a + y * (u64)(b - a);
+                } else {
+                    u64 c1 = SPREAD[(al[plane + q] >> (8 * k)) & 0xFF];
+                    u64 c2 = SPREAD[(al[2 * plane + q] >> (8 * k)) & 0xFF];
+                    u64 c3 = SPREAD[(al[3 * plane + q] >> (8 * k)) & 0xFF];
+                    v = 4 * x - 3 * c1 - 2 * c2 - c3;
+                }
+                memcpy(row + (size_t)q * 64 + 8 * k, &v, 8);
+            }
+        memcpy(o + (size_t)r * w, row, (size_t)w);
+    }
+    free(row);
+    PyBuffer_Release(&ov);
+    PyBuffer_Release(&wv);
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef methods[] = {
+    {"cells", cells, METH_VARARGS, cells_doc},
+    {"generation", generation, METH_VARARGS, generation_doc},
+    {"gather", gather, METH_VARARGS, gather_doc},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT, "_strips",
+    "The native Life kernel of a slot pool's strips (engine/life/slots.py); INSTRUCTION_SET\n"
+    "names the copy this CPU runs (avx2 or baseline).",
+    -1, methods, NULL, NULL, NULL, NULL,
+};
+
+PyMODINIT_FUNC PyInit__strips(void)
+{
+    choose_copy();
+    init_spread();
+    PyObject *mod = PyModule_Create(&module);
+    if (mod && PyModule_AddStringConstant(mod, "INSTRUCTION_SET", instruction_set) < 0) {
+        Py_DECREF(mod);
+        return NULL;
+    }
+    return mod;
+}

@@ -1,0 +1,133 @@
+"""The native kernel of the slot pools (engine/life/_strips.c) against the numpy circuits
+(engine/life/bitplan.py, engine/life/slots.py's MeasuredProgram) and against the
+measures' definitions, generation after generation: the same planes (guard bands
+cleared), the same live cells per slot and plane, the same fingerprints, and the words
+it copies are the slots' words. Shapes cover one word per slot, a guard word (width a
+multiple of 64), two rows, one to several strips (two strips among them), two and four
+colours."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from engine.life import slots
+from engine.life.slots import NativeProgram, SlotPool
+
+pytestmark = pytest.mark.skipif(slots._strips is None, reason="the native kernel is not built")
+
+SHAPES = [(300, 300), (7, 5), (64, 64), (10, 130), (33, 127), (2, 70)]
+COLOURS = [(1, 2), (1, 2, 3, 4)]
+
+
+def random_board(rng: np.random.Generator, h: int, w: int, colours: tuple[int, ...]) -> np.ndarray:
+    values = np.array((0, *colours), dtype=np.uint8)
+    board = values[rng.integers(1, len(colours) + 1, size=(h, w))]
+    return np.where(rng.random((h, w)) < 0.4, board, 0).astype(np.uint8)
+
+
+def filled_pools(h: int, w: int, colours: tuple[int, ...], games: int, seed: int = 1):
+    """The same random boards in a numpy pool and a native pool."""
+    rng = np.random.default_rng(seed)
+    pools = SlotPool(h, w, colours, native=False), SlotPool(h, w, colours, native=True)
+    for _ in range(games):
+        board = random_board(rng, h, w, colours)
+        for pool in pools:
+            pool.put_words([pool.take()], pool.board_words(board)[None])
+    return pools
+
+
+def exact_measures(pool: SlotPool) -> tuple[np.ndarray, np.ndarray]:
+    """Live cells per slot and plane, and fingerprints, from each slot's words
+    (:meth:`SlotPool.fingerprint`, the definition)."""
+    words = pool.words(range(pool.size))
+    counts = np.bitwise_count(words).sum(axis=(2, 3), dtype=np.int64)
+    fps = np.array([pool.fingerprint(w) for w in words], dtype=np.uint64)
+    return counts, fps
+
+
+@pytest.mark.parametrize("colours", COLOURS)
+@pytest.mark.parametrize(("h", "w"), SHAPES)
+def test_native_generations_equal_the_numpy_circuits(h, w, colours):
+    games = 2 * slots._geometry(w)[1] + 3  # three strips, the last one partly empty
+    numpy_pool, native_pool = filled_pools(h, w, colours, games)
+    assert isinstance(native_pool.program, NativeProgram)
+    for _ in range(6):
+        numpy_pool.program.run()
+        native_pool.program.run()
+        for p in range(numpy_pool.n_planes):
+            assert np.array_equal(native_pool.data(p), numpy_pool.data(p))
+        counts, fps = native_pool.measure()
+        exact_counts, exact_fps = exact_measures(native_pool)
+        assert np.array_equal(counts, exact_counts)
+        assert np.array_equal(fps, exact_fps)
+        numpy_counts, numpy_fps = numpy_pool.measure()
+        assert np.array_equal(numpy_counts, exact_counts)
+        assert np.array_equal(numpy_fps, exact_fps)
+    assert native_pool.words(range(games)).any()  # the boards did not all die out
+
+
+@pytest.mark.parametrize("colours", COLOURS)
+def test_measures_of_a_pool_of_two_strips(colours):
+    """Two strips: the numpy circuits' bands start at each strip (evened-out bands would
+    start the second one at its ghost row and miss its last row)."""
+    h, w = 40, 300
+    numpy_pool, native_pool = filled_pools(h, w, colours, slots._geometry(w)[1] + 1, seed=7)
+    assert numpy_pool.strips == native_pool.strips == 2
+    numpy_pool.program.run()
+    native_pool.program.run()
+    exact_counts, exact_fps = exact_measures(numpy_pool)
+    for pool in (numpy_pool, native_pool):
+        counts, fps = pool.measure()
+        assert np.array_equal(counts, exact_counts)
+        assert np.array_equal(fps, exact_fps)
+
+
+@pytest.mark.parametrize("colours", COLOURS)
+def test_the_slots_copied_during_a_generation_are_their_new_words(colours):
+    h, w = 30, 200
+    _, pool = filled_pools(h, w, colours, 40, seed=3)
+    program = pool.program
+    wanted = [0, 3, 4, pool.m, 39]  # several in one strip, in two strips
+    program.digest_slots = {}
+    for s in wanted:
+        program.digest_slots.setdefault(s // pool.m, []).append(s)
+    program.run()
+    assert set(program.digests) == set(wanted)
+    assert program.digests == dict(zip(wanted, pool.digests(wanted), strict=True))
+    assert np.array_equal(pool.words(wanted), np.stack([pool.words([s])[0] for s in wanted]))
+
+
+def test_the_board_of_a_slot_is_the_numpy_one():
+    rng = np.random.default_rng(5)
+    for colours in [(1, 2), (1, 2, 3, 4)]:
+        for h, w in [(300, 300), (3, 8), (2, 65), (1, 1), (5, 128)]:
+            board = random_board(rng, h, w, colours)
+            native = SlotPool(h, w, colours, native=True)
+            numpy_pool = SlotPool(h, w, colours, native=False)
+            words = native.board_words(board)
+            assert np.array_equal(native.board(words), board)
+            assert np.array_equal(numpy_pool.board(words), board)
+
+
+def test_sizes_that_do_not_match_are_refused():
+    pool = SlotPool(10, 10, (1, 2), native=True, strips=1)
+    program = pool.program
+    with pytest.raises(ValueError, match="plane must hold"):
+        slots._strips.generation(
+            (program.planes[0][:-1], program.planes[1]), tuple(program.spare), 1, 10,
+            pool.m, pool.nwb, 0, program._keys, program._column_keys, program.counts, program.fps,
+        )
+    with pytest.raises(ValueError, match="must differ"):
+        slots._strips.generation(
+            tuple(program.planes), tuple(program.planes), 1, 10, pool.m, pool.nwb, 0,
+            program._keys, program._column_keys, program.counts, program.fps,
+        )
+    with pytest.raises(ValueError, match="out of range"):
+        pool.words([pool.size])
+    with pytest.raises(ValueError, match="sorted"):
+        slots._strips.generation(
+            tuple(program.planes), tuple(program.spare), 1, 10, pool.m, pool.nwb, 0,
+            program._keys, program._column_keys, program.counts, program.fps, True,
+            np.array([2, 1], dtype=np.int64), np.zeros((2, 2, 10, pool.nwb), dtype=np.uint64),
+        )
