@@ -434,33 +434,45 @@ async def whole_stack(games: int, seconds: float) -> dict[str, Any]:
         svc.close()
 
 
-def kernel_bound(games: int, repeats: int) -> dict[str, float]:
-    """The kernel's own bound on ``games`` 300x300 two-colour boards: the bare kernel
-    program of a slot pool holding them (:mod:`engine.life.slots`, as the engine holds
-    running games; no rules, no measures), best CPU seconds per generation of a few.
-    Returns ``{"cell_updates_s", "games_per_core"}`` (cell updates/s / 720,000)."""
+def kernel_bound(games: int, repeats: int, native: bool | None = None) -> dict[str, Any]:
+    """The kernel's own bound on ``games`` 300x300 two-colour boards: the bare kernel of a
+    slot pool holding them (:mod:`engine.life.slots`, as the engine holds running
+    games; no rules, no measures): the native kernel's generation alone
+    (``measure=False``) where it is built, else the numpy program without its measures;
+    best CPU seconds per generation of a few (``native`` False: the numpy program, as
+    before the native kernel). Returns ``{"cell_updates_s", "games_per_core", "kernel"}``
+    (cell updates/s / 720,000)."""
     from engine.life.bitplan import Program
-    from engine.life.slots import SlotPool
+    from engine.life.slots import NativeProgram, SlotPool
 
-    pool = SlotPool(300, 300, (1, 2))
+    pool = SlotPool(300, 300, (1, 2), native=native)
     distinct = np.stack(
         [pool.board_words(random_board(300, 2, seed=SEED + i)) for i in range(DISTINCT)]
     )
     slots = [pool.take() for _ in range(games)]
     pool.put_words(slots, distinct[np.arange(games) % DISTINCT])
     assert pool.program is not None
-    bare = Program(pool.program.geo, pool.n_planes, pool.program.geo.h + 2)
-    for dst, src in zip(bare.planes, pool.program.planes, strict=True):
-        dst[:] = src
-    bare.run()
+    if isinstance(pool.program, NativeProgram):
+        native = pool.program
+
+        def step() -> None:
+            native.run(measure=False)
+
+        kernel = "native"
+    else:
+        bare = Program(pool.program.geo, pool.n_planes, pool.program.geo.h + 2)
+        for dst, src in zip(bare.planes, pool.program.planes, strict=True):
+            dst[:] = src
+        step, kernel = bare.run, "numpy"
+    step()
     best = float("inf")
     for _ in range(repeats):
         t0 = time.process_time()
         for _ in range(GPS):
-            bare.run()
+            step()
         best = min(best, (time.process_time() - t0) / GPS)
     rate = games * 300 * 300 / max(best, 1e-9)
-    return {"cell_updates_s": rate, "games_per_core": rate / CELLS_PER_GAME_S}
+    return {"cell_updates_s": rate, "games_per_core": rate / CELLS_PER_GAME_S, "kernel": kernel}
 
 
 def _kernel_1024(repeats: int) -> float:
@@ -492,6 +504,7 @@ def run(quick: bool = False) -> dict[str, Any]:
         p["kernel_gps"] = bound["games_per_core"] * GPS
         p["kernel_games_per_core"] = bound["games_per_core"]
         p["kernel_cell_updates_s"] = bound["cell_updates_s"]
+        p["kernel"] = bound["kernel"]
     # the same path with records every 2 s (CELLWAR_CHECKPOINT_S=2), at one point
     short = EngineRunPath()
     short.CHECKPOINT = 2 * GPS
@@ -521,10 +534,11 @@ def run(quick: bool = False) -> dict[str, Any]:
     kept = [p for p in points if p["achieved_gps"] >= 0.95 * p["requested_gps"]]
     top = max(points, key=lambda p: p["games"])
     ratio = top["games_per_core"] / top["kernel_games_per_core"]
+    numpy_bound = kernel_bound(top["games"], 2 if quick else 3, native=False)
     rows = [
         row(
             f"{path.name}: games per engine core at 8 gen/s ({top['games']} games, engine CPU "
-            "/proc), against the kernel's own bound",
+            f"/proc), against the kernel's own bound ({top['kernel']} kernel)",
             "games/core",
             top["games_per_core"],
             f">= {TARGET:,.0f} games/core, >= {TARGET_RATIO:g}x kernel bound",
@@ -548,6 +562,18 @@ def run(quick: bool = False) -> dict[str, Any]:
                 ratio=share,
             )
         )
+    rows.append(
+        row(
+            f"  the same games per core against the numpy circuits' bound on the same boards "
+            f"({numpy_bound['cell_updates_s'] / 1e9:.1f}e9 cell updates/s)",
+            "games/core",
+            top["games_per_core"],
+            "- (info: the kernel before the native one)",
+            None,
+            reference=numpy_bound["games_per_core"],
+            ratio=top["games_per_core"] / numpy_bound["games_per_core"],
+        )
+    )
     rows.append(
         row(
             "  most games keeping >= 95 % of the requested rate (sweep points)",

@@ -216,8 +216,9 @@ def get_winner(state: Any) -> int | None:
 
 
 def summary(state: Any) -> Summary:
-    """Phase, turn, generation, speed and seats of a state."""
-    return _rules(state).summary(state)
+    """Phase, turn, generation, speed and seats of a state (computed once per state
+    object: states are immutable values)."""
+    return _cached(state, "summary", lambda: _rules(state).summary(state))
 
 
 def _cached(state: Any, key: str, compute):
@@ -242,7 +243,7 @@ def encode_state(state: Any) -> bytes:
 
     def compute() -> bytes:
         kind = state.kind.encode()
-        return _MAGIC + bytes([len(kind)]) + kind + _rules(state).encode_state(state)
+        return b"".join((_MAGIC, bytes([len(kind)]), kind, _rules(state).encode_state(state)))
 
     return _cached(state, "encoded", compute)
 

@@ -40,6 +40,8 @@
 
 typedef uint64_t u64;
 
+#include "_sha256.h"
+
 typedef struct {
     int n, h, m, nwb, planes;
     ptrdiff_t s;
@@ -51,9 +53,11 @@ typedef struct {
     u64 *ccount;            /* (planes, m nwb): live cells down each word column of a strip */
     u64 *csum;              /* (planes, m nwb): sums down each word column (alive: keyed) */
     int measure;            /* 0: the generation alone (no counts, no fingerprints) */
-    int ncopy;              /* slots of the strip being computed whose rows are copied: */
-    int copy_j[64];         /*   their places in the strip */
-    u64 *copy_dst[64];      /*   where their (P, h, nwb) words go */
+    int dnw;                /* words of a row a digest reads: ceil(w / 64) */
+    int ndig;               /* slots of the strip being computed to digest: */
+    int *dig_j;             /*   their places in the strip (m at most) */
+    Sha256 *dig_ctx;        /*   their digests so far (the alive plane, row by row) */
+    u64 *dig_rows;          /*   their other canonical planes' rows: (m, P - 1, h, dnw) */
 } Geo;
 
 /* A portable population count (SWAR) for the baseline copy: x86-64's baseline has no
@@ -81,7 +85,9 @@ static inline u64 popcount_swar(u64 x)
 #pragma GCC target("avx2,popcnt")
 #define K(name) name##_avx2
 #define POPCOUNT(x) ((u64)__builtin_popcountll(x))
+#define STRIPS_AVX2 1
 #include "_strips_kernel.h"
+#undef STRIPS_AVX2
 #undef K
 #undef POPCOUNT
 #pragma GCC pop_options
@@ -169,30 +175,75 @@ static int check_slots(const int64_t *slots, Py_ssize_t k, int64_t limit, int so
     return 0;
 }
 
+/* The digests of the strip just computed (its slots of g->dig_j), into out ((ndig, 16)):
+ * the alive plane is in each context already; then the other canonical planes' rows. */
+static void finish_digests(const Geo *g, uint8_t *out)
+{
+    const size_t plane = (size_t)g->h * g->dnw;
+    for (int i = 0; i < g->ndig; i++) {
+        const u64 *rows = g->dig_rows + (size_t)i * (g->planes - 1) * plane;
+        Sha256 *c = &g->dig_ctx[i];
+        sha256_update(c, rows, plane * sizeof(u64));
+        if (g->planes == 4) {  /* colour 3 or 4: hashed only when not empty */
+            const u64 *third = rows + plane;
+            u64 any = 0;
+            for (size_t q = 0; q < plane; q++)
+                any |= third[q];
+            if (any)
+                sha256_update(c, third, plane * sizeof(u64));
+        }
+        uint8_t full[32];
+        sha256_final(c, full);
+        memcpy(out + 16 * (size_t)i, full, 16);
+    }
+}
+
+PyDoc_STRVAR(sha256_doc,
+"sha256(data)\n"
+"--\n\n"
+"The SHA-256 of ``data`` (any buffer) as the kernel computes its digests: 32 bytes.");
+
+static PyObject *py_sha256(PyObject *Py_UNUSED(self), PyObject *arg)
+{
+    Py_buffer v;
+    if (PyObject_GetBuffer(arg, &v, PyBUF_SIMPLE) < 0)
+        return NULL;
+    Sha256 c;
+    uint8_t out[32];
+    sha256_init(&c);
+    sha256_update(&c, v.buf, (size_t)v.len);
+    sha256_final(&c, out);
+    PyBuffer_Release(&v);
+    return PyBytes_FromStringAndSize((const char *)out, 32);
+}
+
 PyDoc_STRVAR(generation_doc,
 "generation(src, dst, n, h, m, nwb, last_mask, word_keys, column_keys, counts, fps,\n"
-"           measure=True, copy_slots=None, copies=None)\n"
+"           measure=True, digest_slots=None, digests=None, width=0)\n"
 "--\n\n"
 "One generation of n strips (h rows of m slots of nwb words) from the planes ``src``\n"
 "into ``dst`` (tuples of 2 or 4 C-contiguous uint64 buffers of n (h + 2)\n"
-"(m nwb + 2) + 2 words, the Strips layout), then the measures of every slot of the\n"
+"(m nwb + 2) + 2 words, the Strips layout; ``dst`` may be ``src``: in place),\n"
+"then the measures of every slot of the\n"
 "new planes: ``counts`` ((n m, P) int64) gets each slot's live cells per plane and\n"
 "``fps`` ((n m,) uint64) its fingerprint (both overwritten). ``word_keys``: (h, m nwb)\n"
 "uint64 (a slot's (h, nwb) keys repeated for the m slots); ``column_keys``: (P, nwb)\n"
 "uint64. With ``measure`` false the generation alone is run (``counts`` and ``fps``\n"
-"are left as they were). ``copy_slots`` ((k,) int64, sorted) names slots whose new\n"
-"words are copied to ``copies`` ((k, P, h, nwb) uint64) while their strip is in\n"
-"cache (for their digests). The GIL is released while it runs.\n\n"
+"are left as they were). ``digest_slots`` ((k,) int64, sorted) names slots whose new\n"
+"boards are digested while their strip is in cache into ``digests`` ((k, 16) uint8):\n"
+"engine.life.stability.planes_digest of the canonical planes (alive, colour 2 or 4,\n"
+"colour 3 or 4 when not empty; two planes are alive and colour 2) of the first\n"
+"ceil(``width`` / 64) words of each row. The GIL is released while it runs.\n\n"
 "Raises ValueError on sizes that do not match.");
 
 static PyObject *generation(PyObject *Py_UNUSED(self), PyObject *args)
 {
     PyObject *src_t, *dst_t, *wk_o, *ck_o, *cnt_o, *fp_o, *cs_o = Py_None, *cp_o = Py_None;
-    int n, h, m, nwb;
+    int n, h, m, nwb, width = 0;
     unsigned long long last_mask;
     int measure = 1;
-    if (!PyArg_ParseTuple(args, "OOiiiiKOOOO|pOO", &src_t, &dst_t, &n, &h, &m, &nwb, &last_mask,
-                          &wk_o, &ck_o, &cnt_o, &fp_o, &measure, &cs_o, &cp_o))
+    if (!PyArg_ParseTuple(args, "OOiiiiKOOOO|pOOi", &src_t, &dst_t, &n, &h, &m, &nwb, &last_mask,
+                          &wk_o, &ck_o, &cnt_o, &fp_o, &measure, &cs_o, &cp_o, &width))
         return NULL;
     if (n < 0 || h < 1 || m < 1 || nwb < 1) {
         PyErr_SetString(PyExc_ValueError, "n >= 0, h, m, nwb >= 1");
@@ -222,43 +273,63 @@ static PyObject *generation(PyObject *Py_UNUSED(self), PyObject *args)
     if (get_sized(fp_o, &fp, 1, (Py_ssize_t)n * m * 8, "fps") < 0)
         goto fail_cnt;
     if ((cs_o == Py_None) != (cp_o == Py_None)) {
-        PyErr_SetString(PyExc_ValueError, "copy_slots and copies go together");
+        PyErr_SetString(PyExc_ValueError, "digest_slots and digests go together");
         goto fail_all;
     }
     if (cs_o != Py_None) {
+        if (width < 1 || width > nwb * 64) {
+            PyErr_SetString(PyExc_ValueError, "width must be 1 .. 64 nwb to digest");
+            goto fail_all;
+        }
         if (PyObject_GetBuffer(cs_o, &cs, PyBUF_C_CONTIGUOUS) < 0)
             goto fail_all;
         ncopies = cs.len / 8;
         if (cs.len % 8 || check_slots(cs.buf, ncopies, (int64_t)n * m, 1) < 0) {
             if (!PyErr_Occurred())
-                PyErr_SetString(PyExc_ValueError, "copy_slots must be int64");
+                PyErr_SetString(PyExc_ValueError, "digest_slots must be int64");
             PyBuffer_Release(&cs);
             goto fail_all;
         }
-        if (get_sized(cp_o, &cp, 1, ncopies * P * h * nwb * 8, "copies") < 0) {
+        if (get_sized(cp_o, &cp, 1, ncopies * 16, "digests") < 0) {
             PyBuffer_Release(&cs);
             goto fail_all;
         }
     }
-    for (int i = 0; i < P; i++)
-        for (int j = 0; j < P; j++)
-            if (sv[i].buf == dv[j].buf) {
-                PyErr_SetString(PyExc_ValueError, "src and dst planes must differ");
-                goto fail_copies;
-            }
+    g.dnw = (width + 63) / 64;
+    {
+        int same = 0;  /* in place (dst is src, plane for plane), or planes all apart */
+        for (int i = 0; i < P; i++)
+            for (int j = 0; j < P; j++)
+                if (sv[i].buf == dv[j].buf)
+                    same += i == j ? 1 : P + 1;
+        if (same != 0 && same != P) {
+            PyErr_SetString(PyExc_ValueError, "dst must be src (in place) or planes apart from it");
+            goto fail_copies;
+        }
+    }
     g.word_keys = wk.buf;
     g.column_keys = ck.buf;
     g.counts = cnt.buf;
     g.fps = fp.buf;
     {
         const int nw = m * nwb;
-        u64 *buf = malloc(sizeof(u64) * (size_t)nw * ((P == 2 ? 15 : 27) + 2 * P));
-        if (!buf) {
+        /* rows of sums (15 or 27 rows), the new rows (P), the column measures (2 P) */
+        const size_t sums = P == 2 ? 15 : 27;
+        u64 *buf = malloc(sizeof(u64) * (size_t)nw * (sums + 3 * (size_t)P));
+        /* a strip's digests: their places, contexts, and rows of the other planes */
+        g.dig_j = malloc(sizeof(int) * (size_t)m);
+        g.dig_ctx = malloc(sizeof(Sha256) * (size_t)m);
+        g.dig_rows = ncopies ? malloc(sizeof(u64) * (size_t)m * (P - 1) * h * g.dnw) : NULL;
+        if (!buf || !g.dig_j || !g.dig_ctx || (ncopies && !g.dig_rows)) {
+            free(buf);
+            free(g.dig_j);
+            free(g.dig_ctx);
+            free(g.dig_rows);
             PyErr_NoMemory();
             goto fail_copies;
         }
-        const int64_t *copy_slots = cs.buf;
-        u64 *copies = cp.buf;
+        const int64_t *digest_slots = cs.buf;
+        uint8_t *digests = cp.buf;
         Py_ssize_t next = 0;
         const u64 *src[4];
         u64 *dst[4];
@@ -266,28 +337,27 @@ static PyObject *generation(PyObject *Py_UNUSED(self), PyObject *args)
             src[i] = sv[i].buf;
             dst[i] = dv[i].buf;
         }
-        g.ccount = buf + (size_t)nw * (P == 2 ? 15 : 27);
+        g.ccount = buf + (size_t)nw * (sums + P);
         g.csum = g.ccount + (size_t)nw * P;
         Py_BEGIN_ALLOW_THREADS
         memset(g.ccount, 0, sizeof(u64) * (size_t)nw * 2 * P);
         for (int k = 0; k < n; k++) {
-            g.ncopy = 0;  /* the strip's slots to copy, row by row as they are made */
-            for (; next < ncopies && copy_slots[next] < (int64_t)(k + 1) * m; next++) {
-                if (g.ncopy == 64) {  /* more than 64 slots in a strip: copied after it */
-                    copy_slot((const u64 *const *)dst, P, h, m, nwb, g.s, copy_slots[next],
-                              copies + (size_t)next * P * h * nwb);
-                    continue;
-                }
-                g.copy_j[g.ncopy] = (int)(copy_slots[next] - (int64_t)k * m);
-                g.copy_dst[g.ncopy++] = copies + (size_t)next * P * h * nwb;
+            g.ndig = 0;  /* the strip's slots to digest: the alive plane hashed row by row */
+            for (; next < ncopies && digest_slots[next] < (int64_t)(k + 1) * m; next++) {
+                g.dig_j[g.ndig] = (int)(digest_slots[next] - (int64_t)k * m);
+                sha256_init(&g.dig_ctx[g.ndig++]);
             }
             if (P == 2)
                 strip_two(&g, src, dst, k, buf);
             else
                 strip_four(&g, src, dst, k, buf);
+            finish_digests(&g, digests + 16 * (next - g.ndig));
         }
         Py_END_ALLOW_THREADS
         free(buf);
+        free(g.dig_j);
+        free(g.dig_ctx);
+        free(g.dig_rows);
     }
     if (cs_o != Py_None) {
         PyBuffer_Release(&cp);
@@ -398,19 +468,20 @@ static void init_spread(void)
 }
 
 PyDoc_STRVAR(cells_doc,
-"cells(words, h, w, nwb, colours, out)\n"
+"cells(words, h, w, nwb, colours, out=None)\n"
 "--\n\n"
 "The cells of one slot's board from its words ((P, h, nwb) uint64, C-contiguous: the\n"
 "alive plane, then colour b of two colours ``(a, b)``, or colours 1, 2, 3 of four, colour\n"
 "4 the live cells of none of them) into ``out``: (h, w) uint8, 0 dead, else the colour\n"
-"(engine.life.kernel.colour_cells of the unpacked planes).\n\n"
+"(engine.life.kernel.colour_cells of the unpacked planes); with ``out`` None, a new\n"
+"bytes object of those h w cells is returned (else None).\n\n"
 "Raises ValueError on sizes that do not match.");
 
 static PyObject *cells(PyObject *Py_UNUSED(self), PyObject *args)
 {
-    PyObject *words_o, *colours_o, *out_o;
+    PyObject *words_o, *colours_o, *out_o = Py_None;
     int h, w, nwb, a = 0, b = 0, c = 0, d = 0;
-    if (!PyArg_ParseTuple(args, "OiiiOO", &words_o, &h, &w, &nwb, &colours_o, &out_o))
+    if (!PyArg_ParseTuple(args, "OiiiO|O", &words_o, &h, &w, &nwb, &colours_o, &out_o))
         return NULL;
     if (!PyTuple_Check(colours_o)
         || !(PyTuple_GET_SIZE(colours_o) == 2 ? PyArg_ParseTuple(colours_o, "ii", &a, &b)
@@ -424,19 +495,33 @@ static PyObject *cells(PyObject *Py_UNUSED(self), PyObject *args)
         PyErr_SetString(PyExc_ValueError, "h, w >= 1 and w <= 64 nwb");
         return NULL;
     }
-    Py_buffer wv, ov;
+    Py_buffer wv, ov = {0};
+    PyObject *result = NULL;
+    uint8_t *o;
     if (get_sized(words_o, &wv, 0, (Py_ssize_t)P * h * nwb * 8, "words") < 0)
         return NULL;
-    if (get_sized(out_o, &ov, 1, (Py_ssize_t)h * w, "out") < 0) {
-        PyBuffer_Release(&wv);
-        return NULL;
+    if (out_o == Py_None) {
+        result = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)h * w);
+        if (!result) {
+            PyBuffer_Release(&wv);
+            return NULL;
+        }
+        o = (uint8_t *)PyBytes_AS_STRING(result);
+    } else {
+        if (get_sized(out_o, &ov, 1, (Py_ssize_t)h * w, "out") < 0) {
+            PyBuffer_Release(&wv);
+            return NULL;
+        }
+        o = ov.buf;
     }
     const u64 *planes = wv.buf;
-    uint8_t *o = ov.buf;
     const size_t plane = (size_t)h * nwb;
     uint8_t *row = malloc((size_t)nwb * 64);
     if (!row) {
-        PyBuffer_Release(&ov);
+        if (result)
+            Py_DECREF(result);
+        else
+            PyBuffer_Release(&ov);
         PyBuffer_Release(&wv);
         return PyErr_NoMemory();
     }
@@ -462,14 +547,17 @@ static PyObject *cells(PyObject *Py_UNUSED(self), PyObject *args)
         memcpy(o + (size_t)r * w, row, (size_t)w);
     }
     free(row);
-    PyBuffer_Release(&ov);
     PyBuffer_Release(&wv);
+    if (result)
+        return result;
+    PyBuffer_Release(&ov);
     Py_RETURN_NONE;
 }
 
 static PyMethodDef methods[] = {
     {"cells", cells, METH_VARARGS, cells_doc},
     {"generation", generation, METH_VARARGS, generation_doc},
+    {"sha256", py_sha256, METH_O, sha256_doc},
     {"gather", gather, METH_VARARGS, gather_doc},
     {NULL, NULL, 0, NULL},
 };
@@ -484,6 +572,7 @@ static struct PyModuleDef module = {
 PyMODINIT_FUNC PyInit__strips(void)
 {
     choose_copy();
+    sha256_choose();
     init_spread();
     PyObject *mod = PyModule_Create(&module);
     if (mod && PyModule_AddStringConstant(mod, "INSTRUCTION_SET", instruction_set) < 0) {

@@ -32,6 +32,11 @@ class RunStates:
         """The (h, w) uint8 board now."""
         raise NotImplementedError
 
+    def _board_bytes(self) -> bytes:
+        """The board now as a state holds it (``_board().tobytes()``; a run class may make
+        the bytes directly)."""
+        return self._board().tobytes()
+
     def _history(self) -> tuple[tuple[int, bytes], ...] | None:
         """The stability history now, ``(population, canonical digest)`` oldest first, or
         None when a digest of it is not known (a record elsewhere than planned)."""
@@ -53,7 +58,7 @@ class RunStates:
             return life.tick(self.template, done)
         return replace(
             self.template,
-            board=self._board().tobytes(),
+            board=self._board_bytes(),
             generation=self.generation,
             history=history,
             players=self.players,
@@ -68,7 +73,7 @@ class RunStates:
             return self.template
         return replace(
             self.template,
-            board=self._board().tobytes(),
+            board=self._board_bytes(),
             generation=self.generation,
             players=self.players,
         )

@@ -31,7 +31,6 @@ each generation; otherwise the games named are copied into a scratch pool and ba
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 
 import numpy as np
@@ -46,14 +45,21 @@ from engine.life.state import LifePlayer, LifeState
 
 try:  # the native kernel (engine/life/_strips.c), built by the install where it can be
     from engine.life import _strips
-except ImportError:  # pragma: no cover - a build without a C compiler: the numpy circuits
+except ImportError:  # a build without a C compiler: the numpy circuits
     _strips = None
 
-__all__ = ["NATIVE", "SlotPool", "SlotRun", "advance", "advance_planned", "pool_of"]
+__all__ = ["NATIVE", "SlotPool", "SlotRun", "advance", "advance_planned", "pool_of", "use_kernel"]
 
-#: Whether pools run the native kernel by default (False: built without it, or
-#: ``CELLWAR_ENGINE_NATIVE=0`` in the environment; the numpy circuits are the same rule).
-NATIVE = _strips is not None and os.environ.get("CELLWAR_ENGINE_NATIVE", "1") != "0"
+#: Whether new pools run the native kernel (where it is built); :func:`use_kernel`.
+NATIVE = _strips is not None
+
+
+def use_kernel(name: str) -> str:
+    """Make pools made from now on run the ``"native"`` kernel (where it is built) or the
+    ``"numpy"`` circuits (the same rule); returns the kernel they will run."""
+    global NATIVE
+    NATIVE = name == "native" and _strips is not None
+    return "native" if NATIVE else "numpy"
 
 H = stability.HISTORY
 #: Words per strip the pool aims at (slots per strip = this // slot width, >= 1).
@@ -186,9 +192,10 @@ def _digest_slots(
 
 
 class NativeProgram:
-    """The planes of a pool's strips advanced by the native kernel
+    """The planes of a pool's strips advanced in place by the native kernel
     (``engine/life/_strips.c``: one C pass per strip computes the next generation, clears
-    the guard bits and measures every slot), with :class:`MeasuredProgram`'s interface:
+    the guard bits and measures every slot; no second set of planes, half the memory of
+    the numpy program's double buffer), with :class:`MeasuredProgram`'s interface:
     :attr:`planes`, :meth:`run`, :attr:`digest_slots` and :attr:`digests`, and the
     measures of the last generation as :attr:`counts` ((slots, P) int64 live cells per
     plane) and :attr:`fps` ((slots,) uint64 fingerprints).
@@ -201,8 +208,7 @@ class NativeProgram:
     def __init__(self, geo: Strips, n_planes: int, word_keys: np.ndarray, column_keys: np.ndarray) -> None:
         assert _strips is not None
         self.geo = geo
-        self.planes = [geo.new_plane() for _ in range(n_planes)]
-        self.spare = [geo.new_plane() for _ in range(n_planes)]
+        self.planes = [geo.new_plane() for _ in range(n_planes)]  # advanced in place
         self._col = np.empty(geo.rows, dtype=np.uint64)
         self._keys = np.ascontiguousarray(np.tile(word_keys[0], (1, geo.m)))  # (h, m nwb)
         self._column_keys = np.ascontiguousarray(column_keys, dtype=np.uint64)
@@ -213,22 +219,25 @@ class NativeProgram:
         self.digests: dict[int, bytes] = {}
 
     def run(self, measure: bool = True) -> None:
-        """One generation into the spare planes (then swapped), measured unless
-        ``measure`` is false, and the digests of :attr:`digest_slots`."""
+        """One generation, in place (a strip's rows are replaced as they are made), measured
+        unless ``measure`` is false, and the digests of :attr:`digest_slots` (the kernel's
+        SHA-256 over the slots' canonical planes, :func:`engine.life.stability.planes_digest`)."""
         geo = self.geo
-        slots = words = None
-        if self.digest_slots:  # their words are copied while their strip is in cache
+        planes = tuple(self.planes)
+        slots = digests = None
+        if self.digest_slots:  # digested in C while their strip is in cache
             slots = np.array(sorted(s for strip in self.digest_slots.values() for s in strip), dtype=np.int64)
-            words = np.empty((slots.size, len(self.planes), geo.h, geo.nwb), dtype=np.uint64)
+            digests = np.empty((slots.size, stability.DIGEST_SIZE), dtype=np.uint8)
         _strips.generation(  # type: ignore[union-attr]
-            tuple(self.planes), tuple(self.spare), geo.n, geo.h, geo.m, geo.nwb, self._mask,
-            self._keys, self._column_keys, self.counts, self.fps, measure, slots, words,
+            planes, planes, geo.n, geo.h, geo.m, geo.nwb, self._mask, self._keys,
+            self._column_keys, self.counts, self.fps, measure, slots, digests, geo.slot_w,
         )
-        self.planes, self.spare = self.spare, self.planes
-        if words is not None:
-            nw = -(-geo.slot_w // 64)
-            planes = words if nw == geo.nwb else np.ascontiguousarray(words[..., :nw])
-            self.digests.update(zip(slots.tolist(), stability.stack_digests(planes), strict=True))
+        if digests is not None:
+            raw = digests.tobytes()
+            size = stability.DIGEST_SIZE
+            self.digests.update(
+                (slot, raw[i * size : (i + 1) * size]) for i, slot in enumerate(slots.tolist())
+            )
 
     def words(self, slots: Sequence[int] | np.ndarray) -> np.ndarray:
         """A copy of the slots' words now: (k, P, h, nwb) uint64."""
@@ -555,6 +564,13 @@ class SlotRun(RunStates):
 
     def _board(self) -> np.ndarray:
         return self.pool.board(self.pool.words([self.slot])[0])
+
+    def _board_bytes(self) -> bytes:
+        pool = self.pool
+        if not pool.native:
+            return self._board().tobytes()
+        words = pool.words([self.slot])[0]
+        return _strips.cells(words, pool.h, pool.w, pool.nwb, pool.colours)  # type: ignore[union-attr]
 
     def _history(self) -> tuple[tuple[int, bytes], ...] | None:
         pool, s = self.pool, self.slot

@@ -282,7 +282,7 @@ def encode(state: LifeState, *, config_dict: Mapping[str, Any] | None = None, ex
         **(extra or {}),
     }
     head = json.dumps(header, separators=(",", ":"), sort_keys=True).encode()
-    return _HEADER.pack(len(head)) + head + state.board + state.placed + state.turn_board
+    return b"".join((_HEADER.pack(len(head)), head, state.board, state.placed, state.turn_board))
 
 
 def decode_fields(

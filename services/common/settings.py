@@ -103,6 +103,10 @@ class Settings(BaseSettings):
         engine_decide: how the session sends Decide (every command) to an engine replica:
             ``stream`` over one ``Engine.Decides`` stream per replica, ``unary`` one
             unary call each (docs/architecture/batching.md).
+        engine_kernel: the Life kernel of the engine's slot pools (running hard-edged Life
+            games): ``native`` (engine/life/_strips.c, when the install built it; else the
+            numpy circuits, logged at start) or ``numpy`` (the same rule as numpy calls,
+            engine/life/bitplan.py; slower).
         shutdown_grace_s: seconds a stopping gRPC server lets running calls finish.
         event_loop: the event loop of the engine, session and matchmaker processes:
             ``auto`` (uvloop when installed), ``uvloop`` or ``asyncio``
@@ -206,6 +210,7 @@ class Settings(BaseSettings):
     stream_replicas: int = Field(1, ge=1, le=MAX_REPLICAS)
     engine_timeout_s: float = Field(30.0, gt=0)
     engine_decide: Literal["stream", "unary"] = "stream"
+    engine_kernel: Literal["native", "numpy"] = "native"
     shutdown_grace_s: float = Field(5.0, ge=0)
     event_loop: Literal["auto", "uvloop", "asyncio"] = "auto"
     max_body_bytes: int = Field(4 * 1024 * 1024, ge=0)

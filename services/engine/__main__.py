@@ -7,6 +7,7 @@ import signal
 
 import structlog
 
+from engine.life import slots
 from services.common import loop
 from services.common.logging import configure_logging
 from services.common.settings import get_settings, settings_or_exit
@@ -18,12 +19,15 @@ async def serve() -> None:
     settings = get_settings()
     configure_logging(settings.log_format, settings.log_level, service="engine")
     log = structlog.get_logger("cellwar.engine")
+    kernel = slots.use_kernel(settings.engine_kernel)
+    if kernel != settings.engine_kernel:
+        log.warning("engine_kernel_not_built", wanted=settings.engine_kernel, kernel=kernel)
     server, port = await create_server(settings.engine_addr)
     stop = asyncio.Event()
     running = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         running.add_signal_handler(sig, stop.set)
-    log.info("engine_listening", address=settings.engine_addr, port=port)
+    log.info("engine_listening", address=settings.engine_addr, port=port, kernel=kernel)
     await stop.wait()
     log.info("engine_stopping")
     await server.stop(settings.shutdown_grace_s)

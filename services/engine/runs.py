@@ -345,40 +345,43 @@ class RunCache:
         """Serve several ``Engine.Run`` calls as one (the calls of one tick, coalesced by
         the servicer): their items advance together, in one kernel call per generation
         for each pool of games; one reply per request, in order."""
-        if len(requests) > 1:
-            ids = {item.game_id for r in requests for item in r.items}
-            if len(ids) != sum(len(r.items) for r in requests):  # a game twice: one at a time
-                return [self.run(r) for r in requests]
+        items = [item for r in requests for item in r.items]
+        ids = [item.game_id for item in items]  # read once (each read makes a str)
+        if len(requests) > 1 and len(set(ids)) != len(ids):  # a game twice: one at a time
+            return [self.run(r) for r in requests]
         # the replies' results are filled in place (no copy of items or results)
         replies = [engine_pb2.RunReply() for _ in requests]
-        items = [item for r in requests for item in r.items]
-        results = [
-            reply.results.add(game_id=item.game_id)
-            for r, reply in zip(requests, replies, strict=True)
-            for item in r.items
-        ]
+        results = []
+        at = 0
+        for r, reply in zip(requests, replies, strict=True):
+            add = reply.results.add
+            n = len(r.items)
+            results += [add(game_id=gid) for gid in ids[at : at + n]]
+            at += n
         with self._running:
             try:
-                self._run(items, results)
+                self._run(items, ids, results)
             finally:
                 self._release_forgotten()
         return replies
 
-    def _run(self, items: Sequence[engine_pb2.RunItem], results: list[engine_pb2.RunResult]) -> None:
+    def _run(
+        self, items: Sequence[engine_pb2.RunItem], ids: list[str], results: list[engine_pb2.RunResult]
+    ) -> None:
         self._back: list[Entry] = []  # entries to put back at the end (one lock)
         try:
-            self._run_items(items, results)
+            self._run_items(items, ids, results)
         finally:
             back, self._back = self._back, []
             self._put_many(back)
 
     def _run_items(
-        self, items: Sequence[engine_pb2.RunItem], results: list[engine_pb2.RunResult]
+        self, items: Sequence[engine_pb2.RunItem], ids: list[str], results: list[engine_pb2.RunResult]
     ) -> None:
-        """Advance ``items`` (one result each, filled in)."""
+        """Advance ``items`` (their game ids ``ids``; one result each, filled in)."""
         with self._lock:  # every item's entry taken at once
             pop = self._entries.pop
-            taken = [pop(item.game_id, None) for item in items]
+            taken = [pop(gid, None) for gid in ids]
         work: list[tuple[int, engine_pb2.RunItem, Entry]] = []
         hits = 0
         for i, (item, entry) in enumerate(zip(items, taken, strict=True)):
@@ -410,11 +413,10 @@ class RunCache:
             by_kind.setdefault(id(w[2].kind), []).append(w)
         for group in by_kind.values():
             kind = group[0][2].kind
+            checkpoints = [it.checkpoint for _, it, _ in group]
             try:
                 ran, generation, running = kind.advance_planned(
-                    [e.run for _, _, e in group],
-                    [it.generations for _, it, _ in group],
-                    [it.checkpoint for _, it, _ in group],
+                    [e.run for _, _, e in group], [it.generations for _, it, _ in group], checkpoints
                 )
             except Exception:  # noqa: BLE001
                 log.exception("run_advance_crashed", games=len(group))
@@ -423,16 +425,15 @@ class RunCache:
                     self._fail(results[i], ErrorCode.INTERNAL, "advance failed")
                 continue
             back = self._back
-            for (i, item, entry), n, gen, on in zip(group, ran, generation, running, strict=True):
-                entry.done += n
+            for (i, item, entry), n, gen, on, checkpoint in zip(
+                group, ran, generation, running, checkpoints, strict=True
+            ):
+                entry.done = done = entry.done + n
                 result = results[i]
                 result.ran = n
-                result.done = entry.done
+                result.done = done
                 result.generation = gen
-                checkpoint = item.checkpoint
-                if on and not item.record and not item.view_players and not (
-                    checkpoint and entry.done >= checkpoint
-                ):
+                if on and not (checkpoint and done >= checkpoint) and not item.record and not len(item.view_players):
                     back.append(entry)  # the common tick: nothing recorded, no views
                     continue
                 try:

@@ -2,11 +2,13 @@
 (engine/life/bitplan.py, engine/life/slots.py's MeasuredProgram) and against the
 measures' definitions, generation after generation: the same planes (guard bands
 cleared), the same live cells per slot and plane, the same fingerprints, and the words
-it copies are the slots' words. Shapes cover one word per slot, a guard word (width a
+it digests are stability's digests of the slots' words. Shapes cover one word per slot, a guard word (width a
 multiple of 64), two rows, one to several strips (two strips among them), two and four
-colours."""
+colours; the kernel's SHA-256 against hashlib's."""
 
 from __future__ import annotations
+
+import hashlib
 
 import numpy as np
 import pytest
@@ -14,7 +16,7 @@ import pytest
 from engine.life import slots
 from engine.life.slots import NativeProgram, SlotPool
 
-pytestmark = pytest.mark.skipif(slots._strips is None, reason="the native kernel is not built")
+native = pytest.mark.skipif(slots._strips is None, reason="the native kernel is not built")
 
 SHAPES = [(300, 300), (7, 5), (64, 64), (10, 130), (33, 127), (2, 70)]
 COLOURS = [(1, 2), (1, 2, 3, 4)]
@@ -46,6 +48,7 @@ def exact_measures(pool: SlotPool) -> tuple[np.ndarray, np.ndarray]:
     return counts, fps
 
 
+@native
 @pytest.mark.parametrize("colours", COLOURS)
 @pytest.mark.parametrize(("h", "w"), SHAPES)
 def test_native_generations_equal_the_numpy_circuits(h, w, colours):
@@ -67,6 +70,7 @@ def test_native_generations_equal_the_numpy_circuits(h, w, colours):
     assert native_pool.words(range(games)).any()  # the boards did not all die out
 
 
+@native
 @pytest.mark.parametrize("colours", COLOURS)
 def test_measures_of_a_pool_of_two_strips(colours):
     """Two strips: the numpy circuits' bands start at each strip (evened-out bands would
@@ -83,12 +87,17 @@ def test_measures_of_a_pool_of_two_strips(colours):
         assert np.array_equal(fps, exact_fps)
 
 
+@native
 @pytest.mark.parametrize("colours", COLOURS)
-def test_the_slots_copied_during_a_generation_are_their_new_words(colours):
-    h, w = 30, 200
-    _, pool = filled_pools(h, w, colours, 40, seed=3)
+@pytest.mark.parametrize("w", [200, 128])
+def test_the_boards_digested_during_a_generation_are_digested_as_stability_does(colours, w):
+    """The kernel's digests (SHA-256 in C while the strip is in cache) are
+    engine.life.stability's of the slots' new words (a width of whole words: a guard word
+    the digest leaves out)."""
+    h = 30
+    _, pool = filled_pools(h, w, colours, 60, seed=3)
     program = pool.program
-    wanted = [0, 3, 4, pool.m, 39]  # several in one strip, in two strips
+    wanted = [0, 3, 4, pool.m, pool.m + 5]  # several in one strip, in two strips
     program.digest_slots = {}
     for s in wanted:
         program.digest_slots.setdefault(s // pool.m, []).append(s)
@@ -98,6 +107,7 @@ def test_the_slots_copied_during_a_generation_are_their_new_words(colours):
     assert np.array_equal(pool.words(wanted), np.stack([pool.words([s])[0] for s in wanted]))
 
 
+@native
 def test_the_board_of_a_slot_is_the_numpy_one():
     rng = np.random.default_rng(5)
     for colours in [(1, 2), (1, 2, 3, 4)]:
@@ -110,24 +120,71 @@ def test_the_board_of_a_slot_is_the_numpy_one():
             assert np.array_equal(numpy_pool.board(words), board)
 
 
+@native
+def test_into_other_planes_equals_in_place():
+    _, pool = filled_pools(40, 100, (1, 2), 30, seed=11)
+    program = pool.program
+    before = tuple(p.copy() for p in program.planes)
+    into = tuple(np.zeros_like(p) for p in before)
+    counts, fps = program.counts.copy(), program.fps.copy()
+    slots._strips.generation(
+        before, into, pool.strips, pool.h, pool.m, pool.nwb, program._mask,
+        program._keys, program._column_keys, counts, fps,
+    )
+    program.run()
+    for new, old in zip(program.planes, into, strict=True):
+        assert np.array_equal(new, old)
+    assert np.array_equal(counts, program.counts) and np.array_equal(fps, program.fps)
+
+
+@native
 def test_sizes_that_do_not_match_are_refused():
     pool = SlotPool(10, 10, (1, 2), native=True, strips=1)
     program = pool.program
+    other = tuple(np.zeros_like(p) for p in program.planes)
     with pytest.raises(ValueError, match="plane must hold"):
         slots._strips.generation(
-            (program.planes[0][:-1], program.planes[1]), tuple(program.spare), 1, 10,
+            (program.planes[0][:-1], program.planes[1]), other, 1, 10,
             pool.m, pool.nwb, 0, program._keys, program._column_keys, program.counts, program.fps,
         )
-    with pytest.raises(ValueError, match="must differ"):
+    with pytest.raises(ValueError, match="in place"):
         slots._strips.generation(
-            tuple(program.planes), tuple(program.planes), 1, 10, pool.m, pool.nwb, 0,
+            tuple(program.planes), (program.planes[0], other[1]), 1, 10, pool.m, pool.nwb, 0,
             program._keys, program._column_keys, program.counts, program.fps,
         )
     with pytest.raises(ValueError, match="out of range"):
         pool.words([pool.size])
     with pytest.raises(ValueError, match="sorted"):
         slots._strips.generation(
-            tuple(program.planes), tuple(program.spare), 1, 10, pool.m, pool.nwb, 0,
+            tuple(program.planes), other, 1, 10, pool.m, pool.nwb, 0,
             program._keys, program._column_keys, program.counts, program.fps, True,
-            np.array([2, 1], dtype=np.int64), np.zeros((2, 2, 10, pool.nwb), dtype=np.uint64),
+            np.array([2, 1], dtype=np.int64), np.zeros((2, 16), dtype=np.uint8), 10,
         )
+    with pytest.raises(ValueError, match="width"):
+        slots._strips.generation(
+            tuple(program.planes), other, 1, 10, pool.m, pool.nwb, 0,
+            program._keys, program._column_keys, program.counts, program.fps, True,
+            np.array([1, 2], dtype=np.int64), np.zeros((2, 16), dtype=np.uint8), 65 * pool.nwb,
+        )
+
+
+@native
+def test_the_kernels_sha256_is_hashlibs():
+    rng = np.random.default_rng(2)
+    for n in [*range(130), 1000, 4096, 24_000, 100_001]:
+        data = rng.integers(0, 256, size=n, dtype=np.uint8).tobytes()
+        assert slots._strips.sha256(data) == hashlib.sha256(data).digest()
+
+
+def test_the_native_kernel_is_built_where_a_c_compiler_is():
+    """The install builds the kernel as an optional extension (pyproject.toml): without a
+    compiler it goes on with the numpy circuits. Where a compiler is, a build failure must
+    not pass unnoticed as that fallback."""
+    import shutil
+    import sysconfig
+
+    compiler = (sysconfig.get_config_var("CC") or "cc").split()[0]
+    if shutil.which(compiler) is None:
+        pytest.skip(f"no C compiler ({compiler}): the numpy circuits are the kernel")
+    assert slots._strips is not None, "engine/life/_strips.c did not build: pip install -e . -v shows why"
+    assert slots._strips.INSTRUCTION_SET in ("avx2", "baseline")
