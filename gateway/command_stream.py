@@ -43,7 +43,7 @@ import structlog
 from cellwar.v1 import session_pb2, session_pb2_grpc
 from services.common.errors import ERROR_CODE_KEY, ERROR_SEQ_KEY
 from services.common.grpcutil import UnaryOverStream
-from services.common.streams import CorrelatedStream, call_error, expire
+from services.common.streams import CorrelatedStream, call_error, expire, take_batch
 
 log = structlog.get_logger("gateway.command_stream")
 
@@ -248,16 +248,7 @@ class CommandStream(CorrelatedStream):
 def _take(frames: list[session_pb2.CommandFrame]) -> list[session_pb2.CommandFrame]:
     """Remove and return the first frames of ``frames`` up to :data:`FRAMES_MAX_BYTES` of
     actions (at least one)."""
-    size = 0
-    for n, frame in enumerate(frames):
-        size += len(frame.act.action)
-        if size > FRAMES_MAX_BYTES and n > 0:
-            break
-    else:
-        n = len(frames)
-    taken = frames[:n]
-    del frames[:n]
-    return taken
+    return take_batch(frames, lambda frame: len(frame.act.action), FRAMES_MAX_BYTES)
 
 
 class StreamedCommand(UnaryOverStream):

@@ -53,6 +53,7 @@ and the ``view`` frame of the same change come in either order.
 from __future__ import annotations
 
 import asyncio
+import collections
 import re
 import time
 from dataclasses import dataclass
@@ -75,7 +76,7 @@ from gateway.limits import (
     player_bucket_key,
     refusal,
 )
-from gateway.wire import error_frame, result_frame
+from gateway.wire import error_frame, result_frame, seq_view_json
 from services.common.jsonwire import IDEMPOTENCY_KEY_PATTERN
 
 if TYPE_CHECKING:
@@ -153,6 +154,10 @@ class Refusal:
     retry_after_s: int | None = None
 
 
+#: Results whose view frame a socket remembers, to leave out when the Watch sends it.
+SHOWN_KEPT = 8
+
+
 class CommandChannel:
     """The commands of one game stream socket: :meth:`read` decodes and checks what the
     client sends, :meth:`work` runs and answers it in order.
@@ -190,6 +195,13 @@ class CommandChannel:
         self.metrics = metrics
         self._credit = websocket.scope.get(WS_CREDIT_KEY)
         self._queue: asyncio.Queue[Command | Refusal] = asyncio.Queue(MAX_PENDING)
+        #: The view frames the last results stand for (a result's frame may come after
+        #: the next command's result), and the Watch frames held while a command runs
+        #: (:meth:`deliver`).
+        self._shown: collections.deque[str] = collections.deque(maxlen=SHOWN_KEPT)
+        self._running = False
+        self._held: list[str] = []
+        self._frame_counters: dict[str, Any] = {}
         self._counters: dict[tuple[str, int], Any] = {}
         self._timers: dict[str, Any] = {}
 
@@ -312,8 +324,13 @@ class CommandChannel:
         if isinstance(item, Refusal):
             text, status = error_frame(item.id, item.error, item.retry_after_s), item.error.status
         else:
-            text, status = await self._run(item)
+            self._running = True
+            try:
+                text, status = await self._run(item)
+            finally:
+                self._running = False
         await self.websocket.send_text(text)
+        await self._release()
         counter = self._counters.get((item.type, status))
         if counter is None:  # labels() costs more than the rest of the bookkeeping
             counter = self._counters[(item.type, status)] = self.metrics.ws_commands.labels(item.type, str(status))
@@ -342,4 +359,39 @@ class CommandChannel:
         except Exception as exc:  # noqa: BLE001 - answered INTERNAL, as REST's handler does
             log.exception("ws_command_error", error=repr(exc))
             return error_frame(command.id, ApiError(500, Code.INTERNAL, "internal error")), 500
+        # the Watch frame of this seq and view would tell this socket nothing new
+        self._shown.append(seq_view_json(seq, view, "view").decode())
         return result_frame(command.id, seq, view), 200
+
+    # ------------------------------------------------------------------ the Watch frames
+
+    async def deliver(self, frame: str) -> None:
+        """Send ``frame``, a frame of the socket's shared Watch, unless a command's result
+        on this socket stood for it: a view frame with the seq and view of that result
+        (docs/api/websocket.md "Commands"). While a command runs, its change may come on
+        the Watch before its result: frames are held until the answer is sent, then sent
+        (the one it stands for left out). ``finished`` is never held (what was held goes
+        first)."""
+        if not frame.startswith('{"type":"finished"'):
+            if self._running:
+                self._held.append(frame)
+                return
+        else:
+            await self._release()
+        await self._send(frame)
+
+    async def _release(self) -> None:
+        held, self._held = self._held, []
+        for frame in held:
+            await self._send(frame)
+
+    async def _send(self, frame: str) -> None:
+        if frame in self._shown:  # a result carried it
+            self._shown.remove(frame)
+            return
+        await self.websocket.send_text(frame)
+        kind = frame[9 : frame.index('"', 9)]  # {"type":"<kind>",... (gateway/wire.py)
+        counter = self._frame_counters.get(kind)
+        if counter is None:  # labels() costs more than the send's bookkeeping
+            counter = self._frame_counters[kind] = self.metrics.ws_messages.labels(kind)
+        counter.inc()

@@ -285,6 +285,10 @@ class AsyncCommands(CommandOperations):
             async for raw in self._ws:
                 oldest = next((key for key, answer in self._pending.items() if not answer.done()), None)
                 key, item = self._frames.sort(raw, oldest)
+                views = self._frames.take_views()
+                if views:
+                    self._kept.extend(views)
+                    self._arrived.set()
                 if key is not None:
                     waiting = self._pending.get(key)
                     if waiting is not None and not waiting.done():

@@ -309,6 +309,25 @@ class _CommandFrames(_Frames):
 
     def __init__(self) -> None:
         super().__init__(_finished)
+        #: (seq, view) of the newest view told as a stream message; and the view messages
+        #: results stand for, not yet taken (:meth:`take_views`).
+        self._last_view: tuple[int, Any] | None = None
+        self._views: list[dict[str, Any]] = []
+
+    def take_views(self) -> list[dict[str, Any]]:
+        """The stream messages the results read since the last call stand for: the server
+        does not send a command's view frame again on the socket whose ``result`` carried
+        it (docs/api/websocket.md), so the stream's readers get it from here, once (a view
+        frame that comes anyway, before the result, is not repeated)."""
+        views, self._views = self._views, []
+        return views
+
+    def _seen(self, seq: Any, view: Any) -> bool:
+        """Whether ``(seq, view)`` is the view told last; else it is now."""
+        if self._last_view == (seq, view):
+            return True
+        self._last_view = (seq, view)
+        return False
 
     @staticmethod
     def command(key: str, action: dict[str, Any] | None) -> str:
@@ -327,7 +346,12 @@ class _CommandFrames(_Frames):
         message = json.loads(raw)
         kind, key = message.get("type"), message.get("id")
         if kind == "result" and key is not None:
-            return str(key), {"seq": message["seq"], "view": message["view"]}
+            seq, view = message["seq"], message["view"]
+            if view is not None and not self._seen(seq, view):
+                self._views.append({"type": "view", "seq": seq, "view": view})
+            return str(key), {"seq": seq, "view": view}
+        if kind == "view" and self._seen(message.get("seq"), message.get("view")):
+            return None, None  # a result told it already
         if kind == "error" and "status" in message and (key is not None or oldest is not None):
             status = int(message["status"])
             try:

@@ -233,6 +233,7 @@ class Commands(CommandOperations):
         except ConnectionClosed as exc:
             self._closed = exc
             return None, None
+        self._kept.extend(self._frames.take_views())
         if key is None and item is not None:
             self._kept.append(item)
         return key, item

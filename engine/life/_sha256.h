@@ -1,5 +1,5 @@
 /*
- * SHA-256 (FIPS 180-4) for engine/life/_strips.c: the stability digests of the boards a
+ * SHA-256 (FIPS 180-4) for engine/life/_native.c: the stability digests of the boards a
  * planned record lists, hashed while their strip is in cache. The same function as
  * Python's hashlib.sha256 (tests/engine/test_native_strips.py compares them): a portable
  * compression function, and one on the x86 SHA extensions chosen at run time when the

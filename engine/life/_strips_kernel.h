@@ -1,6 +1,6 @@
 /*
- * The kernel of engine/life/_strips.c, included once per instruction set: K(name) names
- * this copy's functions and POPCOUNT its population count (_strips.c defines both, and
+ * The kernel of engine/life/_native.c, included once per instruction set: K(name) names
+ * this copy's functions and POPCOUNT its population count (_native.c defines both, and
  * the Geo struct, before each inclusion). Nothing here is used on its own.
  */
 

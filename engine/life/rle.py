@@ -81,6 +81,11 @@ import numpy as np
 
 from cellwar.v1 import board_codec
 
+try:  # the view text in C (engine/life/_native.c), built by the install where it can be
+    from engine.life import _native
+except ImportError:  # a build without a C compiler: the vectorised encoder below
+    _native = None
+
 __all__ = [
     "MAX_SIDE",
     "MAX_STATE",
@@ -880,6 +885,10 @@ def board_to_rle_body(board: np.ndarray) -> str:
         ValueError: not 2-D, or a state outside 0..255.
     """
     b = _check_board(board)
+    if _native is not None:  # the same text in one C pass (None: states above 24)
+        text = _native.board_rle(np.ascontiguousarray(b), b.shape[1], b.shape[0])
+        if text is not None:
+            return text
     if b.size and int(b.max()) > MAX_STATE:
         return board_codec.encode_board(b.tobytes(), b.shape[1], b.shape[0])
     out, _ = _encode(b, _CHARS_MULTI)

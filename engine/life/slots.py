@@ -43,22 +43,22 @@ from engine.life.layouts import Op, Plain, _const
 from engine.life.run_state import RunStates
 from engine.life.state import LifePlayer, LifeState
 
-try:  # the native kernel (engine/life/_strips.c), built by the install where it can be
-    from engine.life import _strips
+try:  # the native kernel (engine/life/_native.c), built by the install where it can be
+    from engine.life import _native
 except ImportError:  # a build without a C compiler: the numpy circuits
-    _strips = None
+    _native = None
 
 __all__ = ["NATIVE", "SlotPool", "SlotRun", "advance", "advance_planned", "pool_of", "use_kernel"]
 
 #: Whether new pools run the native kernel (where it is built); :func:`use_kernel`.
-NATIVE = _strips is not None
+NATIVE = _native is not None
 
 
 def use_kernel(name: str) -> str:
     """Make pools made from now on run the ``"native"`` kernel (where it is built) or the
     ``"numpy"`` circuits (the same rule); returns the kernel they will run."""
     global NATIVE
-    NATIVE = name == "native" and _strips is not None
+    NATIVE = name == "native" and _native is not None
     return "native" if NATIVE else "numpy"
 
 H = stability.HISTORY
@@ -193,7 +193,7 @@ def _digest_slots(
 
 class NativeProgram:
     """The planes of a pool's strips advanced in place by the native kernel
-    (``engine/life/_strips.c``: one C pass per strip computes the next generation, clears
+    (``engine/life/_native.c``: one C pass per strip computes the next generation, clears
     the guard bits and measures every slot; no second set of planes, half the memory of
     the numpy program's double buffer), with :class:`MeasuredProgram`'s interface:
     :attr:`planes`, :meth:`run`, :attr:`digest_slots` and :attr:`digests`, and the
@@ -206,7 +206,7 @@ class NativeProgram:
     """
 
     def __init__(self, geo: Strips, n_planes: int, word_keys: np.ndarray, column_keys: np.ndarray) -> None:
-        assert _strips is not None
+        assert _native is not None
         self.geo = geo
         self.planes = [geo.new_plane() for _ in range(n_planes)]  # advanced in place
         self._col = np.empty(geo.rows, dtype=np.uint64)
@@ -228,7 +228,7 @@ class NativeProgram:
         if self.digest_slots:  # digested in C while their strip is in cache
             slots = np.array(sorted(s for strip in self.digest_slots.values() for s in strip), dtype=np.int64)
             digests = np.empty((slots.size, stability.DIGEST_SIZE), dtype=np.uint8)
-        _strips.generation(  # type: ignore[union-attr]
+        _native.generation(  # type: ignore[union-attr]
             planes, planes, geo.n, geo.h, geo.m, geo.nwb, self._mask, self._keys,
             self._column_keys, self.counts, self.fps, measure, slots, digests, geo.slot_w,
         )
@@ -244,7 +244,7 @@ class NativeProgram:
         geo = self.geo
         idx = np.ascontiguousarray(slots, dtype=np.int64)
         out = np.empty((idx.size, len(self.planes), geo.h, geo.nwb), dtype=np.uint64)
-        _strips.gather(tuple(self.planes), geo.n, geo.h, geo.m, geo.nwb, idx, out)  # type: ignore[union-attr]
+        _native.gather(tuple(self.planes), geo.n, geo.h, geo.m, geo.nwb, idx, out)  # type: ignore[union-attr]
         return out
 
 
@@ -277,7 +277,7 @@ class SlotPool:
         self, h: int, w: int, colours: tuple[int, ...], strips: int = 0, *, native: bool | None = None
     ) -> None:
         self.h, self.w, self.colours = h, w, colours
-        self.native = NATIVE if native is None else native and _strips is not None
+        self.native = NATIVE if native is None else native and _native is not None
         self.nw = -(-w // 64)  # the words :func:`engine.life.kernel.pack` gives a row
         self.nwb, self.m = _geometry(w)
         self.n_planes = 2 if len(colours) == 2 else 4
@@ -384,7 +384,7 @@ class SlotPool:
         """The (h, w) uint8 board of one slot's (P, h, nwb) words."""
         if self.native:
             out = np.empty((self.h, self.w), dtype=np.uint8)
-            _strips.cells(np.ascontiguousarray(words), self.h, self.w, self.nwb, self.colours, out)  # type: ignore[union-attr]
+            _native.cells(np.ascontiguousarray(words), self.h, self.w, self.nwb, self.colours, out)  # type: ignore[union-attr]
             return out
         colours = (unpack(words[k], self.w) for k in range(1, self.n_planes))
         return colour_cells(unpack(words[0], self.w), colours, self.colours)
@@ -570,7 +570,7 @@ class SlotRun(RunStates):
         if not pool.native:
             return self._board().tobytes()
         words = pool.words([self.slot])[0]
-        return _strips.cells(words, pool.h, pool.w, pool.nwb, pool.colours)  # type: ignore[union-attr]
+        return _native.cells(words, pool.h, pool.w, pool.nwb, pool.colours)  # type: ignore[union-attr]
 
     def _history(self) -> tuple[tuple[int, bytes], ...] | None:
         pool, s = self.pool, self.slot

@@ -2,7 +2,9 @@
 player's commands over it (docs/api/websocket.md).
 
 Messages (JSON text frames): ``{"type": "view", "seq", "view"}`` after every change and
-every generation batch, then ``{"type": "finished", "seq", "view"}``, after which the
+every generation batch (the change a command of this socket made comes as that
+command's ``result``, which carries the same seq and view: its view frame is not sent
+again), then ``{"type": "finished", "seq", "view"}``, after which the
 server closes with 1000 (once the commands already read are answered). The client may
 send commands, ``{"type": "action", "id", "action"}`` and ``{"type": "end_turn", "id"}``,
 answered in order with ``{"type": "result", "id", "seq", "view"}`` or ``{"type":
@@ -48,7 +50,6 @@ from starlette.websockets import WebSocketState
 
 from gateway.errors import ApiError
 from gateway.fanout import Subscription
-from gateway.observability import Metrics
 from gateway.replay_streams import pump_spectator
 from gateway.ws_auth import offered_token, selected_subprotocol
 from gateway.ws_commands import CommandChannel
@@ -64,17 +65,13 @@ async def _close_with_error(websocket: WebSocket, err: ApiError) -> None:
         await websocket.close(code=err.ws_close_code, reason=err.code[:120])
 
 
-async def _pump(websocket: WebSocket, frames: Subscription, metrics: Metrics) -> None:
-    """Send every frame of the shared Watch as a JSON text frame until it ends; raises
-    the upstream's :class:`ApiError`."""
+async def _pump(frames: Subscription, channel: CommandChannel) -> None:
+    """Send every frame of the shared Watch as a JSON text frame until it ends, through
+    the socket's command channel (:meth:`CommandChannel.deliver`: a view frame a
+    command's result on this socket already carried is left out); raises the upstream's
+    :class:`ApiError`."""
     async for frame in frames:
-        await websocket.send_text(frame)
-        metrics.ws_messages.labels(_kind(frame)).inc()
-
-
-def _kind(frame: str) -> str:
-    """``type`` of a ``{"type":"...",...}`` frame (built by gateway/wire.py)."""
-    return frame[9 : frame.index('"', 9)]
+        await channel.deliver(frame)
 
 
 def _delay(value: str | None) -> float | None:
@@ -133,7 +130,7 @@ async def stream(
         return
     frames = app.state.fanout.subscribe(game_id, player_id)
     log.info("ws_open")
-    await _serve(websocket, _pump(websocket, frames, app.state.metrics), frames.close, "ws_pump_failed", channel)
+    await _serve(websocket, _pump(frames, channel), frames.close, "ws_pump_failed", channel)
     log.info("ws_closed")
 
 

@@ -104,7 +104,7 @@ class Settings(BaseSettings):
             ``stream`` over one ``Engine.Decides`` stream per replica, ``unary`` one
             unary call each (docs/architecture/batching.md).
         engine_kernel: the Life kernel of the engine's slot pools (running hard-edged Life
-            games): ``native`` (engine/life/_strips.c, when the install built it; else the
+            games): ``native`` (engine/life/_native.c, when the install built it; else the
             numpy circuits, logged at start) or ``numpy`` (the same rule as numpy calls,
             engine/life/bitplan.py; slower).
         shutdown_grace_s: seconds a stopping gRPC server lets running calls finish.

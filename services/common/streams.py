@@ -30,6 +30,21 @@ log = structlog.get_logger("cellwar.streams")
 STATUS_WAIT_S = 1.0
 
 
+def take_batch(items: list, size: Callable[[Any], int], max_bytes: int) -> list:
+    """Remove and return the first ``items`` whose ``size`` adds up to ``max_bytes`` at
+    most (always at least one): the frames or answers one message of a stream carries."""
+    total = 0
+    for n, item in enumerate(items):
+        total += size(item)
+        if total > max_bytes and n > 0:
+            break
+    else:
+        n = len(items)
+    taken = items[:n]
+    del items[:n]
+    return taken
+
+
 def call_error(
     code: grpc.StatusCode, details: str, trailing: Sequence[tuple[str, str]] = ()
 ) -> grpc.aio.AioRpcError:

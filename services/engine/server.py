@@ -36,7 +36,9 @@ from engine.policy import policy, revealed_view
 from engine.reenact import Recorded, reenact
 from services.common import grpcutil
 from services.common.errors import ENGINE_VERSION_KEY, abort
+from services.common.streams import take_batch
 from services.engine.runs import RunCache
+from services.engine.views import view_json
 
 log = structlog.get_logger("cellwar.engine")
 
@@ -228,7 +230,7 @@ def views_of(
     ``phase`` ``waiting`` and ``open_seats`` (engine/fork.py)."""
     seats = engine.summary(state).players_joined
     return [
-        dumps(seating_view(engine.get_visible_state(state, pid or None), open_seats))
+        view_json(seating_view(engine.get_visible_state(state, pid or None), open_seats))
         if wanted is None or pid in wanted
         else b""
         for pid in range(seats + 1)
@@ -343,7 +345,7 @@ def views(request: engine_pb2.ViewsRequest) -> engine_pb2.ViewsReply:
     view = revealed_view if request.reveal else engine.get_visible_state
     seats = tuple(request.state.open_seats)
     return engine_pb2.ViewsReply(
-        views=[dumps(seating_view(view(state, pid or None), seats)) for pid in request.player_ids]
+        views=[view_json(seating_view(view(state, pid or None), seats)) for pid in request.player_ids]
     )
 
 
@@ -547,6 +549,14 @@ async def _refuse(context: grpc.aio.ServicerContext, exc: Exception, rpc: str) -
 #: Frames of one ``Decides`` stream served in worker threads at once; past it the stream's
 #: next frames are not read (gRPC flow control holds the caller's writes).
 DECIDES_IN_FLIGHT = 256
+#: Bytes of states and views one ``DecideAnswers`` message carries at most (a larger
+#: answer goes alone; the channels take messages up to 64 MiB).
+ANSWERS_MAX_BYTES = 4 * 1024 * 1024
+
+
+def _answer_bytes(answer: engine_pb2.DecideAnswer) -> int:
+    reply = answer.reply
+    return len(reply.state.state) + sum(len(v) for v in reply.views)
 
 
 def _refusal(frame_id: int, exc: Exception) -> engine_pb2.DecideAnswer:
@@ -647,33 +657,42 @@ class EngineServicer(engine_pb2_grpc.EngineServicer):
 
         async def read() -> None:
             nonlocal running
-            async for frame in request_iterator:
-                if self.closing.is_set():
-                    answers.put_nowait(
-                        engine_pb2.DecideAnswer(
-                            id=frame.id, code=ErrorCode.UNAVAILABLE, message="engine service is stopping"
+            async for message in request_iterator:
+                for frame in message.frames:
+                    if self.closing.is_set():
+                        answers.put_nowait(
+                            engine_pb2.DecideAnswer(
+                                id=frame.id, code=ErrorCode.UNAVAILABLE, message="engine service is stopping"
+                            )
                         )
-                    )
-                    continue
-                request = frame.request
-                if not request.generations_before and request.state.ByteSize() <= INLINE_STATE_BYTES:
-                    answers.put_nowait(self._decide_frame(frame))
-                    continue
-                await slots.acquire()
-                running += 1
-                task = asyncio.create_task(threaded(frame))
-                tasks.add(task)
-                task.add_done_callback(tasks.discard)
+                        continue
+                    request = frame.request
+                    if not request.generations_before and request.state.ByteSize() <= INLINE_STATE_BYTES:
+                        answers.put_nowait(self._decide_frame(frame))
+                        continue
+                    await slots.acquire()
+                    running += 1
+                    task = asyncio.create_task(threaded(frame))
+                    tasks.add(task)
+                    task.add_done_callback(tasks.discard)
 
         reader = asyncio.create_task(read())
         reader.add_done_callback(lambda _: answers.put_nowait(None))
         stopping = asyncio.create_task(self.closing.wait())
         stopping.add_done_callback(lambda _: answers.put_nowait(None))
         try:
+            ready: list[engine_pb2.DecideAnswer] = []
             while True:
                 answer = await answers.get()
-                if answer is not None:
-                    await context.write(answer)
+                while True:  # the answers ready together leave in one message
+                    if answer is not None:
+                        ready.append(answer)
+                    if answers.empty():
+                        break
+                    answer = answers.get_nowait()
+                while ready:
+                    batch = take_batch(ready, _answer_bytes, ANSWERS_MAX_BYTES)
+                    await context.write(engine_pb2.DecideAnswers(answers=batch))
                 if (reader.done() or self.closing.is_set()) and not running and answers.empty():
                     break
             # (a stopping server leaves while the reader still waits for frames)

@@ -465,6 +465,60 @@ async def test_replies_come_in_the_order_the_frames_were_sent(gateway, http):
     assert seqs[:3] == sorted(seqs[:3]) and len(set(seqs[:3])) == 3 and seqs[3] == seqs[0]
 
 
+async def test_a_result_stands_for_the_view_frame_of_its_change(gateway, http):
+    """The socket that sent a command gets its change as the ``result`` (seq and view),
+    not again as a ``view`` frame; a second socket of the same seat gets the frame."""
+    game_id, (one, _) = await new_game(http, "life", LIFE)
+    async with socket(gateway, game_id, one) as sender, socket(gateway, game_id, one) as other:
+        first = json.loads(await asyncio.wait_for(sender.ws.recv(), 30))  # the view now
+        assert first["type"] == "view"
+        assert json.loads(await asyncio.wait_for(other.ws.recv(), 30)) == first
+        results = []
+        for i, cell in enumerate([[1, 1], [2, 2], [3, 3]]):
+            reply = await sender.command(frame("action", f"p{i}", {"type": "place", "cells": [cell]}))
+            assert reply["type"] == "result", reply
+            results.append(reply)
+        frames = [json.loads(await asyncio.wait_for(other.ws.recv(), 30)) for _ in results]
+        assert [(f["type"], f["seq"], f["view"]) for f in frames] == [
+            ("view", r["seq"], r["view"]) for r in results
+        ]
+        # a change the sender did not make (REST) comes to it as a view frame
+        placed = await rest_action(http, game_id, one, {"type": "place", "cells": [[4, 4]]})
+        assert placed.status_code == 200
+        pushed = json.loads(await asyncio.wait_for(sender.ws.recv(), 30))
+    # every view the sender saw before the REST change came as a result, never as a frame
+    assert [v["seq"] for v in sender.views if v["seq"] in {r["seq"] for r in results}] == []
+    assert (pushed["type"], pushed["seq"]) == ("view", placed.json()["seq"])
+
+
+async def test_a_commands_reply_and_the_watch_frame_are_rendered_once(stack, gateway, http):
+    """The session renders a player's view once per change (its reply and the Watch frame
+    of the same seq share it, services/session/entrypoints/grpc_service.py ``_view``):
+    a watched seat's commands cost one view each, not two."""
+    game_id, (one, _) = await new_game(http, "life", LIFE)
+    games = stack.session.games
+    renders: list[tuple[int, int]] = []
+    view = games.view
+
+    async def counted(game: Any, player_id: int) -> Any:
+        renders.append((game.seq, player_id))
+        return await view(game, player_id)
+
+    games.view = counted
+    try:
+        async with socket(gateway, game_id, one) as sock, socket(gateway, game_id, one) as watcher:
+            await asyncio.wait_for(watcher.ws.recv(), 30)
+            renders.clear()
+            for i, cell in enumerate([[1, 1], [2, 2], [3, 3]]):
+                reply = await sock.command(frame("action", f"r{i}", {"type": "place", "cells": [cell]}))
+                assert reply["type"] == "result", reply
+                pushed = json.loads(await asyncio.wait_for(watcher.ws.recv(), 30))
+                assert (pushed["seq"], pushed["view"]) == (reply["seq"], reply["view"])
+    finally:
+        games.view = view
+    assert len([r for r in renders if r[1] == 1]) == 3, renders
+
+
 # --------------------------------------------------------------------------- fog
 
 

@@ -90,6 +90,27 @@ async def test_answers_are_routed_by_id_and_stream_frames_kept_for_the_reader(fl
     assert seen == []  # nothing over REST
 
 
+@pytest.mark.parametrize("frame_after", [False, True])
+async def test_a_results_view_is_a_stream_message_once(flavour, frame_after):
+    """The server does not send a command's view frame again on the socket whose result
+    carried it: the reader gets the result's view among the stream messages, once (also
+    from a server that sends the frame after the result anyway)."""
+
+    def result_only(frame: dict[str, Any]) -> list[dict[str, Any]]:
+        seq = 10 + len(frame.get("action", {}).get("cells", []))
+        out = [{"type": "result", "id": frame["id"], "seq": seq, "view": {**VIEW, "n": seq}}]
+        return out + ([{"type": "view", "seq": seq, "view": {**VIEW, "n": seq}}] if frame_after else [])
+
+    async with scripted(result_only) as (url, _), client(flavour, url, transport=rest([])) as api:
+        async with api.commands("g1", "tok") as cmds:
+            await cmds.act({"type": "place", "cells": [[1, 1], [2, 1]]})
+            await cmds.act({"type": "place", "cells": [[3, 1]]})
+            messages = await cmds.collect("messages", limit=3)
+    assert [(m["type"], m["seq"], m["view"].get("n")) for m in messages] == [
+        ("view", 3, None), ("view", 12, 12), ("view", 11, 11)
+    ]
+
+
 async def test_an_error_frame_raises_the_rest_error(flavour):
     def refuse(frame: dict[str, Any]) -> list[dict[str, Any]]:
         error = {"code": "NOT_YOUR_TURN", "message": "player 2 draws now"}

@@ -155,12 +155,19 @@ async def test_a_frame_without_a_request_is_refused_and_the_stream_goes_on():
                 payload=json.dumps({"kind": "cellwar", "config": CONFIGS["cellwar"]}).encode(),
             )
         )
-        await call.write(engine_pb2.DecideFrame(id=41))
-        await call.write(engine_pb2.DecideFrame(id=42, request=create))
+        await call.write(engine_pb2.DecideFrames(frames=[engine_pb2.DecideFrame(id=41)]))
+        # two frames in one message, the first a repeat of a bad one
+        await call.write(
+            engine_pb2.DecideFrames(
+                frames=[engine_pb2.DecideFrame(id=43), engine_pb2.DecideFrame(id=42, request=create)]
+            )
+        )
         await call.done_writing()
         answers = {}
-        async for answer in call:
-            answers[answer.id] = answer
+        async for message in call:
+            for answer in message.answers:
+                answers[answer.id] = answer
+        assert sorted(answers) == [41, 42, 43] and answers[43].code == ErrorCode.MALFORMED
         assert (answers[41].code, answers[41].message) == (
             ErrorCode.MALFORMED,
             "a decide frame carries a request",
@@ -171,6 +178,40 @@ async def test_a_frame_without_a_request_is_refused_and_the_stream_goes_on():
         assert await call.code() == grpc.StatusCode.OK
     finally:
         await channel.close()
+        await srv.stop(0)
+
+
+async def test_decides_queued_together_travel_in_one_message_and_so_do_their_answers():
+    """Frames queued while the stream's writer was busy leave in one ``DecideFrames``; the
+    engine's answers ready together leave in one ``DecideAnswers``."""
+    srv, target = await _engine()
+    client = EngineClient(target, timeout=10)
+    written: list[int] = []
+    read: list[int] = []
+    try:
+        created = await _created(client)
+        stream = client.replicas[0].decides
+        messages, dispatch = stream._messages, stream._dispatch
+
+        def counted_messages(outbox):
+            out = messages(outbox)
+            written.extend(len(m.frames) for m in out)
+            return out
+
+        def counted_dispatch(message):
+            read.append(len(message.answers))
+            dispatch(message)
+
+        stream._messages, stream._dispatch = counted_messages, counted_dispatch
+        payload = json.dumps({"name": "p"}).encode()
+        replies = await asyncio.gather(
+            *(client.decide(created, CommandType.JOIN, 0, payload) for _ in range(30))
+        )
+        assert [r.events[0].type for r in replies] == ["PlayerJoined"] * 30
+        assert sum(written) == 30 and max(written) > 1, written
+        assert sum(read) == 30 and max(read) > 1, read
+    finally:
+        await client.close()
         await srv.stop(0)
 
 

@@ -1,4 +1,4 @@
-"""The native kernel of the slot pools (engine/life/_strips.c) against the numpy circuits
+"""The native kernel of the slot pools (engine/life/_native.c) against the numpy circuits
 (engine/life/bitplan.py, engine/life/slots.py's MeasuredProgram) and against the
 measures' definitions, generation after generation: the same planes (guard bands
 cleared), the same live cells per slot and plane, the same fingerprints, and the words
@@ -16,7 +16,7 @@ import pytest
 from engine.life import slots
 from engine.life.slots import NativeProgram, SlotPool
 
-native = pytest.mark.skipif(slots._strips is None, reason="the native kernel is not built")
+native = pytest.mark.skipif(slots._native is None, reason="the native kernel is not built")
 
 SHAPES = [(300, 300), (7, 5), (64, 64), (10, 130), (33, 127), (2, 70)]
 COLOURS = [(1, 2), (1, 2, 3, 4)]
@@ -127,7 +127,7 @@ def test_into_other_planes_equals_in_place():
     before = tuple(p.copy() for p in program.planes)
     into = tuple(np.zeros_like(p) for p in before)
     counts, fps = program.counts.copy(), program.fps.copy()
-    slots._strips.generation(
+    slots._native.generation(
         before, into, pool.strips, pool.h, pool.m, pool.nwb, program._mask,
         program._keys, program._column_keys, counts, fps,
     )
@@ -143,25 +143,25 @@ def test_sizes_that_do_not_match_are_refused():
     program = pool.program
     other = tuple(np.zeros_like(p) for p in program.planes)
     with pytest.raises(ValueError, match="plane must hold"):
-        slots._strips.generation(
+        slots._native.generation(
             (program.planes[0][:-1], program.planes[1]), other, 1, 10,
             pool.m, pool.nwb, 0, program._keys, program._column_keys, program.counts, program.fps,
         )
     with pytest.raises(ValueError, match="in place"):
-        slots._strips.generation(
+        slots._native.generation(
             tuple(program.planes), (program.planes[0], other[1]), 1, 10, pool.m, pool.nwb, 0,
             program._keys, program._column_keys, program.counts, program.fps,
         )
     with pytest.raises(ValueError, match="out of range"):
         pool.words([pool.size])
     with pytest.raises(ValueError, match="sorted"):
-        slots._strips.generation(
+        slots._native.generation(
             tuple(program.planes), other, 1, 10, pool.m, pool.nwb, 0,
             program._keys, program._column_keys, program.counts, program.fps, True,
             np.array([2, 1], dtype=np.int64), np.zeros((2, 16), dtype=np.uint8), 10,
         )
     with pytest.raises(ValueError, match="width"):
-        slots._strips.generation(
+        slots._native.generation(
             tuple(program.planes), other, 1, 10, pool.m, pool.nwb, 0,
             program._keys, program._column_keys, program.counts, program.fps, True,
             np.array([1, 2], dtype=np.int64), np.zeros((2, 16), dtype=np.uint8), 65 * pool.nwb,
@@ -173,7 +173,7 @@ def test_the_kernels_sha256_is_hashlibs():
     rng = np.random.default_rng(2)
     for n in [*range(130), 1000, 4096, 24_000, 100_001]:
         data = rng.integers(0, 256, size=n, dtype=np.uint8).tobytes()
-        assert slots._strips.sha256(data) == hashlib.sha256(data).digest()
+        assert slots._native.sha256(data) == hashlib.sha256(data).digest()
 
 
 def test_the_native_kernel_is_built_where_a_c_compiler_is():
@@ -186,5 +186,5 @@ def test_the_native_kernel_is_built_where_a_c_compiler_is():
     compiler = (sysconfig.get_config_var("CC") or "cc").split()[0]
     if shutil.which(compiler) is None:
         pytest.skip(f"no C compiler ({compiler}): the numpy circuits are the kernel")
-    assert slots._strips is not None, "engine/life/_strips.c did not build: pip install -e . -v shows why"
-    assert slots._strips.INSTRUCTION_SET in ("avx2", "baseline")
+    assert slots._native is not None, "engine/life/_native.c did not build: pip install -e . -v shows why"
+    assert slots._native.INSTRUCTION_SET in ("avx2", "baseline")

@@ -35,7 +35,7 @@ def hard_games(seed: int) -> tuple[list, int]:
     ("seed", "native"), [(seed, True) for seed in range(40)] + [(seed, False) for seed in range(20)]
 )
 def test_slot_runs_reach_the_plain_states_and_stop_where_it_stops(seed, native):
-    """Both kernels: the native one (engine/life/_strips.c, the default where it is built)
+    """Both kernels: the native one (engine/life/_native.c, the default where it is built)
     and the numpy circuits."""
     games, checkpoint = hard_games(seed)
     rnd = random.Random(seed)

@@ -154,6 +154,18 @@ class DecideFrame(_message.Message):
     request: DecideRequest
     def __init__(self, id: _Optional[int] = ..., request: _Optional[_Union[DecideRequest, _Mapping]] = ...) -> None: ...
 
+class DecideFrames(_message.Message):
+    __slots__ = ("frames",)
+    FRAMES_FIELD_NUMBER: _ClassVar[int]
+    frames: _containers.RepeatedCompositeFieldContainer[DecideFrame]
+    def __init__(self, frames: _Optional[_Iterable[_Union[DecideFrame, _Mapping]]] = ...) -> None: ...
+
+class DecideAnswers(_message.Message):
+    __slots__ = ("answers",)
+    ANSWERS_FIELD_NUMBER: _ClassVar[int]
+    answers: _containers.RepeatedCompositeFieldContainer[DecideAnswer]
+    def __init__(self, answers: _Optional[_Iterable[_Union[DecideAnswer, _Mapping]]] = ...) -> None: ...
+
 class DecideAnswer(_message.Message):
     __slots__ = ("id", "reply", "code", "message", "seq", "engine_version")
     ID_FIELD_NUMBER: _ClassVar[int]

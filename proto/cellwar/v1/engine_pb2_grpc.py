@@ -45,8 +45,8 @@ class EngineStub:
                 _registered_method=True)
         self.Decides = channel.stream_stream(
                 '/cellwar.v1.Engine/Decides',
-                request_serializer=cellwar_dot_v1_dot_engine__pb2.DecideFrame.SerializeToString,
-                response_deserializer=cellwar_dot_v1_dot_engine__pb2.DecideAnswer.FromString,
+                request_serializer=cellwar_dot_v1_dot_engine__pb2.DecideFrames.SerializeToString,
+                response_deserializer=cellwar_dot_v1_dot_engine__pb2.DecideAnswers.FromString,
                 _registered_method=True)
         self.Fold = channel.unary_unary(
                 '/cellwar.v1.Engine/Fold',
@@ -113,7 +113,8 @@ class EngineServicer:
         """Decide over one long-lived stream (the session opens one per replica): each frame is
         served as Decide serves its request, concurrently; each answer leaves when ready
         (not in frame order), matched by id. A refusal is an answer with the code, message
-        and seq the unary call's abort carries; the stream goes on.
+        and seq the unary call's abort carries; the stream goes on. Frames queued together
+        travel in one message, and so do the answers ready together.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -199,8 +200,8 @@ def add_EngineServicer_to_server(servicer, server):
             ),
             'Decides': grpc.stream_stream_rpc_method_handler(
                     servicer.Decides,
-                    request_deserializer=cellwar_dot_v1_dot_engine__pb2.DecideFrame.FromString,
-                    response_serializer=cellwar_dot_v1_dot_engine__pb2.DecideAnswer.SerializeToString,
+                    request_deserializer=cellwar_dot_v1_dot_engine__pb2.DecideFrames.FromString,
+                    response_serializer=cellwar_dot_v1_dot_engine__pb2.DecideAnswers.SerializeToString,
             ),
             'Fold': grpc.unary_unary_rpc_method_handler(
                     servicer.Fold,
@@ -304,8 +305,8 @@ class Engine:
             request_iterator,
             target,
             '/cellwar.v1.Engine/Decides',
-            cellwar_dot_v1_dot_engine__pb2.DecideFrame.SerializeToString,
-            cellwar_dot_v1_dot_engine__pb2.DecideAnswer.FromString,
+            cellwar_dot_v1_dot_engine__pb2.DecideFrames.SerializeToString,
+            cellwar_dot_v1_dot_engine__pb2.DecideAnswers.FromString,
             options,
             channel_credentials,
             insecure,

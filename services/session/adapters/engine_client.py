@@ -53,7 +53,7 @@ from services.common.errors import (
     status_for,
 )
 from services.common.grpcutil import GRPC_OPTIONS
-from services.common.streams import CorrelatedStream, call_error, expire
+from services.common.streams import CorrelatedStream, call_error, expire, take_batch
 
 log = structlog.get_logger("cellwar.session.engine_client")
 
@@ -123,12 +123,17 @@ class _Unimplemented(Exception):
     """The replica has no ``Decides`` (an older engine): decide by unary calls."""
 
 
+#: Bytes of states one ``DecideFrames`` message carries at most (a larger one goes
+#: alone; the channels take messages up to 64 MiB).
+FRAMES_MAX_BYTES = 4 * 1024 * 1024
+
+
 class DecideStream(CorrelatedStream):
     """The ``Engine.Decides`` stream of one replica, opened on first use and again after
     it broke (:class:`services.common.streams.CorrelatedStream`).
 
-    :meth:`decide` sends one frame (a correlation id, the request) and waits for the
-    answer of its id: the reply, or raises the :class:`grpc.aio.AioRpcError` the unary
+    :meth:`decide` sends one frame (a correlation id, the request; the frames queued
+    together leave in one ``DecideFrames``) and waits for the answer of its id: the reply, or raises the :class:`grpc.aio.AioRpcError` the unary
     call would (the refusal's status and trailing metadata; ``DEADLINE_EXCEEDED``
     "Deadline Exceeded" past ``timeout``; ``UNAVAILABLE`` without a service code when the
     stream breaks or is closed). Frames leave in call order from one writer task.
@@ -173,16 +178,23 @@ class DecideStream(CorrelatedStream):
             raise answer_error(answer)
         return answer
 
-    def _messages(self, outbox: list[engine_pb2.DecideFrame]) -> list[engine_pb2.DecideFrame]:
-        frames = outbox[:]
+    def _messages(self, outbox: list[engine_pb2.DecideFrame]) -> list[engine_pb2.DecideFrames]:
+        # a decide that expired before it left is not sent; the frames queued together
+        # leave in one message (up to FRAMES_MAX_BYTES of shipped states)
+        live = [f for f in outbox if (fut := self._pending.get(f.id)) is not None and not fut.done()]
         outbox.clear()
-        # one message a frame; a decide that expired before it left is not sent
-        return [f for f in frames if (fut := self._pending.get(f.id)) is not None and not fut.done()]
+        messages = []
+        while live:
+            frames = take_batch(live, lambda f: len(f.request.state.state), FRAMES_MAX_BYTES)
+            messages.append(engine_pb2.DecideFrames(frames=frames))
+        return messages
 
-    def _dispatch(self, answer: engine_pb2.DecideAnswer) -> None:
-        future = self._pending.get(answer.id)
-        if future is not None and not future.done():
-            future.set_result(answer)
+    def _dispatch(self, message: engine_pb2.DecideAnswers) -> None:
+        pending = self._pending
+        for answer in message.answers:
+            future = pending.get(answer.id)
+            if future is not None and not future.done():
+                future.set_result(answer)
 
     def _fail(self, pending: dict[int, asyncio.Future], reason: str) -> None:
         if self.unary_only:

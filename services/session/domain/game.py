@@ -14,10 +14,12 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+import orjson
+
 from cellwar.v1 import engine_pb2, events_pb2
 from cellwar.v1.codes import ErrorCode, EventType
 from services.common.errors import ServiceError
-from services.common.jsonwire import dumps, event_payload
+from services.common.jsonwire import event_payload
 from services.session.domain.idempotency import CommandResult, remember_command
 
 
@@ -26,13 +28,14 @@ def merge_view(
 ) -> bytes:
     """A view JSON with ``game_id``, ``seq`` (the player's version) and ``turn_deadline``
     (ISO 8601 UTC; None when no turn timer runs) added, and any ``extra`` keys (e.g. a
-    delayed spectator's ``delay_s``) (compact, key-sorted)."""
-    data = json.loads(view)
+    delayed spectator's ``delay_s``): compact, key-sorted UTF-8 (orjson: text as UTF-8,
+    not ``\\u`` escapes; a view is shown, never hashed)."""
+    data = orjson.loads(view)
     data["game_id"] = game_id
     data["seq"] = seq
     data["turn_deadline"] = turn_deadline
     data.update(extra)
-    return dumps(data)
+    return orjson.dumps(data, option=orjson.OPT_SORT_KEYS)
 
 
 #: A game id: 1..64 characters of ``[A-Za-z0-9_-]`` (URL-safe, a NATS subject token).
@@ -140,6 +143,9 @@ class Game:
         seated: profile id -> the seat it joined, from the ``PlayerJoined`` events from
             ``commands_from`` on that name a profile (the engine records one in a rated
             game only; services/session/service_layer/seats.py), read with the commands.
+        shown: the views as a player is shown them (version, merged view with presence)
+            by player id, for ``shown_at`` (seq, run progress, the players away): a
+            command's reply and the Watch frame that follows it render it once.
     """
 
     game_id: str
@@ -170,6 +176,8 @@ class Game:
     remote: dict[int, float] = field(default_factory=dict)
     turn_began: tuple[int, float] = (0, 0.0)
     seated: dict[str, int] = field(default_factory=dict)
+    shown: dict[int, tuple[int, bytes]] = field(default_factory=dict)
+    shown_at: tuple[int, int, frozenset[int]] = (-1, -1, frozenset())
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     changed: asyncio.Event = field(default_factory=asyncio.Event)
     _rendering: dict[tuple[int, int], asyncio.Task] = field(default_factory=dict)

@@ -22,6 +22,7 @@ from cellwar.v1 import engine_pb2, session_pb2, session_pb2_grpc
 from cellwar.v1.codes import ErrorCode
 from services.common.errors import ServiceError, abort, status_for
 from services.common.jsonwire import dumps
+from services.common.streams import take_batch
 from services.session.adapters.directory import Directory
 from services.session.adapters.profiles import Profiles, public
 from services.session.domain.commands import Command
@@ -101,16 +102,9 @@ _FRAME_RPC = {"act": "Act", "end_turn": "EndTurn"}
 def _take(results: list) -> list:
     """Remove and return the first results of ``results`` up to :data:`RESULTS_MAX_BYTES`
     of views (at least one)."""
-    size = 0
-    for n, result in enumerate(results):
-        size += len(result.reply.view) if result.HasField("reply") else 0
-        if size > RESULTS_MAX_BYTES and n > 0:
-            break
-    else:
-        n = len(results)
-    taken = results[:n]
-    del results[:n]
-    return taken
+    return take_batch(
+        results, lambda r: len(r.reply.view) if r.HasField("reply") else 0, RESULTS_MAX_BYTES
+    )
 
 
 def _failed(frame_id: int, status: grpc.StatusCode, details: str, code: str = "", seq: int | None = None):
@@ -159,9 +153,22 @@ class SessionServicer(session_pb2_grpc.SessionServicer):
         self.spectators = spectators or Spectators(games)
 
     async def _view(self, game: Game, player_id: int) -> tuple[int, bytes]:
-        """``(version, view with presence)`` of a player now."""
+        """``(version, view with presence)`` of a player now (rendered once per seq, run
+        progress and set of players away: :attr:`Game.shown`)."""
+        away = self.presence.away(game.game_id)
+        at = (game.seq, game.progress, away)
+        if game.shown_at == at:
+            shown = game.shown.get(player_id)
+            if shown is not None:
+                return shown
         version, view = await self.games.view(game, player_id)
-        return version, self.presence.overlay(game.game_id, view)
+        shown = version, self.presence.overlay(game.game_id, view, away)
+        deadline_known = not game.timed or game.turn_began[0] == game.state.turn_seq
+        if deadline_known and at == (game.seq, game.progress, away):
+            if game.shown_at != at:
+                game.shown, game.shown_at = {}, at
+            game.shown[player_id] = shown
+        return shown
 
     async def _reply(self, outcome: Outcome, player_id: int) -> session_pb2.CommandReply:
         game = outcome.game

@@ -44,6 +44,7 @@ from collections.abc import Callable, Iterable
 
 import nats.errors
 import nats.js.errors
+import orjson
 import structlog
 from nats.js.kv import KeyValue
 
@@ -233,23 +234,29 @@ class Presence:
         if game is not None:
             game.notify()
 
-    def overlay(self, game_id: str, view: bytes) -> bytes:
-        """The view JSON with ``players[].connected`` false for every tracked player of the
-        game who is not connected; unchanged (same bytes) when none is."""
+    def away(self, game_id: str) -> frozenset[int]:
+        """The tracked players of ``game_id`` who are not connected now."""
         pids = self._by_game.get(game_id)
-        if not pids or not view:
+        if not pids:
+            return frozenset()
+        return frozenset(pid for pid in pids if self.connected(game_id, pid) is False)
+
+    def overlay(self, game_id: str, view: bytes, away: frozenset[int] | None = None) -> bytes:
+        """The view JSON with ``players[].connected`` false for every tracked player of the
+        game who is not connected (``away``, default :meth:`away` now); unchanged (same
+        bytes) when none is."""
+        if away is None:
+            away = self.away(game_id)
+        if not away or not view:
             return view
-        away = {pid for pid in pids if self.connected(game_id, pid) is False}
-        if not away:
-            return view
-        data = json.loads(view)
+        data = orjson.loads(view)
         players = data.get("players") if isinstance(data, dict) else None
         if not isinstance(players, list):
             return view
         for player in players:
             if isinstance(player, dict) and player.get("id") in away:
                 player["connected"] = False
-        return dumps(data)
+        return orjson.dumps(data, option=orjson.OPT_SORT_KEYS)
 
     # ------------------------------------------------------------------ KV writes
 

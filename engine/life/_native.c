@@ -1,7 +1,9 @@
 /*
- * One Life generation of a slot pool's strips, with the pool's measures (the native
- * kernel of engine/life/slots.py; the numpy circuits of engine/life/bitplan.py are the
- * same rule and the fallback where this module is not built).
+ * The Life engine's native helpers (engine.life._native): one Life generation of a slot
+ * pool's strips with the pool's measures (the native kernel of engine/life/slots.py; the
+ * numpy circuits of engine/life/bitplan.py are the same rule and the fallback where this
+ * module is not built), a slot's cells, and a board's view text (board_rle, the codec's
+ * encode_board). Everything here has a Python equivalent it is tested against.
  *
  * Rule (the Life seed's): B3/S23 on the Moore neighbourhood, every colour counts as a
  * neighbour; a survivor keeps its colour; a newborn takes the colour held by at least 2
@@ -554,7 +556,88 @@ static PyObject *cells(PyObject *Py_UNUSED(self), PyObject *args)
     Py_RETURN_NONE;
 }
 
+/* Write n (>= 0) in decimal at o; returns the end. */
+static inline char *put_count(char *o, int n)
+{
+    char digits[12];
+    int k = 0;
+    do {
+        digits[k++] = (char)('0' + n % 10);
+        n /= 10;
+    } while (n);
+    while (k)
+        *o++ = digits[--k];
+    return o;
+}
+
+PyDoc_STRVAR(board_rle_doc,
+"board_rle(cells, width, height)\n"
+"--\n\n"
+"The view's ``board`` text of a board (cellwar.v1.board_codec.encode_board, byte for\n"
+"byte): ``cells`` width x height states, row-major, 0 dead; ``.`` dead, ``A`` state 1 ..\n"
+"``X`` state 24; each row's runs, rows ended by ``$`` (``n$`` for n), trailing dead cells\n"
+"and blank rows left out, ``!`` at the end. None when a state is above 24 (two-letter\n"
+"tags: the codec writes those).\n\n"
+"Raises ValueError when ``cells`` is not width x height bytes.");
+
+static PyObject *board_rle(PyObject *Py_UNUSED(self), PyObject *args)
+{
+    Py_buffer v;
+    int w, h;
+    if (!PyArg_ParseTuple(args, "y*ii", &v, &w, &h))
+        return NULL;
+    if (w < 0 || h < 0 || v.len != (Py_ssize_t)w * h) {
+        PyBuffer_Release(&v);
+        PyErr_Format(PyExc_ValueError, "%zd cells given for a %dx%d board", v.len, w, h);
+        return NULL;
+    }
+    const uint8_t *cells = v.buf;
+    for (Py_ssize_t i = 0; i < v.len; i++)
+        if (cells[i] > 24) {
+            PyBuffer_Release(&v);
+            Py_RETURN_NONE;
+        }
+    /* at most 2 characters per cell (a run of 1: its tag; longer: fewer), a "$" group per
+     * row (its count: at most 7 digits) and the "!" */
+    size_t cap = (size_t)v.len * 2 + (size_t)h * 8 + 2;
+    char *out = malloc(cap), *o = out;
+    if (!out) {
+        PyBuffer_Release(&v);
+        return PyErr_NoMemory();
+    }
+    int last = 0; /* the row of the last written run: rows ended since then are owed */
+    for (int y = 0; y < h; y++) {
+        const uint8_t *row = cells + (size_t)y * w;
+        int n = w;
+        while (n > 0 && row[n - 1] == 0)
+            n--;
+        if (!n)
+            continue;
+        int ends = y - last;
+        if (ends > 1)
+            o = put_count(o, ends);
+        if (ends)
+            *o++ = '$';
+        last = y;
+        for (int x = 0; x < n;) {
+            int run = 1;
+            while (x + run < n && row[x + run] == row[x])
+                run++;
+            if (run > 1)
+                o = put_count(o, run);
+            *o++ = row[x] ? (char)('A' + row[x] - 1) : '.';
+            x += run;
+        }
+    }
+    *o++ = '!';
+    PyObject *text = PyUnicode_DecodeASCII(out, o - out, NULL);
+    free(out);
+    PyBuffer_Release(&v);
+    return text;
+}
+
 static PyMethodDef methods[] = {
+    {"board_rle", board_rle, METH_VARARGS, board_rle_doc},
     {"cells", cells, METH_VARARGS, cells_doc},
     {"generation", generation, METH_VARARGS, generation_doc},
     {"sha256", py_sha256, METH_O, sha256_doc},
@@ -563,13 +646,15 @@ static PyMethodDef methods[] = {
 };
 
 static struct PyModuleDef module = {
-    PyModuleDef_HEAD_INIT, "_strips",
-    "The native Life kernel of a slot pool's strips (engine/life/slots.py); INSTRUCTION_SET\n"
-    "names the copy this CPU runs (avx2 or baseline).",
+    PyModuleDef_HEAD_INIT, "_native",
+    "The Life engine's native helpers: the kernel of a slot pool's strips\n"
+    "(engine/life/slots.py), a slot's cells, SHA-256, a board's view text\n"
+    "(engine/life/rle.py); INSTRUCTION_SET names the kernel copy this CPU runs (avx2 or\n"
+    "baseline).",
     -1, methods, NULL, NULL, NULL, NULL,
 };
 
-PyMODINIT_FUNC PyInit__strips(void)
+PyMODINIT_FUNC PyInit__native(void)
 {
     choose_copy();
     sha256_choose();
