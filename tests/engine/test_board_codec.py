@@ -30,6 +30,7 @@ from cellwar.v1.board_codec import (
     state_tag,
 )
 from engine.cellwar import fog
+from engine.life import rle
 from engine.life.rle import board_to_rle_body, rle_body_to_board
 from tests.engine import cellwarkit, lifekit
 
@@ -164,6 +165,19 @@ def test_the_engines_vectorised_board_encoder_writes_the_codecs_text(board):
         text, w, h, 255
     )
     assert np.array_equal(rle_body_to_board(text, w, h), board)
+
+
+@FAST
+@given(boards())
+def test_the_numpy_board_encoder_writes_the_codecs_text_too(board):
+    """The encoder without the native module (an install without a C compiler): the
+    same text as the codec (and as the native one, the test above)."""
+    h, w = board.shape
+    native, rle._native = rle._native, None
+    try:
+        assert board_to_rle_body(board) == encode_board(board.tobytes(), w, h)
+    finally:
+        rle._native = native
 
 
 @FAST
