@@ -58,6 +58,8 @@ STACK_SECONDS = 60.0
 #: Games whose generations the whole-stack row reads (an even sample of them).
 STACK_SAMPLE = 100
 QUICK_SWEEP = [100, 250, 500]
+#: Other checkpoint intervals measured at one point of the sweep (seconds of running time).
+CHECKPOINT_ROWS_S = (2, 16)
 
 
 def _checkpoint_ticks() -> int:
@@ -505,11 +507,14 @@ def run(quick: bool = False) -> dict[str, Any]:
         p["kernel_games_per_core"] = bound["games_per_core"]
         p["kernel_cell_updates_s"] = bound["cell_updates_s"]
         p["kernel"] = bound["kernel"]
-    # the same path with records every 2 s (CELLWAR_CHECKPOINT_S=2), at one point
-    short = EngineRunPath()
-    short.CHECKPOINT = 2 * GPS
+    # the same path with records every 2 s and every 16 s (CELLWAR_CHECKPOINT_S), at one
+    # point: what the checkpoint interval costs
     short_games = 250 if quick else 1000
-    short_point = run_async(sweep(short, [short_games], short.CHECKPOINT, 1.0))[0]
+    other_points = {}
+    for seconds in CHECKPOINT_ROWS_S:
+        other = EngineRunPath()
+        other.CHECKPOINT = seconds * GPS
+        other_points[seconds] = run_async(sweep(other, [short_games], other.CHECKPOINT, 1.0))[0]
     plain_counts = [25] if quick else [50]
     plain = run_async(sweep(EngineTickPath(), plain_counts, 2, 1.0))
     stack_games, stack_s = (50, 8.0) if quick else (STACK_GAMES, STACK_SECONDS)
@@ -585,18 +590,19 @@ def run(quick: bool = False) -> dict[str, Any]:
     )
     long_point = next((p for p in points if p["games"] == short_games), None)
     if long_point is not None:
-        rows.append(
-            row(
-                f"  {short_games} games with a record every 2 s instead of every "
-                f"{CHECKPOINT_TICKS // GPS} s (CELLWAR_CHECKPOINT_S=2): games per core",
-                "games/core",
-                short_point["games_per_core"],
-                "- (info: the checkpoint's cost)",
-                None,
-                reference=long_point["games_per_core"],
-                ratio=short_point["games_per_core"] / long_point["games_per_core"],
+        for seconds, point in other_points.items():
+            rows.append(
+                row(
+                    f"  {short_games} games with a record every {seconds} s instead of every "
+                    f"{CHECKPOINT_TICKS // GPS} s (CELLWAR_CHECKPOINT_S={seconds}): games per core",
+                    "games/core",
+                    point["games_per_core"],
+                    "- (info: the checkpoint's cost)",
+                    None,
+                    reference=long_point["games_per_core"],
+                    ratio=point["games_per_core"] / long_point["games_per_core"],
+                )
             )
-        )
     k1024 = _kernel_1024(2 if quick else 3)
     rows.append(
         row(
