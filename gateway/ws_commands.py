@@ -54,6 +54,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import contextlib
 import re
 import time
 from dataclasses import dataclass
@@ -156,6 +157,9 @@ class Refusal:
 
 #: Results whose view frame a socket remembers, to leave out when the Watch sends it.
 SHOWN_KEPT = 8
+#: Seconds a socket's Watch frames wait at most for the result of the command running
+#: (the frame of its change, when it comes first, is then left out).
+HOLD_MAX_S = 0.25
 
 
 class CommandChannel:
@@ -201,6 +205,8 @@ class CommandChannel:
         self._shown: collections.deque[str] = collections.deque(maxlen=SHOWN_KEPT)
         self._running = False
         self._held: list[str] = []
+        self._hold_timer: asyncio.TimerHandle | None = None
+        self._releasing: set[asyncio.Task] = set()
         self._frame_counters: dict[str, Any] = {}
         self._counters: dict[tuple[str, int], Any] = {}
         self._timers: dict[str, Any] = {}
@@ -370,17 +376,45 @@ class CommandChannel:
         on this socket stood for it: a view frame with the seq and view of that result
         (docs/api/websocket.md "Commands"). While a command runs, its change may come on
         the Watch before its result: frames are held until the answer is sent, then sent
-        (the one it stands for left out). ``finished`` is never held (what was held goes
+        (the one it stands for left out), at most :data:`HOLD_MAX_S` (a command that
+        takes longer lets them go). ``finished`` is never held (what was held goes
         first)."""
         if not frame.startswith('{"type":"finished"'):
             if self._running:
                 self._held.append(frame)
+                if self._hold_timer is None:
+                    loop = asyncio.get_running_loop()
+                    self._hold_timer = loop.call_later(HOLD_MAX_S, self._hold_expired)
                 return
         else:
             await self._release()
         await self._send(frame)
 
+    def _hold_expired(self) -> None:
+        """A command ran past :data:`HOLD_MAX_S` (a slow or failing session): what it
+        held goes now, as it would have without the command."""
+        self._hold_timer = None
+        task = asyncio.get_running_loop().create_task(self._release_quietly())
+        self._releasing.add(task)
+        task.add_done_callback(self._releasing.discard)
+
+    async def _release_quietly(self) -> None:
+        with contextlib.suppress(Exception):  # the socket went meanwhile: nothing to send
+            await self._release()
+
+    def stop(self) -> None:
+        """The socket is done: nothing held is sent any more."""
+        if self._hold_timer is not None:
+            self._hold_timer.cancel()
+            self._hold_timer = None
+        for task in self._releasing:
+            task.cancel()
+        self._held = []
+
     async def _release(self) -> None:
+        if self._hold_timer is not None:
+            self._hold_timer.cancel()
+            self._hold_timer = None
         held, self._held = self._held, []
         for frame in held:
             await self._send(frame)

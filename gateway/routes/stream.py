@@ -170,6 +170,7 @@ async def _serve(
     finally:
         for task in tasks:
             task.cancel()
+        channel.stop()
         if cleanup is not None:
             cleanup()
         for task in tasks:

@@ -491,6 +491,40 @@ async def test_a_result_stands_for_the_view_frame_of_its_change(gateway, http):
     assert (pushed["type"], pushed["seq"]) == ("view", placed.json()["seq"])
 
 
+async def test_a_slow_command_does_not_hold_the_sockets_view_frames(stack, gateway, http):
+    """While a command of the socket runs its Watch frames wait for its result (the frame
+    it stands for is left out), but not past HOLD_MAX_S: a change made meanwhile by
+    another command comes before the slow one's result."""
+    from gateway.ws_commands import HOLD_MAX_S
+
+    game_id, (one, _) = await new_game(http, "life", LIFE)
+    loop = stack.session.loop
+    handle = loop.handle
+
+    async def slow(command: Any, *args: Any, **kwargs: Any) -> Any:
+        if command.command_id == "slow":  # before the game's lock: others go on
+            await asyncio.sleep(1.5)
+        return await handle(command, *args, **kwargs)
+
+    loop.handle = slow
+    try:
+        async with socket(gateway, game_id, one) as sock:
+            await asyncio.wait_for(sock.ws.recv(), 30)  # the view now
+            await sock.send(frame("action", "slow", {"type": "place", "cells": [[1, 1]]}))
+            await asyncio.sleep(0.2)  # the slow command is running
+            started = asyncio.get_running_loop().time()
+            placed = await rest_action(http, game_id, one, {"type": "place", "cells": [[2, 2]]})
+            assert placed.status_code == 200
+            first = json.loads(await asyncio.wait_for(sock.ws.recv(), 30))
+            waited = asyncio.get_running_loop().time() - started
+            reply = await sock.reply()
+    finally:
+        loop.handle = handle
+    assert (first["type"], first["seq"]) == ("view", placed.json()["seq"])
+    assert waited < HOLD_MAX_S + 0.9, waited  # not held for the slow command's 1.5 s
+    assert reply["type"] == "result" and reply["id"] == "slow" and reply["seq"] > first["seq"]
+
+
 async def test_a_commands_reply_and_the_watch_frame_are_rendered_once(stack, gateway, http):
     """The session renders a player's view once per change (its reply and the Watch frame
     of the same seq share it, services/session/entrypoints/grpc_service.py ``_view``):
