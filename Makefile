@@ -11,7 +11,7 @@ $(PY):
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 
-$(STAMP): pyproject.toml engine/life/_native.c engine/life/_strips_kernel.h engine/life/_sha256.h | $(PY)
+$(STAMP): pyproject.toml setup.py engine/life/_native.c engine/life/_strips_kernel.h engine/life/_sha256.h | $(PY)
 	$(PY) -m pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 

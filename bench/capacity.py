@@ -640,7 +640,8 @@ def run(quick: bool = False) -> dict[str, Any]:
     )
     rows.append(
         row(
-            "  whole stack: engine CPU per game-second (games per engine core = 1000 / this)",
+            f"  whole stack: engine CPU per game-second (games per engine core = 1000 / this, at "
+            f"{stack_games} games: a tick's fixed costs are shared by that many)",
             "cpu-ms",
             stack["engine_cpu_per_game_s"] * 1000,
             "- (info)",

@@ -157,6 +157,16 @@ class Refusal:
 
 #: Results whose view frame a socket remembers, to leave out when the Watch sends it.
 SHOWN_KEPT = 8
+#: How a view frame of the Watch begins (gateway/wire.py ``seq_view_json``).
+_VIEW_HEAD = '{"type":"view","seq":'
+
+
+def _frame_seq(frame: str) -> int:
+    """The ``seq`` of a view frame that begins with :data:`_VIEW_HEAD`."""
+    start = len(_VIEW_HEAD)
+    return int(frame[start : frame.index(",", start)])
+
+
 #: Seconds a socket's Watch frames wait at most for the result of the command running
 #: (the frame of its change, when it comes first, is then left out).
 HOLD_MAX_S = 0.25
@@ -203,6 +213,7 @@ class CommandChannel:
         #: the next command's result), and the Watch frames held while a command runs
         #: (:meth:`deliver`).
         self._shown: collections.deque[str] = collections.deque(maxlen=SHOWN_KEPT)
+        self._result_seq = 0  # the newest seq a result sent on this socket carried
         self._running = False
         self._held: list[str] = []
         self._hold_timer: asyncio.TimerHandle | None = None
@@ -263,7 +274,11 @@ class CommandChannel:
                 ApiError(
                     422,
                     Code.UNKNOWN_FRAME_TYPE,
-                    f"unknown frame type {kind!r}: a client sends 'action' or 'end_turn'"[:300],
+                    (
+                        "a frame needs a type: 'action' or 'end_turn'"
+                        if kind is None
+                        else f"unknown frame type {orjson.dumps(kind).decode()}: a client sends 'action' or 'end_turn'"
+                    )[:300],
                 ),
             )
         try:
@@ -367,27 +382,25 @@ class CommandChannel:
             return error_frame(command.id, ApiError(500, Code.INTERNAL, "internal error")), 500
         # the Watch frame of this seq and view would tell this socket nothing new
         self._shown.append(seq_view_json(seq, view, "view").decode())
+        self._result_seq = max(self._result_seq, seq)
         return result_frame(command.id, seq, view), 200
 
     # ------------------------------------------------------------------ the Watch frames
 
     async def deliver(self, frame: str) -> None:
         """Send ``frame``, a frame of the socket's shared Watch, unless a command's result
-        on this socket stood for it: a view frame with the seq and view of that result
-        (docs/api/websocket.md "Commands"). While a command runs, its change may come on
-        the Watch before its result: frames are held until the answer is sent, then sent
-        (the one it stands for left out), at most :data:`HOLD_MAX_S` (a command that
-        takes longer lets them go). ``finished`` is never held (what was held goes
-        first)."""
-        if not frame.startswith('{"type":"finished"'):
-            if self._running:
-                self._held.append(frame)
-                if self._hold_timer is None:
-                    loop = asyncio.get_running_loop()
-                    self._hold_timer = loop.call_later(HOLD_MAX_S, self._hold_expired)
-                return
-        else:
-            await self._release()
+        on this socket stood for it: a view frame with the seq and view of that result, or
+        an older view than a result sent (docs/api/websocket.md "Commands"). While a
+        command runs, its change may come on the Watch before its result: frames
+        (``finished`` too) are held until the answer is sent, then sent (the ones it
+        stands for left out), at most :data:`HOLD_MAX_S` (a command that takes longer
+        lets them go)."""
+        if self._running:
+            self._held.append(frame)
+            if self._hold_timer is None:
+                loop = asyncio.get_running_loop()
+                self._hold_timer = loop.call_later(HOLD_MAX_S, self._hold_expired)
+            return
         await self._send(frame)
 
     def _hold_expired(self) -> None:
@@ -423,6 +436,8 @@ class CommandChannel:
         if frame in self._shown:  # a result carried it
             self._shown.remove(frame)
             return
+        if frame.startswith(_VIEW_HEAD) and _frame_seq(frame) < self._result_seq:
+            return  # older than a result this socket has: it tells nothing new
         await self.websocket.send_text(frame)
         kind = frame[9 : frame.index('"', 9)]  # {"type":"<kind>",... (gateway/wire.py)
         counter = self._frame_counters.get(kind)

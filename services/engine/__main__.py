@@ -21,7 +21,13 @@ async def serve() -> None:
     log = structlog.get_logger("cellwar.engine")
     kernel = slots.use_kernel(settings.engine_kernel)
     if kernel != settings.engine_kernel:
-        log.warning("engine_kernel_not_built", wanted=settings.engine_kernel, kernel=kernel)
+        log.warning(
+            "engine_kernel_not_built",
+            wanted=settings.engine_kernel,
+            kernel=kernel,
+            hint="install a C compiler (gcc or clang), then .venv/bin/pip install -e . "
+            "(docs/hosting.md, Several session and engine instances)",
+        )
     server, port = await create_server(settings.engine_addr)
     stop = asyncio.Event()
     running = asyncio.get_running_loop()

@@ -491,6 +491,66 @@ async def test_a_result_stands_for_the_view_frame_of_its_change(gateway, http):
     assert (pushed["type"], pushed["seq"]) == ("view", placed.json()["seq"])
 
 
+async def read_until(sock: Socket, done: Any, timeout_s: float = 10) -> list[dict[str, Any]]:
+    """The socket's frames until ``done(frame)`` holds for one (included)."""
+    frames = []
+    while True:
+        frames.append(json.loads(await asyncio.wait_for(sock.ws.recv(), timeout_s)))
+        if done(frames[-1]):
+            return frames
+
+
+async def test_a_command_sent_at_once_is_not_followed_by_an_older_view(gateway, http):
+    """A command sent before the socket's opening view was read: whatever comes first, no
+    view older than the result follows it (the socket's seqs never go back)."""
+    game_id, (one, _) = await new_game(http, "life", LIFE)
+    for attempt in range(3):
+        async with socket(gateway, game_id, one) as sock:
+            await sock.send(frame("action", f"now{attempt}", {"type": "place", "cells": [[attempt, 5]]}))
+            frames = await read_until(sock, lambda f: f["type"] == "result")
+            with contextlib.suppress(TimeoutError):  # and what comes just after it
+                frames.append(json.loads(await asyncio.wait_for(sock.ws.recv(), 0.5)))
+        seqs = [f["seq"] for f in frames]
+        assert seqs == sorted(seqs), frames
+
+
+async def test_the_command_that_ends_the_game_stands_for_its_view_and_finished_follows(stack, gateway, http):
+    """A resign over the socket ends a running Life game: the sender gets the result and
+    then ``finished`` (no view frame of the same change in between), even when the
+    Watch's view and ``finished`` reach the gateway before the result (the reply is
+    slowed here); a second socket of the seat gets the view and ``finished``."""
+    loop = stack.session.loop
+    version_after = loop.version_after
+
+    async def slowed(*args: Any, **kwargs: Any) -> Any:
+        await asyncio.sleep(0.1)  # the Watch's frames of the change go first
+        return await version_after(*args, **kwargs)
+
+    loop.version_after = slowed
+    try:
+        game_id, (one, two) = await new_game(http, "life", LIFE)
+        for token, cells in ((one, [[1, 1], [2, 1], [1, 2], [2, 2]]), (two, [[12, 12], [13, 12], [12, 13]])):
+            assert (await rest_action(http, game_id, token, {"type": "place", "cells": cells})).status_code == 200
+            assert (await rest_end_turn(http, game_id, token)).status_code == 200
+        async with socket(gateway, game_id, one) as sender, socket(gateway, game_id, one) as other:
+            await asyncio.sleep(0.5)  # the run goes on: views of its generations come
+            while True:  # everything sent so far, read
+                try:
+                    await asyncio.wait_for(sender.ws.recv(), 0.3)
+                except TimeoutError:
+                    break
+            reply = await sender.command(frame("action", "bye", {"type": "resign"}))
+            assert reply["type"] == "result", reply
+            after = await read_until(sender, lambda f: f["type"] == "finished")
+            seen = await read_until(other, lambda f: f["type"] == "finished")
+    finally:
+        loop.version_after = version_after
+    assert [f["type"] for f in after] == ["finished"], after
+    assert after[0]["seq"] == reply["seq"] and after[0]["view"] == reply["view"]
+    assert not [v for v in sender.views if v["seq"] == reply["seq"] and v["view"] == reply["view"]]
+    assert seen[-1]["type"] == "finished" and seen[-1]["seq"] == reply["seq"]
+
+
 async def test_a_slow_command_does_not_hold_the_sockets_view_frames(stack, gateway, http):
     """While a command of the socket runs its Watch frames wait for its result (the frame
     it stands for is left out), but not past HOLD_MAX_S: a change made meanwhile by
