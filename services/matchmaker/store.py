@@ -269,15 +269,14 @@ class Bucket:
             raise unavailable(exc) from exc
 
     async def keys(self) -> list[str]:
-        """Every key of the bucket (a snapshot; empty bucket: ``[]``).
+        """Every key of the bucket holding a value (a snapshot:
+        :func:`services.common.nats.kv.live_keys`; empty bucket: ``[]``).
 
         Raises:
             ServiceError: ``UNAVAILABLE``.
         """
         try:
-            return list(await self.kv.keys())
-        except nats.js.errors.NoKeysError:
-            return []
+            return await nats_kv.live_keys(self.kv)
         except (TimeoutError, nats.errors.Error) as exc:
             raise unavailable(exc) from exc
 

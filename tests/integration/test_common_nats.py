@@ -1,6 +1,7 @@
 """services/common/nats on a real NATS server: the ``msg_ttl`` put into a bucket made
 with expiry markers, the bucket name, a mirror of the bucket, and the batched direct get
-(pages, the pending count, another subject left out, the end of a subject)."""
+(pages, the pending count, another subject left out, the end of a subject), and the
+live keys of a bucket while it is written."""
 
 from __future__ import annotations
 
@@ -12,7 +13,14 @@ import pytest
 from nats.js import api
 
 from services.common.nats.direct import direct_get_batch
-from services.common.nats.kv import KvMirror, bucket_name, ensure_bucket, put_with_ttl
+from services.common.nats.kv import (
+    LIVE_KEYS_WINDOW,
+    KvMirror,
+    bucket_name,
+    ensure_bucket,
+    live_keys,
+    put_with_ttl,
+)
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(30)]
 
@@ -50,6 +58,45 @@ async def test_put_with_ttl_writes_the_key_with_a_per_message_ttl(nats_url: str)
         finally:
             await mirror.stop()
             await js.delete_key_value(name)
+    finally:
+        await nc.close()
+
+
+async def test_live_keys_lists_every_key_holding_a_value_while_the_bucket_is_written(nats_url: str) -> None:
+    nc = await nats.connect(nats_url)
+    try:
+        js = nc.jetstream()
+        name = f"T_{uuid.uuid4().hex[:8]}"
+        kv = await ensure_bucket(js, name)
+        assert await live_keys(kv) == []
+        count = LIVE_KEYS_WINDOW * 2 + 7  # more than one window of reads
+        for i in range(count):
+            await kv.put(f"r.q.{i}", b"{}")
+        await kv.put("r.q.0", b"{}")  # a key written twice is listed once
+        await kv.delete("r.q.1")
+        await kv.purge("r.q.2")
+        before = {f"r.q.{i}" for i in range(3, count)} | {"r.q.0"}
+        stop = asyncio.Event()
+
+        async def writer() -> int:
+            n = 0
+            while not stop.is_set():
+                await kv.put(f"w.{n % 50}", b"{}")
+                await kv.put(f"r.q.{3 + n % (count - 3)}", b"{}")
+                n += 1
+            return n
+
+        task = asyncio.create_task(writer())
+        try:
+            for _ in range(5):
+                listed = await live_keys(kv)
+                assert len(listed) == len(set(listed))
+                assert {k for k in listed if k.startswith("r.")} == before
+        finally:
+            stop.set()
+            written = await task
+        assert written > 0
+        await js.delete_key_value(name)
     finally:
         await nc.close()
 

@@ -5,6 +5,8 @@
 - :func:`bucket_name` and :func:`put_with_ttl`: the two things nats.py's
   :class:`~nats.js.kv.KeyValue` keeps private (``_name``; ``_js`` for a publish with a
   per-message TTL, which ``KeyValue.put`` does not take).
+- :func:`live_keys`: every key holding a value, from the server's list of the bucket's
+  subjects (``KeyValue.keys`` can stop early while the bucket is written).
 - :class:`KvMirror`: a live local copy of a bucket (one watch per mirror).
 
 Bucket names and key layouts belong to their owners (services/session/adapters/kv.py,
@@ -15,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 from collections.abc import Callable
 
 import nats.errors
@@ -92,6 +95,57 @@ async def put_with_ttl(kv: KeyValue, key: str, value: bytes, ttl_s: float) -> in
     """
     ack = await kv._js.publish(f"$KV.{bucket_name(kv)}.{key}", value, msg_ttl=ttl_s)
     return int(ack.seq)
+
+
+#: Keys read at once by :func:`live_keys` when it drops the deleted ones.
+LIVE_KEYS_WINDOW = 256
+
+
+async def live_keys(kv: KeyValue) -> list[str]:
+    """Every key of ``kv`` holding a value (deleted, purged and expired keys left out),
+    in no particular order; an empty bucket: ``[]``.
+
+    The subjects come from the stream's own list (the JetStream API's
+    ``STREAM.INFO`` with a ``subjects_filter``, paged by ``offset``): a snapshot the server
+    takes at once. ``KeyValue.keys`` is not used: it reads a watch until a message says
+    nothing is pending, and under concurrent writes that count can reach zero before the
+    replay ends, so the newest keys go missing (nats-io/nats.py#995, #842). A subject whose
+    last message is a delete or purge marker is then dropped by reading it
+    (:data:`LIVE_KEYS_WINDOW` reads at a time).
+
+    Raises:
+        nats.errors.Error / TimeoutError: NATS did not answer.
+    """
+    name = bucket_name(kv)
+    prefix = f"$KV.{name}."
+    js = kv._js
+    subjects: list[str] = []
+    while True:
+        request = json.dumps({"subjects_filter": f"{prefix}>", "offset": len(subjects)}).encode()
+        reply = await js._nc.request(f"{js._prefix}.STREAM.INFO.KV_{name}", request, timeout=js._timeout)
+        info = json.loads(reply.data)
+        if "error" in info:
+            raise nats.errors.Error(f"stream info of KV_{name}: {info['error'].get('description', info['error'])}")
+        page = list((info.get("state") or {}).get("subjects") or {})
+        subjects.extend(page)
+        total = int(info.get("total") or 0)
+        if not page or len(subjects) >= total:
+            break
+    candidates = [subject[len(prefix):] for subject in subjects]
+
+    async def holds_value(key: str) -> bool:
+        try:
+            await kv.get(key)
+        except (nats.js.errors.KeyNotFoundError, nats.js.errors.KeyDeletedError):
+            return False
+        return True
+
+    live: list[str] = []
+    for start in range(0, len(candidates), LIVE_KEYS_WINDOW):
+        window = candidates[start:start + LIVE_KEYS_WINDOW]
+        held = await asyncio.gather(*(holds_value(key) for key in window))
+        live.extend(key for key, yes in zip(window, held, strict=True) if yes)
+    return live
 
 
 #: ``on_change(key, value or None when deleted/expired, revision)``.
