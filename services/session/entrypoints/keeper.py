@@ -179,6 +179,10 @@ class Keeper:
         }
         wanted |= self.presence.tracked_games()
         wanted |= {g.game_id for g in self.games.loaded() if self.needs_lease(g)}
+        # a loaded game that is over and needs nothing more has no holder, whatever its
+        # directory entry says until the mirror brings the one its end wrote (its lease,
+        # just released above, would otherwise be taken again at once)
+        wanted -= {g.game_id for g in self.games.loaded() if g.finished and not self.needs_lease(g)}
         self._load_failures.keep_only(wanted)
         self.leases.keep_retries(wanted)
         # nobody's, or ours by name but not held here: this instance restarted with the
