@@ -34,6 +34,9 @@ def test_watch_board_fills_the_screen_as_the_game_board_does(page, live_url, pro
     wait_cw(page, "s.cellPx > 0")
     game_box = page.get_by_test_id("cw-board").bounding_box()
 
+    # the link opens with the lobby's spectator delay: its shortest (10 s), so the first
+    # frame does not wait the default 30 s
+    page.evaluate("document.getElementById('lobby-delay').value = '10'")
     page.goto(f"{live_url}/#watch={gid}")
     page.wait_for_function("() => window.cellwarModes.watch().frames > 0", timeout=40_000)
     board = page.get_by_test_id("watch-board-cw")
