@@ -31,7 +31,7 @@ import nats.js.errors
 
 from cellwar.v1 import events_pb2
 from client.cli.nats_source import STREAM, NatsReadError
-from services.common.nats.kv import live_keys
+from services.common.nats.kv import bucket_keys
 from services.session.adapters.directory import FINISHED, idle_s
 from services.session.adapters.kv import DIRECTORY
 
@@ -119,7 +119,7 @@ async def list_games(
         js = nc.jetstream(timeout=NATS_TIMEOUT_S)
         try:
             kv = await js.key_value(DIRECTORY)
-            keys = await live_keys(kv)
+            keys = await bucket_keys(kv)  # a deleted one is skipped as it is read below
         except nats.js.errors.BucketNotFoundError as exc:
             raise NatsReadError(f"no KV bucket {DIRECTORY} at {url} (no session ever ran there)") from exc
         rows: list[GameRow] = []

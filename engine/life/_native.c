@@ -113,6 +113,12 @@ static void choose_copy(void)
 #endif
 }
 
+static void release_all(Py_buffer *views, int count)
+{
+    for (int i = 0; i < count; i++)
+        PyBuffer_Release(&views[i]);
+}
+
 static int get_buffers(PyObject *seq, int count, Py_buffer *views, int writable, Py_ssize_t size)
 {
     if (!PyTuple_Check(seq) || PyTuple_GET_SIZE(seq) != count) {
@@ -122,13 +128,11 @@ static int get_buffers(PyObject *seq, int count, Py_buffer *views, int writable,
     for (int i = 0; i < count; i++) {
         int flags = PyBUF_C_CONTIGUOUS | (writable ? PyBUF_WRITABLE : 0);
         if (PyObject_GetBuffer(PyTuple_GET_ITEM(seq, i), &views[i], flags) < 0) {
-            for (int j = 0; j < i; j++)
-                PyBuffer_Release(&views[j]);
+            release_all(views, i);
             return -1;
         }
         if (views[i].len != size * (Py_ssize_t)sizeof(u64)) {
-            for (int j = 0; j <= i; j++)
-                PyBuffer_Release(&views[j]);
+            release_all(views, i + 1);
             PyErr_Format(PyExc_ValueError, "a plane must hold %zd uint64 words", size);
             return -1;
         }
@@ -369,10 +373,8 @@ static PyObject *generation(PyObject *Py_UNUSED(self), PyObject *args)
     PyBuffer_Release(&cnt);
     PyBuffer_Release(&ck);
     PyBuffer_Release(&wk);
-    for (int i = 0; i < P; i++) {
-        PyBuffer_Release(&dv[i]);
-        PyBuffer_Release(&sv[i]);
-    }
+    release_all(dv, P);
+    release_all(sv, P);
     Py_RETURN_NONE;
 fail_copies:
     if (cs_o != Py_None) {
@@ -388,11 +390,9 @@ fail_ck:
 fail_wk:
     PyBuffer_Release(&wk);
 fail_dst:
-    for (int i = 0; i < P; i++)
-        PyBuffer_Release(&dv[i]);
+    release_all(dv, P);
 fail_src:
-    for (int i = 0; i < P; i++)
-        PyBuffer_Release(&sv[i]);
+    release_all(sv, P);
     return NULL;
 }
 
@@ -442,16 +442,14 @@ static PyObject *gather(PyObject *Py_UNUSED(self), PyObject *args)
     }
     PyBuffer_Release(&out);
     PyBuffer_Release(&sl);
-    for (int i = 0; i < P; i++)
-        PyBuffer_Release(&pv[i]);
+    release_all(pv, P);
     Py_RETURN_NONE;
 fail_out:
     PyBuffer_Release(&out);
 fail_slots:
     PyBuffer_Release(&sl);
 fail_planes:
-    for (int i = 0; i < P; i++)
-        PyBuffer_Release(&pv[i]);
+    release_all(pv, P);
     return NULL;
 }
 

@@ -11,6 +11,8 @@ import re
 from datetime import UTC
 from typing import Any
 
+import orjson
+
 from cellwar.v1 import events_pb2
 
 #: Deepest nesting of lists/objects an event read from outside (an imported or verified
@@ -63,6 +65,14 @@ def nested_deeper(value: Any, limit: int = MAX_EVENT_DEPTH) -> bool:
 def dumps(value: Any) -> bytes:
     """Compact, key-sorted UTF-8 JSON bytes."""
     return json.dumps(value, separators=(",", ":"), sort_keys=True).encode()
+
+
+def view_dumps(value: Any) -> bytes:
+    """A view as JSON on the hot path: compact, key-sorted, UTF-8 (orjson, several times
+    json's speed; text as UTF-8, not ``\\u`` escapes, so not :func:`dumps`' bytes: a
+    view is shown, never hashed). The engine renders views with it and the session
+    merges its own keys in (services/session/domain/game.py ``merge_view``)."""
+    return orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
 
 
 def event_payload(event: events_pb2.Event) -> dict:

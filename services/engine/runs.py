@@ -44,7 +44,7 @@ from engine import envelope
 from engine.api import dumps
 from engine.envelope import Envelope
 from engine.errors import GameError
-from services.engine.views import view_json
+from services.common.jsonwire import view_dumps
 
 log = structlog.get_logger("cellwar.engine.runs")
 
@@ -464,7 +464,7 @@ class RunCache:
         result.done = entry.done
         result.generation = entry.run.generation
         result.views.extend(
-            view_json(engine.get_visible_state(state, pid or None)) for pid in item.view_players
+            view_dumps(engine.get_visible_state(state, pid or None)) for pid in item.view_players
         )
         return True
 
@@ -509,5 +509,5 @@ class RunCache:
             if view_state is None:
                 view_state = entry.run.view_state()
             result.views.extend(
-                view_json(engine.get_visible_state(view_state, pid or None)) for pid in item.view_players
+                view_dumps(engine.get_visible_state(view_state, pid or None)) for pid in item.view_players
             )

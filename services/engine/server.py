@@ -36,9 +36,9 @@ from engine.policy import policy, revealed_view
 from engine.reenact import Recorded, reenact
 from services.common import grpcutil
 from services.common.errors import ENGINE_VERSION_KEY, abort
+from services.common.jsonwire import view_dumps
 from services.common.streams import take_batch
 from services.engine.runs import RunCache
-from services.engine.views import view_json
 
 log = structlog.get_logger("cellwar.engine")
 
@@ -230,7 +230,7 @@ def views_of(
     ``phase`` ``waiting`` and ``open_seats`` (engine/fork.py)."""
     seats = engine.summary(state).players_joined
     return [
-        view_json(seating_view(engine.get_visible_state(state, pid or None), open_seats))
+        view_dumps(seating_view(engine.get_visible_state(state, pid or None), open_seats))
         if wanted is None or pid in wanted
         else b""
         for pid in range(seats + 1)
@@ -345,7 +345,7 @@ def views(request: engine_pb2.ViewsRequest) -> engine_pb2.ViewsReply:
     view = revealed_view if request.reveal else engine.get_visible_state
     seats = tuple(request.state.open_seats)
     return engine_pb2.ViewsReply(
-        views=[view_json(seating_view(view(state, pid or None), seats)) for pid in request.player_ids]
+        views=[view_dumps(seating_view(view(state, pid or None), seats)) for pid in request.player_ids]
     )
 
 
@@ -681,15 +681,11 @@ class EngineServicer(engine_pb2_grpc.EngineServicer):
         stopping = asyncio.create_task(self.closing.wait())
         stopping.add_done_callback(lambda _: answers.put_nowait(None))
         try:
-            ready: list[engine_pb2.DecideAnswer] = []
             while True:
-                answer = await answers.get()
-                while True:  # the answers ready together leave in one message
-                    if answer is not None:
-                        ready.append(answer)
-                    if answers.empty():
-                        break
-                    answer = answers.get_nowait()
+                ready = [await answers.get()]
+                while not answers.empty():  # the answers ready together leave in one message
+                    ready.append(answers.get_nowait())
+                ready = [answer for answer in ready if answer is not None]
                 while ready:
                     batch = take_batch(ready, _answer_bytes, ANSWERS_MAX_BYTES)
                     await context.write(engine_pb2.DecideAnswers(answers=batch))

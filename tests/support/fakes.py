@@ -3,7 +3,8 @@ style). The event log, the snapshots and the rest of the in-memory ports live in
 services/session/adapters/memory.py (imported from here too); the engine run in process
 through the engine service's own request handlers (the real rules, no gRPC) is here,
 as the session never imports the engine, with a clock the test moves and a log that
-counts its reads."""
+counts its reads; and the keeper's neighbours for its lease pass (a leases bucket that
+takes every create, nobody's presence, a lobby of entries)."""
 
 from __future__ import annotations
 
@@ -22,6 +23,9 @@ __all__ = [
     "Clock",
     "CountingLog",
     "InProcessEngine",
+    "LeaseKv",
+    "Lobby",
+    "NoPresence",
     "MemoryBackend",
     "MemoryEventLog",
     "MemorySnapshots",
@@ -36,6 +40,44 @@ class Clock:
 
     def __call__(self) -> float:
         return self.now
+
+
+class LeaseKv:
+    """A GAME_LEASES bucket that takes every create and records every delete."""
+
+    def __init__(self) -> None:
+        self.creates: list[str] = []
+        self.deleted: list[str] = []
+
+    async def create(self, key, value):
+        self.creates.append(key)
+        return len(self.creates)
+
+    async def delete(self, key, last=None):
+        self.deleted.append(key)
+
+
+class NoPresence:
+    """Presence that tracks nobody."""
+
+    def tracks(self, game_id) -> bool:
+        return False
+
+    def tracked_games(self) -> set[str]:
+        return set()
+
+    async def run_clocks(self, games) -> None:
+        pass
+
+
+class Lobby:
+    """The directory's mirror: ``entries`` by game id, written by :meth:`put`."""
+
+    def __init__(self, entries: dict) -> None:
+        self.entries = entries
+
+    async def put(self, game_id, entry) -> None:
+        self.entries[game_id] = entry
 
 
 class CountingLog(MemoryEventLog):

@@ -5,8 +5,9 @@
 - :func:`bucket_name` and :func:`put_with_ttl`: the two things nats.py's
   :class:`~nats.js.kv.KeyValue` keeps private (``_name``; ``_js`` for a publish with a
   per-message TTL, which ``KeyValue.put`` does not take).
-- :func:`live_keys`: every key holding a value, from the server's list of the bucket's
-  subjects (``KeyValue.keys`` can stop early while the bucket is written).
+- :func:`bucket_keys` and :func:`live_keys`: every key of a bucket, from the server's list
+  of its subjects (``KeyValue.keys`` can stop early while the bucket is written), and
+  those of them holding a value.
 - :class:`KvMirror`: a live local copy of a bucket (one watch per mirror).
 
 Bucket names and key layouts belong to their owners (services/session/adapters/kv.py,
@@ -101,17 +102,15 @@ async def put_with_ttl(kv: KeyValue, key: str, value: bytes, ttl_s: float) -> in
 LIVE_KEYS_WINDOW = 256
 
 
-async def live_keys(kv: KeyValue) -> list[str]:
-    """Every key of ``kv`` holding a value (deleted, purged and expired keys left out),
-    in no particular order; an empty bucket: ``[]``.
+async def bucket_keys(kv: KeyValue) -> list[str]:
+    """Every key of ``kv`` with a message, deleted and purged keys included (their last
+    message is the marker), in the server's order; an empty bucket: ``[]``.
 
-    The subjects come from the stream's own list (the JetStream API's
-    ``STREAM.INFO`` with a ``subjects_filter``, paged by ``offset``): a snapshot the server
-    takes at once. ``KeyValue.keys`` is not used: it reads a watch until a message says
-    nothing is pending, and under concurrent writes that count can reach zero before the
-    replay ends, so the newest keys go missing (nats-io/nats.py#995, #842). A subject whose
-    last message is a delete or purge marker is then dropped by reading it
-    (:data:`LIVE_KEYS_WINDOW` reads at a time).
+    The subjects come from the stream's own list (the JetStream API's ``STREAM.INFO``
+    with a ``subjects_filter``, paged by ``offset``): a snapshot the server takes at once.
+    ``KeyValue.keys`` is not used: it reads a watch until a message says nothing is
+    pending, and under concurrent writes that count can reach zero before the replay
+    ends, so the newest keys go missing (nats-io/nats.py#995, #842).
 
     Raises:
         nats.errors.Error / TimeoutError: NATS did not answer.
@@ -128,10 +127,19 @@ async def live_keys(kv: KeyValue) -> list[str]:
             raise nats.errors.Error(f"stream info of KV_{name}: {info['error'].get('description', info['error'])}")
         page = list((info.get("state") or {}).get("subjects") or {})
         subjects.extend(page)
-        total = int(info.get("total") or 0)
-        if not page or len(subjects) >= total:
-            break
-    candidates = [subject[len(prefix):] for subject in subjects]
+        if not page or len(subjects) >= int(info.get("total") or 0):
+            return [subject[len(prefix):] for subject in subjects]
+
+
+async def live_keys(kv: KeyValue) -> list[str]:
+    """The keys of :func:`bucket_keys` holding a value (a key whose last message is a
+    delete or purge marker is dropped by reading it, :data:`LIVE_KEYS_WINDOW` reads at a
+    time); an empty bucket: ``[]``.
+
+    Raises:
+        nats.errors.Error / TimeoutError: NATS did not answer.
+    """
+    candidates = await bucket_keys(kv)
 
     async def holds_value(key: str) -> bool:
         try:

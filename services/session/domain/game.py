@@ -19,7 +19,7 @@ import orjson
 from cellwar.v1 import engine_pb2, events_pb2
 from cellwar.v1.codes import ErrorCode, EventType
 from services.common.errors import ServiceError
-from services.common.jsonwire import event_payload
+from services.common.jsonwire import event_payload, view_dumps
 from services.session.domain.idempotency import CommandResult, remember_command
 
 
@@ -35,7 +35,7 @@ def merge_view(
     data["seq"] = seq
     data["turn_deadline"] = turn_deadline
     data.update(extra)
-    return orjson.dumps(data, option=orjson.OPT_SORT_KEYS)
+    return view_dumps(data)
 
 
 #: A game id: 1..64 characters of ``[A-Za-z0-9_-]`` (URL-safe, a NATS subject token).

@@ -50,7 +50,7 @@ from nats.js.kv import KeyValue
 
 from cellwar.v1.codes import ErrorCode
 from services.common.errors import ServiceError
-from services.common.jsonwire import dumps
+from services.common.jsonwire import dumps, view_dumps
 from services.common.nats.kv import KvMirror, put_with_ttl
 from services.common.tasks import every
 from services.session.adapters.kv import safe_key
@@ -256,7 +256,7 @@ class Presence:
         for player in players:
             if isinstance(player, dict) and player.get("id") in away:
                 player["connected"] = False
-        return orjson.dumps(data, option=orjson.OPT_SORT_KEYS)
+        return view_dumps(data)
 
     # ------------------------------------------------------------------ KV writes
 

@@ -13,7 +13,7 @@ from services.common.errors import ServiceError
 from services.common.settings import Settings
 from services.session.adapters.leases import Leases
 from services.session.entrypoints.keeper import LOAD_RETRY_S, Keeper
-from tests.support.fakes import Clock
+from tests.support.fakes import Clock, LeaseKv, Lobby, NoPresence
 
 
 def test_pauses_double_from_the_first_up_to_the_longest_and_a_success_forgets():
@@ -49,21 +49,6 @@ class DeadKv:
         raise nats.errors.TimeoutError
 
 
-class Kv:
-    """A GAME_LEASES bucket that takes every create."""
-
-    def __init__(self) -> None:
-        self.creates: list[str] = []
-        self.deleted: list[str] = []
-
-    async def create(self, key, value):
-        self.creates.append(key)
-        return len(self.creates)
-
-    async def delete(self, key, last=None):
-        self.deleted.append(key)
-
-
 async def test_a_failed_lease_try_waits_a_third_of_the_ttl_and_is_forgotten_when_not_wanted():
     kv = DeadKv()
     leases = Leases(kv, "s1", ttl_s=9.0)
@@ -88,21 +73,8 @@ class UnloadableGames:
         raise ServiceError(ErrorCode.UNAVAILABLE, "event store: timeout")
 
 
-class NoPresence:
-    def tracks(self, game_id) -> bool:
-        return False
-
-    def tracked_games(self) -> set[str]:
-        return set()
-
-
-class Lobby:
-    def __init__(self, entries: dict) -> None:
-        self.entries = entries
-
-
 async def test_a_game_that_would_not_load_is_retried_after_the_backoff_and_forgotten_once_gone():
-    kv = Kv()
+    kv = LeaseKv()
     leases = Leases(kv, "s1", ttl_s=9.0)
     lobby = Lobby({"g1": {"lease": True}})
     keeper = Keeper(UnloadableGames(), None, leases, NoPresence(), lobby, Settings(lease_ttl_s=9.0))

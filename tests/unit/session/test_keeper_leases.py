@@ -10,21 +10,7 @@ from services.common.settings import Settings
 from services.session.adapters.leases import Leases
 from services.session.entrypoints import keeper as keeper_module
 from services.session.entrypoints.keeper import Keeper
-
-
-class Kv:
-    """A GAME_LEASES bucket that takes every create and records every delete."""
-
-    def __init__(self) -> None:
-        self.creates: list[str] = []
-        self.deleted: list[str] = []
-
-    async def create(self, key, value):
-        self.creates.append(key)
-        return len(self.creates)
-
-    async def delete(self, key, last=None):
-        self.deleted.append(key)
+from tests.support.fakes import LeaseKv, Lobby, NoPresence
 
 
 @dataclass
@@ -50,29 +36,10 @@ class Games:
         return self.games[game_id]
 
 
-class NoPresence:
-    def tracks(self, game_id) -> bool:
-        return False
-
-    def tracked_games(self) -> set[str]:
-        return set()
-
-    async def run_clocks(self, games) -> None:
-        pass
-
-
-class Lobby:
-    def __init__(self, entries: dict) -> None:
-        self.entries = entries
-
-    async def put(self, game_id, entry) -> None:
-        self.entries[game_id] = entry
-
-
 async def test_a_game_that_just_ended_is_released_and_not_taken_again_from_a_stale_entry(monkeypatch):
     # the entry a game writes at its end (services/session/service_layer/projections.py)
     monkeypatch.setattr(keeper_module, "directory_entry", lambda game: {"lease": False, "phase": "finished"})
-    kv = Kv()
+    kv = LeaseKv()
     leases = Leases(kv, "s1", ttl_s=9.0)
     leases.held["g1"] = 7  # it ran here until its end
     lobby = Lobby({"g1": {"lease": True}})  # the entry before its end, not yet rewritten
