@@ -531,14 +531,22 @@ _LIFE_TYPES = (
 )
 
 
+#: The fields of a CellWar move: a body without ``type`` naming any of them is a move.
+_MOVE_FIELDS = ("unit_id", "dx", "dy")
+
+
 def _action_tag(value: Any) -> str | None:
-    """Discriminator: the Life ``type``, or ``"move"`` for a CellWar body without one."""
+    """Discriminator: the Life ``type``, or ``"move"`` for a CellWar body without one that
+    names a move's field; None (the union's own error) for anything else: an unknown
+    ``type``, an object naming neither, a value that is not an object."""
     if isinstance(value, dict):
         if "type" in value:
             kind = value["type"]
             return kind if kind in _LIFE_TYPES else None
-        return "move"
-    return getattr(value, "type", "move")
+        return "move" if any(name in value for name in _MOVE_FIELDS) else None
+    if isinstance(value, BaseModel):
+        return getattr(value, "type", "move")
+    return None
 
 
 ActionBody = Annotated[
@@ -556,8 +564,8 @@ ActionBody = Annotated[
     Discriminator(
         _action_tag,
         custom_error_type="invalid_action",
-        custom_error_message=f"unknown action: 'type' must be one of {list(_LIFE_TYPES)}, "
-        "or give a CellWar move {unit_id, dx, dy}",
+        custom_error_message="unknown action: an action is a JSON object with 'type' one of "
+        f"{list(_LIFE_TYPES)} (Life), or a CellWar move {{unit_id, dx, dy}}",
     ),
 ]
 

@@ -168,6 +168,30 @@ async def test_malformed_action_is_422(http, api, game, body):
     assert await observe(api, game_id, first) == before
 
 
+@pytest.mark.parametrize(
+    ("body", "shown"),
+    [
+        # neither a Life action nor a move: the message names both, not a move's fields
+        ({}, "unknown action: an action is a JSON object with 'type' one of"),
+        ("place", "unknown action: an action is a JSON object with 'type' one of"),
+        ([1, 2], "unknown action: an action is a JSON object with 'type' one of"),
+        ({"cells": [[1, 1]]}, "or a CellWar move {unit_id, dx, dy}"),
+        # a body naming a move's field is a move: its missing fields are named
+        ({"unit_id": 1}, "body.move.dx: Field required; body.move.dy: Field required"),
+        ({"type": "place"}, "body.place.cells: Field required"),
+    ],
+)
+async def test_a_malformed_action_names_what_it_lacks(http, api, game, body, shown):
+    game_id, first, _, before = game
+    response = await http.post(f"/game/{game_id}/action", json=body, headers=bearer(first))
+    assert_error(response, 422, "MALFORMED")
+    message = response.json()["error"]["message"]
+    assert shown in message
+    if "unknown action" in message:
+        assert "body.move" not in message
+    assert await observe(api, game_id, first) == before
+
+
 async def test_body_that_is_not_json_is_422(http, api, game):
     game_id, first, _, before = game
     response = await http.post(
