@@ -311,6 +311,14 @@ def write_report(
         f"**{counts['PASS']} PASS, {counts['FAIL']} FAIL, {counts['info']} info** "
         f"over {len(results)} benchmarks: {', '.join(results) or 'none'}."
     )
+    earlier = [name for name, res in results.items() if res.get("earlier")]
+    if earlier:
+        lines.append("")
+        lines.append(
+            f"This run measured {', '.join(n for n in results if n not in earlier) or 'none'}; "
+            f"the rows of {', '.join(earlier)} are those of their last runs (`--only` left "
+            "them out), each labelled with its time."
+        )
     lines.append("")
     lines.append("## Rows")
     lines.append("")
@@ -320,10 +328,14 @@ def write_report(
     lines.append("")
     lines.append("| benchmark | row | measured | unit | anchor | ratio | target | result |")
     lines.append("| --- | --- | ---: | --- | ---: | ---: | --- | --- |")
+    label = {
+        name: f"{name} (run {res.get('time', '?')})" if res.get("earlier") else name
+        for name, res in results.items()
+    }
     for name, r in rows:
         ratio = r.get("ratio")
         lines.append(
-            f"| {name} | {str(r['name']).strip()} | {_fmt(r.get('kernel'))} | {r.get('unit', '')} | "
+            f"| {label[name]} | {str(r['name']).strip()} | {_fmt(r.get('kernel'))} | {r.get('unit', '')} | "
             f"{_fmt(r.get('reference'))} | {'-' if ratio is None else f'{ratio:.2f}x'} | "
             f"{r.get('target_text', '')} | {_result(r)} |"
         )

@@ -1,7 +1,9 @@
 """Benchmark CLI: ``python -m bench.run [--quick] [--only NAME ...] [--strict]``.
 
 Runs each registered benchmark, prints a table and writes ``.bench/<name>.json``, then
-``.bench/report.md`` with every row of the run and two plots (:mod:`bench.report`).
+``.bench/report.md`` with every row of the run and two plots (:mod:`bench.report`); with
+``--only``, report.md keeps the other benchmarks' rows from their last runs' JSON, each
+labelled with its time.
 Add a benchmark by appending ``(name, function)`` to :data:`BENCHMARKS`; the function
 takes ``quick: bool`` and returns ``{"rows": [row, ...], ...}`` where a row has at least
 ``name``, ``unit``, ``kernel`` (the measured figure), ``reference`` (or None), ``ratio``
@@ -140,6 +142,26 @@ def crashed_result(exc: BaseException) -> dict[str, Any]:
     }
 
 
+def with_earlier(results: dict[str, dict[str, Any]], out_dir: Path) -> dict[str, dict[str, Any]]:
+    """``results`` and, for each other benchmark of :data:`BENCHMARKS` whose
+    ``out_dir/<name>.json`` an earlier run wrote, that result marked ``"earlier": True``,
+    in :data:`BENCHMARKS` order: a ``--only`` run refreshes its own rows in report.md
+    without dropping the others (the report labels them with their run's time). A file
+    that does not read as a result is left out."""
+    merged: dict[str, dict[str, Any]] = {}
+    for name, _ in BENCHMARKS:
+        if name in results:
+            merged[name] = results[name]
+            continue
+        try:
+            earlier = json.loads((out_dir / f"{name}.json").read_text())
+        except (OSError, ValueError):
+            continue
+        if isinstance(earlier, dict) and isinstance(earlier.get("rows"), list):
+            merged[name] = {**earlier, "earlier": True}
+    return merged
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.run", description=__doc__)
     parser.add_argument("--quick", action="store_true", help="short smoke run")
@@ -182,6 +204,8 @@ def main(argv: list[str] | None = None) -> int:
         failed = failed or not all(r["pass"] for r in result["rows"])
     machine["load_end"] = machine_info()["load"]
     machine["finished"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
+    if args.only:  # the report keeps the other benchmarks' rows of earlier runs
+        results = with_earlier(results, out_dir)
     print(f"wrote {report.write_report(results, out_dir, machine)}")
     return 1 if (failed and args.strict) else 0
 

@@ -141,3 +141,34 @@ def test_run_cli_writes_json_and_report_and_survives_a_crashing_benchmark(
     (tmp_path / "report.md").unlink()
     assert report.main(["--dir", str(tmp_path)]) == 0
     assert "| broken |" in (tmp_path / "report.md").read_text()
+
+
+def test_an_only_run_keeps_the_other_benchmarks_rows_of_their_last_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    results = synthetic_results()
+    faster = {"rows": [_row("actions/s", 900.0, True, reference=1000.0, ratio=0.9)]}
+    calls: list[str] = []
+
+    def bench(name: str, result: dict):
+        return lambda quick: calls.append(name) or result
+
+    monkeypatch.setattr(
+        run,
+        "BENCHMARKS",
+        [("kernel", bench("kernel", results["kernel"])), ("roundtrip", bench("roundtrip", results["roundtrip"]))],
+    )
+    assert run.main(["--quick", "--out", str(tmp_path)]) == 0
+    kernel_time = json.loads((tmp_path / "kernel.json").read_text())["time"]
+    monkeypatch.setattr(
+        run, "BENCHMARKS", [("kernel", bench("kernel", {"rows": []})), ("roundtrip", bench("roundtrip", faster))]
+    )
+    (tmp_path / "stray.json").write_text("not json")
+    assert run.main(["--quick", "--out", str(tmp_path), "--only", "roundtrip"]) == 0
+    assert calls == ["kernel", "roundtrip", "roundtrip"]
+    text = (tmp_path / "report.md").read_text()
+    # the kernel's rows are the first run's, labelled with its time; roundtrip's are new
+    assert f"| kernel (run {kernel_time}) | two colours |" in text
+    assert "| roundtrip | actions/s | 900.0 |" in text and "| 600.0 |" not in text
+    assert "the rows of kernel are those of their last runs" in text
+    assert "over 2 benchmarks: kernel, roundtrip" in text
