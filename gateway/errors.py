@@ -34,6 +34,7 @@ a body that does not parse becomes 422 ``MALFORMED``).
 
 from __future__ import annotations
 
+import json
 from enum import StrEnum
 from typing import Any
 
@@ -178,6 +179,9 @@ def summarise_validation_errors(errors: list[dict[str, Any]], limit: int = 5) ->
     """One readable line from pydantic's error list, e.g. ``body.cells: Field required``."""
     parts = []
     for err in errors[:limit]:
+        if err.get("type") == "json_invalid":  # loc ("body", character): not a field
+            parts.append(_not_json(err))
+            continue
         loc = ".".join(str(p) for p in err.get("loc", ()) if p not in ("function-after",))
         msg = str(err.get("msg", "invalid")) + _got(err)
         parts.append(f"{loc}: {msg}" if loc else msg)
@@ -191,10 +195,41 @@ def summarise_validation_errors(errors: list[dict[str, Any]], limit: int = 5) ->
 _GOT_CHARS = 60
 
 
+def _not_json(err: dict[str, Any]) -> str:
+    """``body: not valid JSON (Expecting value at character 0)``: FastAPI's decode error,
+    whose location is the body and the character where the decoder stopped."""
+    loc = tuple(err.get("loc", ()))
+    where = f" at character {loc[1]}" if len(loc) > 1 and isinstance(loc[1], int) else ""
+    reason = str((err.get("ctx") or {}).get("error", "")).strip()
+    detail = f"{reason}{where}".strip()
+    return f"{loc[0] if loc else 'body'}: not valid JSON" + (f" ({detail})" if detail else "")
+
+
+#: What an action body that is neither shape was, in its refusal (the discriminator's
+#: error, gateway/schemas.py ``ActionBody``).
+_SHAPES = {type(None): "null", list: "an array", str: "a string", int: "a number", float: "a number"}
+
+
+def _got_action(value: Any) -> str:
+    if isinstance(value, dict):
+        if "type" in value:
+            shown = json.dumps(value["type"], default=str)
+            if len(shown) > _GOT_CHARS:
+                shown = shown[: _GOT_CHARS - 1] + "…"
+            return f" (got type {shown})"
+        return " (got an object with neither)"
+    if isinstance(value, bool):
+        return " (got a boolean)"
+    return f" (got {_SHAPES.get(type(value), type(value).__name__)})"
+
+
 def _got(err: dict[str, Any]) -> str:
     """`` (got 1000000000000)``: the refused value when it is a plain scalar, shown as
-    sent (numbers in full up to :data:`_GOT_CHARS` characters)."""
+    sent (numbers in full up to :data:`_GOT_CHARS` characters); for an action body that
+    is neither shape, its ``type`` or what it was."""
     value = err.get("input")
+    if err.get("type") == "invalid_action":
+        return _got_action(value)
     if isinstance(value, bool) or not isinstance(value, int | float | str):
         return ""
     text = repr(value)

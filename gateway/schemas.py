@@ -22,8 +22,10 @@ from pydantic import (
     StrictBool,
     StrictInt,
     Tag,
+    field_validator,
     model_validator,
 )
+from pydantic_core import PydanticCustomError
 
 #: Most cells one place/erase action may carry (a whole 316×316 board).
 MAX_CELLS_PER_ACTION = 100_000
@@ -475,6 +477,15 @@ class SpeedAction(_Strict):
 
     type: Literal["speed"]
     multiplier: Literal[1, 2, 4, 8]
+
+    @field_validator("multiplier", mode="before")
+    @classmethod
+    def _not_a_boolean(cls, value: Any) -> Any:
+        # the literal's lax check takes true for 1 (true == 1 in Python): refused as
+        # the strict integers of the other bodies refuse it
+        if isinstance(value, bool):
+            raise PydanticCustomError("literal_error", "Input should be 1, 2, 4 or 8")
+        return value
 
 
 class _Bare(_Strict):

@@ -55,6 +55,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
+import json
 import re
 import time
 from dataclasses import dataclass
@@ -86,6 +87,21 @@ if TYPE_CHECKING:
     from gateway.tokens import TokenSigner
 
 log = structlog.get_logger("gateway.ws_commands")
+
+#: A run of 20 digits in a frame: orjson reads integers of up to 64 bits and any longer
+#: one as a float, so ``99999999999999999999`` would be refused as "not a valid integer"
+#: where REST's body (the standard library's ``json``) refuses it as too large.
+_LONG_DIGITS = re.compile(r"[0-9]{20}")
+_LONG_DIGITS_BYTES = re.compile(rb"[0-9]{20}")
+
+
+def _loads(data: str | bytes) -> Any:
+    """A frame's JSON value: by orjson, or where a number may be longer than 64 bits by
+    ``json`` (as REST reads a body: the same value, so the same answer). Raises ValueError
+    (``orjson.JSONDecodeError`` is one) for text that is not JSON."""
+    long = (_LONG_DIGITS if isinstance(data, str) else _LONG_DIGITS_BYTES).search(data)
+    return json.loads(data) if long else orjson.loads(data)
+
 
 #: Replies a socket may have waiting in order (commands queued behind the running one);
 #: past it the socket's frames are not read until one is answered.
@@ -258,8 +274,8 @@ class CommandChannel:
         if data is None:
             data = message.get("bytes") or b""
         try:
-            frame = orjson.loads(data)
-        except orjson.JSONDecodeError:
+            frame = _loads(data)
+        except ValueError:  # orjson's JSONDecodeError and json's alike
             return Refusal("invalid", None, ApiError(422, Code.MALFORMED, "a frame is one JSON object in UTF-8"))
         if not isinstance(frame, dict):
             return Refusal("invalid", None, ApiError(422, Code.MALFORMED, "a frame is one JSON object"))

@@ -408,9 +408,7 @@ def apply_action(state: CampaignState, player_id: int, action: dict[str, Any]) -
     atype = action.get("type")
     handler = ACTIONS.get(atype) if isinstance(atype, str) else None
     if handler is None:
-        raise GameError(
-            ErrorCode.MALFORMED, f"unknown action type {action.get('type')!r}; known: {sorted(ACTIONS)}"
-        )
+        raise GameError(ErrorCode.MALFORMED, life.unknown_action(action, sorted(ACTIONS), "a campaign"))
     if state.phase == "finished" and atype != "restart":
         raise GameError(ErrorCode.GAME_FINISHED, "the level is over (restart plays it again)")
     player = life.acting_player(state, player_id)

@@ -173,6 +173,15 @@ def _alive(state: LifeState) -> list[LifePlayer]:
     return [p for p in state.players if not p.out]
 
 
+def unknown_action(action: Mapping[str, Any], known: list[str], game: str) -> str:
+    """The message of a ``MALFORMED`` refusal of an action whose ``type`` is missing or
+    not one of ``known`` (``game``: "a Life", "a campaign"); an action without a ``type``
+    is said to need one (a ``{unit_id, dx, dy}`` move is a CellWar game's action)."""
+    if "type" not in action:
+        return f"{game} game's action needs a 'type', one of {known} (a {{unit_id, dx, dy}} move is for CellWar games)"
+    return f"unknown action type {action['type']!r}; known: {known}"
+
+
 def cell_counts(grid: np.ndarray) -> list[int]:
     """Live cells per colour: ``counts[k]`` for k = 0..4 (index 0 = dead cells)."""
     return [int(c) for c in np.bincount(grid.ravel(), minlength=5)[:5]]
@@ -919,10 +928,7 @@ def apply_action(state: LifeState, player_id: int, action: dict[str, Any]) -> Li
     atype = action.get("type")
     handler = ACTIONS.get(atype) if isinstance(atype, str) else None
     if handler is None:
-        raise GameError(
-            ErrorCode.MALFORMED,
-            f"unknown action type {action.get('type')!r}; known: {sorted(ACTIONS)}",
-        )
+        raise GameError(ErrorCode.MALFORMED, unknown_action(action, sorted(ACTIONS), "a Life"))
     if state.phase == "finished":
         raise GameError(ErrorCode.GAME_FINISHED, "the game is over")
     player = acting_player(state, player_id)

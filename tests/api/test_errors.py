@@ -179,6 +179,12 @@ async def test_malformed_action_is_422(http, api, game, body):
         # a body naming a move's field is a move: its missing fields are named
         ({"unit_id": 1}, "body.move.dx: Field required; body.move.dy: Field required"),
         ({"type": "place"}, "body.place.cells: Field required"),
+        # what the body was, in the refusal
+        ({"type": "fly"}, '(got type "fly")'),
+        ({}, "(got an object with neither)"),
+        ([1, 2], "(got an array)"),
+        ({"type": "speed", "multiplier": True}, "body.speed.multiplier: Input should be 1, 2, 4 or 8"),
+        ({"type": "place", "cells": [[99999999999999999999, 5]]}, "(got 99999999999999999999)"),
     ],
 )
 async def test_a_malformed_action_names_what_it_lacks(http, api, game, body, shown):
@@ -200,6 +206,7 @@ async def test_body_that_is_not_json_is_422(http, api, game):
         headers={**bearer(first), "Content-Type": "application/json"},
     )
     assert_error(response, 422, "MALFORMED")
+    assert response.json()["error"]["message"] == "body: not valid JSON (Expecting value at character 0)"
     assert await observe(api, game_id, first) == before
 
 

@@ -192,6 +192,11 @@ LIFE_REFUSALS: list[tuple[int, str, Any, int, str]] = [
     (0, "action", {"type": "place", "cells": [[1, 1.5]]}, 422, "MALFORMED"),
     (0, "action", {"type": "stamp", "pattern": "glider", "rle": "o!", "x": 1, "y": 1}, 422, "MALFORMED"),
     (0, "action", {"type": "speed", "multiplier": 3}, 422, "MALFORMED"),
+    (0, "action", {"type": "speed", "multiplier": True}, 422, "MALFORMED"),
+    # longer than 64 bits: read as the same integer by both (orjson would read a float)
+    (0, "action", {"type": "place", "cells": [[99999999999999999999, 5]]}, 422, "MALFORMED"),
+    (0, "action", {}, 422, "MALFORMED"),
+    (0, "action", {"type": "fly"}, 422, "MALFORMED"),
 ]
 
 

@@ -572,3 +572,20 @@ def test_every_library_pattern_can_be_stamped():
         for rotation in (0, 3):
             new = act(state, 1, "stamp", pattern=name, x=10, y=10, rotation=rotation)
             assert new.player(1).budget_left == 10_000 - live_cells, name
+
+
+@pytest.mark.parametrize(
+    ("action", "words"),
+    [
+        # a CellWar move sent to a Life game: told what a Life action needs, not "type None"
+        ({"unit_id": 1, "dx": 0, "dy": 1}, "a Life game's action needs a 'type', one of ['erase', "),
+        ({"unit_id": 1, "dx": 0, "dy": 1}, "(a {unit_id, dx, dy} move is for CellWar games)"),
+        ({"type": "jump"}, "unknown action type 'jump'; known: ['erase', "),
+    ],
+)
+def test_an_action_without_a_known_type_is_told_what_a_life_action_is(action, words):
+    with pytest.raises(GameError) as err:
+        engine.apply_action(start(), 1, action)
+    assert err.value.code == "MALFORMED"
+    assert words in err.value.message
+    assert "None" not in err.value.message
