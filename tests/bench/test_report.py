@@ -172,3 +172,11 @@ def test_an_only_run_keeps_the_other_benchmarks_rows_of_their_last_runs(
     assert "| roundtrip | actions/s | 900.0 |" in text and "| 600.0 |" not in text
     assert "the rows of kernel are those of their last runs" in text
     assert "over 2 benchmarks: kernel, roundtrip" in text
+
+
+def test_only_names_the_unknown_benchmarks_and_the_known_ones(capsys: pytest.CaptureFixture[str]):
+    with pytest.raises(SystemExit) as exit_info:
+        run.main(["--only", "kernel,nosuch", "--only", "other"])
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    assert "unknown benchmark nosuch, other: the benchmarks are kernel, roundtrip, actions" in err
