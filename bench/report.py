@@ -371,6 +371,13 @@ def write_report(
     return path
 
 
+def read_result(path: Path) -> dict[str, Any] | None:
+    """The benchmark result a ``<name>.json`` holds (``{"rows": [...], ...}``), or None for
+    JSON of another shape. Raises OSError (unreadable) or ValueError (not JSON)."""
+    data = json.loads(path.read_text())
+    return data if isinstance(data, dict) and isinstance(data.get("rows"), list) else None
+
+
 def main(argv: list[str] | None = None) -> int:
     """``python -m bench.report [--dir .bench]``: rebuild report.md from the JSON files."""
     parser = argparse.ArgumentParser(prog="python -m bench.report", description=main.__doc__)
@@ -380,8 +387,8 @@ def main(argv: list[str] | None = None) -> int:
     results: dict[str, dict[str, Any]] = {}
     machine: dict[str, Any] = {}
     for path in sorted(out_dir.glob("*.json")):
-        data = json.loads(path.read_text())
-        if isinstance(data, dict) and "rows" in data:
+        data = read_result(path)
+        if data is not None:
             results[path.stem] = data
             machine = data.get("machine", machine)
     if not results:

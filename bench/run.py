@@ -154,10 +154,10 @@ def with_earlier(results: dict[str, dict[str, Any]], out_dir: Path) -> dict[str,
             merged[name] = results[name]
             continue
         try:
-            earlier = json.loads((out_dir / f"{name}.json").read_text())
+            earlier = report.read_result(out_dir / f"{name}.json")
         except (OSError, ValueError):
             continue
-        if isinstance(earlier, dict) and isinstance(earlier.get("rows"), list):
+        if earlier is not None:
             merged[name] = {**earlier, "earlier": True}
     return merged
 

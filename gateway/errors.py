@@ -213,10 +213,7 @@ _SHAPES = {type(None): "null", list: "an array", str: "a string", int: "a number
 def _got_action(value: Any) -> str:
     if isinstance(value, dict):
         if "type" in value:
-            shown = json.dumps(value["type"], default=str)
-            if len(shown) > _GOT_CHARS:
-                shown = shown[: _GOT_CHARS - 1] + "…"
-            return f" (got type {shown})"
+            return f" (got type {_clip(json.dumps(value['type'], default=str))})"
         return " (got an object with neither)"
     if isinstance(value, bool):
         return " (got a boolean)"
@@ -232,10 +229,12 @@ def _got(err: dict[str, Any]) -> str:
         return _got_action(value)
     if isinstance(value, bool) or not isinstance(value, int | float | str):
         return ""
-    text = repr(value)
-    if len(text) > _GOT_CHARS:
-        text = text[: _GOT_CHARS - 1] + "…"
-    return f" (got {text})"
+    return f" (got {_clip(repr(value))})"
+
+
+def _clip(text: str) -> str:
+    """``text`` cut to :data:`_GOT_CHARS` characters (the last one ``…`` when cut)."""
+    return text if len(text) <= _GOT_CHARS else text[: _GOT_CHARS - 1] + "…"
 
 
 #: ``Retry-After`` of a 503 ``UNAVAILABLE`` (seconds): a fault is retryable, never final

@@ -178,11 +178,14 @@ class Keeper:
             if entry.get("lease", "lease" not in entry)
         }
         wanted |= self.presence.tracked_games()
-        wanted |= {g.game_id for g in self.games.loaded() if self.needs_lease(g)}
-        # a loaded game that is over and needs nothing more has no holder, whatever its
-        # directory entry says until the mirror brings the one its end wrote (its lease,
-        # just released above, would otherwise be taken again at once)
-        wanted -= {g.game_id for g in self.games.loaded() if g.finished and not self.needs_lease(g)}
+        for g in self.games.loaded():
+            if self.needs_lease(g):
+                wanted.add(g.game_id)
+            elif g.finished:
+                # over and needing nothing more: no holder, whatever its directory entry
+                # says until the mirror brings the one its end wrote (its lease, just
+                # released above, would otherwise be taken again at once)
+                wanted.discard(g.game_id)
         self._load_failures.keep_only(wanted)
         self.leases.keep_retries(wanted)
         # nobody's, or ours by name but not held here: this instance restarted with the
