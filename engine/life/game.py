@@ -609,7 +609,8 @@ def _check_in_zone(zone: Zone, xs: np.ndarray, ys: np.ndarray) -> None:
         i = int(np.flatnonzero(~inside)[0])
         raise GameError(
             ErrorCode.OUT_OF_ZONE,
-            f"cell [{int(xs[i])}, {int(ys[i])}] is outside your zone {list(zone)}",
+            f"cell [{int(xs[i])}, {int(ys[i])}] is outside your zone "
+            f"(x {zone[0]}..{zone[2] - 1}, y {zone[1]}..{zone[3] - 1})",
         )
 
 

@@ -70,7 +70,9 @@ def test_view_reports_own_zone_and_all_zones():
 
 def test_place_outside_own_zone_is_refused_in_placement_and_redraw():
     state = start(width=20, height=10)
-    refused("OUT_OF_ZONE", engine.apply_action, state, 1, {"type": "place", "cells": [[10, 0]]})
+    err = refused("OUT_OF_ZONE", engine.apply_action, state, 1, {"type": "place", "cells": [[10, 0]]})
+    # the zone as inclusive ranges, not an [x0, y0, x1, y1] list of unnamed order
+    assert err.message == "cell [10, 0] is outside your zone (x 0..9, y 0..9)"
     refused("OUT_OF_ZONE", engine.apply_action, state, 1, {"type": "place", "cells": [[-1, 0]]})
     refused("OUT_OF_ZONE", engine.apply_action, state, 1, {"type": "place", "cells": [[0, 10]]})
     state = running(shift(BLOCK, 2, 2), shift(BLOCK, 14, 2), width=20, height=10)
