@@ -576,7 +576,8 @@ ActionBody = Annotated[
         _action_tag,
         custom_error_type="invalid_action",
         custom_error_message="unknown action: an action is a JSON object with 'type' one of "
-        f"{list(_LIFE_TYPES)} (Life), or a CellWar move {{unit_id, dx, dy}}",
+        f"{[t for t in _LIFE_TYPES if t != 'restart']} (Life; 'restart' too in the campaign), "
+        "or a CellWar move {unit_id, dx, dy}",
     ),
 ]
 

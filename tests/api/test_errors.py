@@ -176,6 +176,7 @@ async def test_malformed_action_is_422(http, api, game, body):
         ("place", "unknown action: an action is a JSON object with 'type' one of"),
         ([1, 2], "unknown action: an action is a JSON object with 'type' one of"),
         ({"cells": [[1, 1]]}, "or a CellWar move {unit_id, dx, dy}"),
+        ({"type": "fly"}, "'resign'] (Life; 'restart' too in the campaign)"),
         # a body naming a move's field is a move: its missing fields are named
         ({"unit_id": 1}, "body.move.dx: Field required; body.move.dy: Field required"),
         ({"type": "place"}, "body.place.cells: Field required"),
