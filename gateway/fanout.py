@@ -136,11 +136,12 @@ class _Upstream:
         self.task = asyncio.create_task(self._run(), name=f"fanout-watch-{game_id}-{player_id}")
 
     def join(self) -> Subscription:
-        """A new subscriber, primed with the newest view (and ``finished``) seen so far."""
+        """A new subscriber, primed with the newest view seen so far, or ``finished``
+        (the final view) once the game ended."""
         sub = Subscription(self, self.hub.queue_frames)
-        for frame in (self.last_view, self.finished):
-            if frame is not None:
-                sub._push(frame)
+        frame = self.finished or self.last_view
+        if frame is not None:
+            sub._push(frame)
         self.subscribers.add(sub)
         return sub
 

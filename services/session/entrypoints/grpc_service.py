@@ -502,14 +502,15 @@ class SessionServicer(session_pb2_grpc.SessionServicer):
             presence = self.presence.version(game.game_id)
             progress = game.progress
             version, view = await self._view(game, player_id)
-            if (version, view) != sent:
-                await context.write(session_pb2.WatchUpdate(type="view", seq=version, view=view))
-                sent = (version, view)
             if game.finished and game.version(player_id) == version:
+                # the final view goes once, as `finished` (not also as a `view` frame)
                 await context.write(
                     session_pb2.WatchUpdate(type="finished", seq=version, view=view)
                 )
                 return
+            if (version, view) != sent:
+                await context.write(session_pb2.WatchUpdate(type="view", seq=version, view=view))
+                sent = (version, view)
             if (
                 game.version(player_id) == version
                 and presence == self.presence.version(game.game_id)

@@ -349,7 +349,8 @@ class Spectators:
     ) -> None:
         """Send ``("view", seq, view)`` now (once an event is old enough) and whenever the
         delayed view moves (when the spectator sees everything: once per event, in
-        order), then ``("finished", seq, view)`` when the delayed state is the end;
+        order), then ``("finished", seq, view)`` when the delayed state is the end (the
+        final view is sent that way only, not also as a ``view``);
         returns then, or when ``closing`` is set.
 
         Raises:
@@ -372,11 +373,13 @@ class Spectators:
                 changed = game.changed
                 await feed.advance()
                 for seq in feed.since(shown):
+                    shown = seq
+                    if feed.finished and not feed.pending and seq == feed.seq:
+                        break  # the final view goes once, as `finished` below
                     frame, view = await feed.view(seq)
                     if frame != sent:
                         await send("view", frame, view)
                         sent = frame
-                    shown = seq
                 if feed.finished and not feed.pending and shown == feed.seq:
                     frame, view = await feed.view()
                     await send("finished", frame, view)
