@@ -275,3 +275,40 @@ async def test_a_spectator_cannot_watch_a_running_game_under_fog(client):
     assert error_from_rpc(watch.value)[0] == "FORBIDDEN"
     own = await client.view(gid, 1)  # a player still sees its own fogged view
     assert {u["owner"] for u in own["units"]} == {1}
+
+
+async def test_every_view_of_a_finished_game_shows_the_same_players(client):
+    """Both players' streams open when a move ends the game: the move's answer, the
+    ``finished`` frames and the views read after the end are one view per player (the
+    streams closing at the end do not show their players away; a finished game's views
+    carry no presence), with ``connected`` true for both (nobody was removed)."""
+    gid = await client.create(
+        {
+            "width": 4,
+            "height": 4,
+            "players": 2,
+            "units": [
+                {"owner": 1, "type": "infantry", "x": 0, "y": 0},
+                {"owner": 2, "type": "infantry", "x": 1, "y": 1},
+            ],
+            "disconnect_timeout_s": 5.0,
+        },
+        kind="cellwar",
+    )
+    for name in ("p1", "p2"):
+        await client.join(gid, name)
+    streams = {pid: await open_stream(client, gid, pid) for pid in (1, 2)}
+    reply = await client.act(gid, 1, {"unit_id": 1, "dx": 1, "dy": 1})  # takes p2's last unit
+    finals = {}
+    for pid, stream in streams.items():
+        while (update := await stream.read()).type != "finished":
+            pass
+        finals[pid] = (update.seq, json.loads(update.view))
+    answered = json.loads(reply.view)
+    assert answered["phase"] == "finished" and answered["winner"] == 1
+    assert finals[1] == (reply.seq, answered)
+    await asyncio.sleep(0.3)  # the streams have ended: their players' presence is gone
+    for pid in (1, 2):
+        view = await client.view(gid, pid)
+        assert view == finals[pid][1]
+        assert [p["connected"] for p in view["players"]] == [True, True]

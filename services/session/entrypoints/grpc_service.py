@@ -154,8 +154,10 @@ class SessionServicer(session_pb2_grpc.SessionServicer):
 
     async def _view(self, game: Game, player_id: int) -> tuple[int, bytes]:
         """``(version, view with presence)`` of a player now (rendered once per seq, run
-        progress and set of players away: :attr:`Game.shown`)."""
-        away = self.presence.away(game.game_id)
+        progress and set of players away: :attr:`Game.shown`). A finished game's views
+        carry no presence: its streams close at the end, and every view of its last seq
+        (a command's answer, ``GET /state``, the ``finished`` frame) must be the same."""
+        away = frozenset() if game.finished else self.presence.away(game.game_id)
         at = (game.seq, game.progress, away)
         if game.shown_at == at:
             shown = game.shown.get(player_id)
