@@ -91,16 +91,22 @@ log = structlog.get_logger("gateway.ws_commands")
 #: A run of 20 digits in a frame: orjson reads integers of up to 64 bits and any longer
 #: one as a float, so ``99999999999999999999`` would be refused as "not a valid integer"
 #: where REST's body (the standard library's ``json``) refuses it as too large.
-_LONG_DIGITS = re.compile(r"[0-9]{20}")
-_LONG_DIGITS_BYTES = re.compile(rb"[0-9]{20}")
+#: A run of 19 digits: a number that may lie outside int64 (-2**63 has 19 digits).
+_LONG_DIGITS = re.compile(r"[0-9]{19}")
+_LONG_DIGITS_BYTES = re.compile(rb"[0-9]{19}")
 
 
 def _loads(data: str | bytes) -> Any:
-    """A frame's JSON value: by orjson, or where a number may be longer than 64 bits by
-    ``json`` (as REST reads a body: the same value, so the same answer). Raises ValueError
-    (``orjson.JSONDecodeError`` is one) for text that is not JSON."""
-    long = (_LONG_DIGITS if isinstance(data, str) else _LONG_DIGITS_BYTES).search(data)
-    return json.loads(data) if long else orjson.loads(data)
+    """A frame's JSON value as REST reads a body (the same value, so the same answer): by
+    orjson, or by ``json`` where a number may lie outside int64 (orjson reads it as a
+    float) or orjson refuses what ``json`` takes (``NaN``, ``Infinity``, ``1e400``).
+    Raises ValueError (``orjson.JSONDecodeError`` is one) for text that is not JSON."""
+    if (_LONG_DIGITS if isinstance(data, str) else _LONG_DIGITS_BYTES).search(data):
+        return json.loads(data)
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError:
+        return json.loads(data)
 
 
 #: Replies a socket may have waiting in order (commands queued behind the running one);

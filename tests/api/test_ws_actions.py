@@ -135,7 +135,9 @@ async def rest_action(
     http: httpx.AsyncClient, game_id: str, token: str, action: Any, key: str | None = None
 ) -> httpx.Response:
     headers = {**bearer(token), **({"Idempotency-Key": key} if key else {})}
-    return await http.post(f"/game/{game_id}/action", json=action, headers=headers)
+    # json.dumps writes NaN and Infinity as JavaScript does (httpx's json= refuses them)
+    headers["Content-Type"] = "application/json"
+    return await http.post(f"/game/{game_id}/action", content=json.dumps(action), headers=headers)
 
 
 async def rest_end_turn(http: httpx.AsyncClient, game_id: str, token: str, key: str | None = None) -> httpx.Response:
@@ -195,6 +197,10 @@ LIFE_REFUSALS: list[tuple[int, str, Any, int, str]] = [
     (0, "action", {"type": "speed", "multiplier": True}, 422, "MALFORMED"),
     # longer than 64 bits: read as the same integer by both (orjson would read a float)
     (0, "action", {"type": "place", "cells": [[99999999999999999999, 5]]}, 422, "MALFORMED"),
+    (0, "action", {"type": "place", "cells": [[-9223372036854775809, 5]]}, 422, "MALFORMED"),
+    # NaN and Infinity, which orjson refuses and REST's json reads
+    (0, "action", {"type": "place", "cells": [[float("nan"), 5]]}, 422, "MALFORMED"),
+    (0, "action", {"type": "speed", "multiplier": float("inf")}, 422, "MALFORMED"),
     (0, "action", {}, 422, "MALFORMED"),
     (0, "action", {"type": "fly"}, 422, "MALFORMED"),
 ]
