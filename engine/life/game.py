@@ -602,6 +602,13 @@ def _require_drawing(state: LifeState, player: LifePlayer) -> Zone:
     return _zone(state, player.id)
 
 
+def zone_text(zone: Zone) -> str:
+    """The half-open ``zone`` ``(x0, y0, x1, y1)`` as refusals name it: inclusive ranges,
+    ``"(x 0..9, y 0..9)"``."""
+    x0, y0, x1, y1 = zone
+    return f"(x {x0}..{x1 - 1}, y {y0}..{y1 - 1})"
+
+
 def _check_in_zone(zone: Zone, xs: np.ndarray, ys: np.ndarray) -> None:
     """Raises ``OUT_OF_ZONE`` unless every cell lies in ``zone`` (hence on the board)."""
     inside = in_zone(zone, xs, ys)
@@ -609,8 +616,7 @@ def _check_in_zone(zone: Zone, xs: np.ndarray, ys: np.ndarray) -> None:
         i = int(np.flatnonzero(~inside)[0])
         raise GameError(
             ErrorCode.OUT_OF_ZONE,
-            f"cell [{int(xs[i])}, {int(ys[i])}] is outside your zone "
-            f"(x {zone[0]}..{zone[2] - 1}, y {zone[1]}..{zone[3] - 1})",
+            f"cell [{int(xs[i])}, {int(ys[i])}] is outside your zone {zone_text(zone)}",
         )
 
 
@@ -813,7 +819,7 @@ def action_stamp(state: LifeState, player: LifePlayer, action: dict[str, Any]) -
     if not keep.any():
         raise GameError(
             ErrorCode.OUT_OF_ZONE,
-            f"no cell of the stamp at [{x}, {y}] lands inside your zone {list(zone)}",
+            f"no cell of the stamp at [{x}, {y}] lands inside your zone {zone_text(zone)}",
         )
     flat = ys[keep] * state.config.width + xs[keep]
     new = flat[state.grid.ravel()[flat] == 0]
