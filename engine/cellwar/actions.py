@@ -45,6 +45,12 @@ def parse_action(action: Mapping[str, Any]) -> tuple[int, int, int]:
     """
     if not isinstance(action, Mapping):
         raise GameError(ErrorCode.MALFORMED, "a CellWar action is {unit_id, dx, dy}")
+    if "type" in action and "unit_id" not in action:
+        raise GameError(
+            ErrorCode.MALFORMED,
+            f"a CellWar game's action is a move {{unit_id, dx, dy}} (got type {action['type']!r}: "
+            "typed actions are for Life and campaign games)",
+        )
     values = []
     for key in ("unit_id", "dx", "dy"):
         value = action.get(key)

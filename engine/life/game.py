@@ -935,7 +935,8 @@ def apply_action(state: LifeState, player_id: int, action: dict[str, Any]) -> Li
     atype = action.get("type")
     handler = ACTIONS.get(atype) if isinstance(atype, str) else None
     if handler is None:
-        raise GameError(ErrorCode.MALFORMED, unknown_action(action, sorted(ACTIONS), "a Life"))
+        known = sorted(a for a in ACTIONS if a != "restart")  # restart: campaign levels only
+        raise GameError(ErrorCode.MALFORMED, unknown_action(action, known, "a Life"))
     if state.phase == "finished":
         raise GameError(ErrorCode.GAME_FINISHED, "the game is over")
     player = acting_player(state, player_id)

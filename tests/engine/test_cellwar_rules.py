@@ -541,3 +541,15 @@ def test_kind_module_contract():
         "decode_state",
     ):
         assert callable(getattr(cw, name))
+
+
+def test_a_typed_action_is_told_that_a_cellwar_action_is_a_move():
+    """A Life action sent to a CellWar game names what a CellWar action is and what was
+    sent, not a missing ``unit_id``."""
+    with pytest.raises(GameError) as err:
+        engine.apply_action(start([(1, INF, 3, 3), FAR]), 1, {"type": "place", "cells": [[1, 1]]})
+    assert err.value.code == "MALFORMED"
+    assert err.value.message == (
+        "a CellWar game's action is a move {unit_id, dx, dy} (got type 'place': "
+        "typed actions are for Life and campaign games)"
+    )

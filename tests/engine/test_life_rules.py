@@ -591,3 +591,4 @@ def test_an_action_without_a_known_type_is_told_what_a_life_action_is(action, wo
     assert err.value.code == "MALFORMED"
     assert words in err.value.message
     assert "None" not in err.value.message
+    assert "restart" not in err.value.message  # campaign levels only
