@@ -35,6 +35,7 @@ a body that does not parse becomes 422 ``MALFORMED``).
 from __future__ import annotations
 
 import json
+import sys
 from enum import StrEnum
 from typing import Any
 
@@ -267,18 +268,20 @@ async def _validation_error_handler(_request: Request, exc: Exception) -> JSONRe
     )
 
 
+def _unparsed(cause: BaseException | None) -> str:
+    """The message of a body FastAPI could not parse (``cause``: what its JSON decoding
+    raised); a number longer than Python's 4300-digit limit for ``int`` is named."""
+    if isinstance(cause, ValueError) and "integer string conversion" in str(cause):
+        return f"body: a number has more than {sys.get_int_max_str_digits()} digits"
+    return "the request body could not be parsed (JSON in UTF-8, not nested too deeply)"
+
+
 async def _http_error_handler(_request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, StarletteHTTPException)
     if exc.status_code == 400:
         # FastAPI's "error parsing the body" (not UTF-8, nested too deep, ...): a body
         # that does not parse is MALFORMED, answered 422 like one that does not fit.
-        return JSONResponse(
-            error_body(
-                "MALFORMED",
-                "the request body could not be parsed (JSON in UTF-8, not nested too deeply)",
-            ),
-            status_code=422,
-        )
+        return JSONResponse(error_body("MALFORMED", _unparsed(exc.__cause__)), status_code=422)
     code = _CODE_BY_HTTP_STATUS.get(exc.status_code, "INTERNAL" if exc.status_code >= 500 else "ERROR")
     message = exc.detail if isinstance(exc.detail, str) else str(exc.detail)
     return JSONResponse(

@@ -199,6 +199,18 @@ async def test_a_malformed_action_names_what_it_lacks(http, api, game, body, sho
     assert await observe(api, game_id, first) == before
 
 
+async def test_a_number_longer_than_the_int_limit_is_named(http, api, game):
+    game_id, first, _, before = game
+    response = await http.post(
+        f"/game/{game_id}/action",
+        content=b'{"type": "place", "cells": [[' + b"9" * 5000 + b", 1]]}",
+        headers={**bearer(first), "Content-Type": "application/json"},
+    )
+    assert_error(response, 422, "MALFORMED")
+    assert response.json()["error"]["message"] == "body: a number has more than 4300 digits"
+    assert await observe(api, game_id, first) == before
+
+
 async def test_body_that_is_not_json_is_422(http, api, game):
     game_id, first, _, before = game
     response = await http.post(
