@@ -88,10 +88,10 @@ if TYPE_CHECKING:
 
 log = structlog.get_logger("gateway.ws_commands")
 
-#: A run of 20 digits in a frame: orjson reads integers of up to 64 bits and any longer
-#: one as a float, so ``99999999999999999999`` would be refused as "not a valid integer"
-#: where REST's body (the standard library's ``json``) refuses it as too large.
-#: A run of 19 digits: a number that may lie outside int64 (-2**63 has 19 digits).
+#: A run of 19 digits in a frame: a number that may lie outside 64 bits (-2**63 has 19
+#: digits). orjson reads such a number as a float, so ``99999999999999999999`` would be
+#: refused as "not a valid integer" where REST's body (the standard library's ``json``)
+#: is refused as too large.
 _LONG_DIGITS = re.compile(r"[0-9]{19}")
 _LONG_DIGITS_BYTES = re.compile(rb"[0-9]{19}")
 
