@@ -6,7 +6,12 @@ elapsed`` generations to each game's debt (fractions carry over), and calls
 the packed tick path (docs/architecture/ticking.md). The engine keeps each running
 game in its run cache, so a tick ships only references (game id, the hash of its last
 recorded state, the generations run since) and gets back the generation reached and
-the views of the players watched now; nothing is recorded per tick.
+the views of the players watched now; nothing is recorded per tick. A game nobody
+watches (no Watch stream, GetView or other instance's interest: no view is wanted) steps
+every :data:`UNWATCHED_STEP_S` instead, all such games at the same tick: the same
+generations in fewer, larger items (the per-call cost of a game is about as large as a
+generation's), its slot pool advanced whole. A game gets a step every tick again as soon
+as someone watches it. A game carries at most :data:`MAX_BACKLOG_S` of owed generations.
 
 A run is **recorded** — one ``GenerationsTicked{n}``, through the command loop
 (:meth:`CommandLoop.record_run`, fenced by the expected last seq) — when the board
@@ -49,12 +54,18 @@ from services.session.service_layer.loop import CommandLoop
 
 log = structlog.get_logger("cellwar.session.ticker")
 
-#: Most seconds of debt a game may carry (after a pause or a slow engine), seconds.
-MAX_BACKLOG_S = 1.0
+#: Most seconds of debt a game may carry (after a pause or a slow engine), seconds: above
+#: the step of a game nobody watches, with room for a slow tick between two steps.
+MAX_BACKLOG_S = 2.0
 #: Seconds of running time a run holds at most before it is recorded (a checkpoint).
 CHECKPOINT_S = 8.0
 #: Seconds a GetView keeps asking for a player's progress views.
 WANTED_S = 5.0
+#: Seconds between the steps of a game nobody watches (no Watch stream, no recent GetView,
+#: no other instance's interest): its generations are the same, run in fewer, larger
+#: ``Engine.Run`` items, since no view of the steps between is wanted. A watched game
+#: steps every tick.
+UNWATCHED_STEP_S = 0.5
 
 OK = engine_pb2.RunResult.OK
 MISS = engine_pb2.RunResult.MISS
@@ -125,6 +136,8 @@ class Ticker:
         interval: seconds between two ticks (see :func:`tick_interval`).
         checkpoint_s: running time a run holds at most before it is recorded (seconds).
         relay: publishes progress for watchers on other instances (optional).
+        unwatched_step_s: seconds between the steps of a game nobody watches
+            (:data:`UNWATCHED_STEP_S`; ``interval`` or less: every tick).
     """
 
     def __init__(
@@ -136,6 +149,7 @@ class Ticker:
         interval: float,
         checkpoint_s: float = CHECKPOINT_S,
         relay: Any | None = None,
+        unwatched_step_s: float = UNWATCHED_STEP_S,
     ):
         self.games = games
         self.loop = loop
@@ -144,6 +158,8 @@ class Ticker:
         self.interval = interval
         self.checkpoint_s = checkpoint_s
         self.relay = relay
+        self.unwatched_step_s = unwatched_step_s
+        self._since_step: float | None = None  # seconds since the last common step
         self._task: asyncio.Task | None = None
 
     @staticmethod
@@ -185,7 +201,15 @@ class Ticker:
         running time at the game's speed)."""
         return max(1, round(self.checkpoint_s * self.rate * max(game.state.speed, 1)))
 
-    def _item(self, game: Game, generations: int, now: float, *, record: bool = False):
+    def _item(
+        self,
+        game: Game,
+        generations: int,
+        now: float,
+        *,
+        record: bool = False,
+        view_players: list[int] | None = None,
+    ):
         return engine_pb2.RunItem(
             game_id=game.game_id,
             base_hash=game.state.state_hash,
@@ -193,7 +217,7 @@ class Ticker:
             generations=generations,
             checkpoint=self._checkpoint(game),
             record=record,
-            view_players=game.view_players(now),
+            view_players=game.view_players(now) if view_players is None else view_players,
         )
 
     async def _call(
@@ -235,6 +259,12 @@ class Ticker:
         if unheld:
             await self.leases.acquire(unheld)
         now = self._now()
+        # the games nobody watches step together, at the first tick ``unwatched_step_s``
+        # after the last such step (so a slot pool of them advances whole:
+        # docs/architecture/ticking.md); half a tick early is near enough
+        since = None if self._since_step is None else self._since_step + elapsed
+        step_all = since is None or since >= self.unwatched_step_s - self.interval / 2
+        self._since_step = 0.0 if step_all else since
         batch: list[tuple[Game, engine_pb2.RunItem]] = []
         for game in self.games.loaded():
             if game.game_id not in running or not self.leases.holds(game.game_id):
@@ -246,8 +276,11 @@ class Ticker:
             game.due = min(game.due + rate * elapsed, max(rate * MAX_BACKLOG_S, 1.0))
             n = int(game.due)
             overdue = bool(game.run_done) and now - game.run_started >= self.checkpoint_s * 1.5
-            if n >= 1 or overdue:
-                batch.append((game, self._item(game, n, now, record=overdue)))
+            if n < 1 and not overdue:
+                continue
+            views = game.view_players(now)
+            if views or step_all or overdue:
+                batch.append((game, self._item(game, n, now, record=overdue, view_players=views)))
         if not batch:
             return 0
         return await self._apply(batch)

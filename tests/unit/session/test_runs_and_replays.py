@@ -50,7 +50,12 @@ class Leases:
 
 
 class Instance:
-    def __init__(self, backend: MemoryBackend, snapshots: MemorySnapshots | None = None) -> None:
+    def __init__(
+        self,
+        backend: MemoryBackend,
+        snapshots: MemorySnapshots | None = None,
+        unwatched_step_s: float = 0.125,
+    ) -> None:
         self.store = MemoryEventLog(backend)
         self.engine = InProcessEngine()
         self.snapshots = snapshots or MemorySnapshots()
@@ -68,8 +73,11 @@ class Instance:
             self.engine,
             projections=[SnapshotProjection(self.snapshots, self.store, 10)],
         )
-        # 8 generations per second, a tick every 1/8 s, a checkpoint every 2 s
-        self.ticker = Ticker(self.games, self.loop, leases, 8.0, 0.125, checkpoint_s=2.0)
+        # 8 generations per second, a tick every 1/8 s, a checkpoint every 2 s; every game
+        # steps every tick (as a watched game does), unless ``unwatched_step_s`` says
+        self.ticker = Ticker(
+            self.games, self.loop, leases, 8.0, 0.125, checkpoint_s=2.0, unwatched_step_s=unwatched_step_s
+        )
 
     async def run(self, gid: str, type_: str, actor: int, payload: dict, key: str = ""):
         return await self.loop.handle(Command(gid, type_, actor, dumps(payload), key))
@@ -151,6 +159,62 @@ async def test_the_checkpoints_of_one_tick_are_appended_together(backend):
         assert counts(events) == [16] and len(events) == before[gid] + 1
         assert a.games.games[gid].state.generation == 16
         folds_to_every_hash(events)
+
+
+def steps_of(instance: Instance, gid: str) -> list[int]:
+    """The generations of each ``Engine.Run`` item of game ``gid`` from now on (not
+    counting an item sent again with its base after a MISS)."""
+    steps: list[int] = []
+    run = instance.engine.run
+
+    async def counting(items):
+        steps.extend(i.generations for i in items if i.game_id == gid and not i.base.state)
+        return await run(items)
+
+    instance.engine.run = counting
+    return steps
+
+
+async def test_a_game_nobody_watches_steps_every_half_second(backend):
+    """Its generations run 4 at a time at every 4th tick (1 at the first): the same rate
+    of 8 per second, a quarter of the items; its checkpoint is recorded at the step that
+    reaches it, and every recorded hash is the fold's."""
+    a = Instance(backend, unwatched_step_s=0.5)
+    gid = await a.start(GLIDERS, GLIDER_1, GLIDER_2)
+    steps = steps_of(a, gid)
+    await a.ticks(16)
+    game = a.games.games[gid]
+    assert steps == [1, 4, 4, 4] and game.run_done == 13 and game.generation == 13
+    await a.ticks(1)  # the step past the checkpoint (16 generations) records it
+    events = a.store.events(gid)
+    assert steps == [1, 4, 4, 4, 4] and counts(events) == [17]
+    assert game.run_done == 0 and game.state.generation == 17
+    folds_to_every_hash(events)
+    # the same 17 generations a step at a time: the same board
+    b = Instance(MemoryBackend())
+    gid_b = await b.start(GLIDERS, GLIDER_1, GLIDER_2)
+    await b.ticks(17)
+    view_a = json.loads((await a.games.view(game, 1))[1])
+    view_b = json.loads((await b.games.view(b.games.games[gid_b], 1))[1])
+    assert view_a["generation"] == view_b["generation"] == 17
+    assert view_a["board"] == view_b["board"]
+
+
+async def test_a_watched_game_steps_every_tick_from_the_next_tick(backend):
+    """A Watch stream opens between two steps: the next tick runs what the game owes and
+    every tick after runs one generation; closed again, the game waits for the next
+    common step."""
+    a = Instance(backend, unwatched_step_s=0.5)
+    gid = await a.start(GLIDERS, GLIDER_1, GLIDER_2)
+    steps = steps_of(a, gid)
+    await a.ticks(3)  # ticks 0..2: the first step (1), then owing 2
+    game = a.games.games[gid]
+    game.watching[1] = 1
+    await a.ticks(3)  # ticks 3..5
+    assert steps == [1, 3, 1, 1] and game.generation == 6
+    game.watching[1] = 0
+    await a.ticks(4)  # ticks 6..9: the common step at tick 8 (3 owed)
+    assert steps == [1, 3, 1, 1, 3] and game.generation == 9
 
 
 async def test_a_command_records_the_run_first_in_its_own_append(backend):
