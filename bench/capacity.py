@@ -8,21 +8,24 @@ path (docs/architecture/ticking.md): ``Engine.Run`` against a ``python -m
 services.engine`` child process, each game named by id, the engine keeping the games
 side by side in one slot pool and advancing them in one kernel call per generation
 (:mod:`engine.life.slots`); the tick is sent as the session sends it, in calls of 200
-games at once, which the engine serves as one batch.
+games at once, which the engine serves as one batch. No one watches the games, so each
+call runs :data:`UNWATCHED_STEP` generations of every game, every ``UNWATCHED_STEP / 8``
+s, as the session's ticker steps games nobody watches (``UNWATCHED_STEP_S``); an info row
+gives one point of games all watched (one generation every 1/8 s). Each point runs on
+an engine process of its own, as a host holds only the games it ticks.
 
 For each number of games K of the sweep (:data:`SWEEP`; ``--quick``: :data:`QUICK_SWEEP`),
 with K running 300x300 two-colour games (hard edges, 30 % random soups in both halves;
 10 distinct states repeated), until the curve bent (a point below 80 % of the
 requested rate, or a second one below 95 %):
 
-* engine CPU per tick: the engine process's CPU seconds (user + system, all threads,
-  from ``/proc/<pid>/stat``: the machine's CPU steal does not count) over a whole
-  checkpoint cycle (:data:`CHECKPOINT_TICKS` ticks: every game records once); one engine
-  core then hosts
-  K / (8 x that) games;
-* achieved generations/s: ticks paced at 8 per second for a few seconds (a tick that
-  takes longer than 1/8 s is followed at once by the next), K x ticks done / seconds,
-  against the requested 8 K; the bend is where it drops below 95 %;
+* engine CPU per step: the engine process's CPU seconds (user + system, all threads,
+  from ``/proc/<pid>/stat``: the machine's CPU steal does not count) over
+  :data:`CPU_CYCLES` checkpoint cycles (:data:`CHECKPOINT_TICKS` generations each: every
+  game records once in each); one engine core then hosts K x step / (8 x that) games;
+* achieved generations/s: steps paced at 8 / step per second for a few seconds (a step
+  that takes longer than its share is followed at once by the next), generations run /
+  seconds, against the requested 8 K; the bend is where it drops below 95 %;
 * the kernel's own bound: the same K boards in the same slot pool advanced by the bare
   kernel program (no rules, no measures, no RPC), CPU time: kernel cell-updates/s /
   720,000 (300 x 300 cells x 8 generations/s) games per core.
@@ -60,6 +63,8 @@ STACK_SAMPLE = 100
 QUICK_SWEEP = [100, 250, 500]
 #: Other checkpoint intervals measured at one point of the sweep (seconds of running time).
 CHECKPOINT_ROWS_S = (2, 16)
+#: Checkpoint cycles (every game records once in each) a point's engine CPU is read over.
+CPU_CYCLES = 2
 
 
 def _checkpoint_ticks() -> int:
@@ -71,6 +76,18 @@ def _checkpoint_ticks() -> int:
 
 
 CHECKPOINT_TICKS = _checkpoint_ticks()
+
+
+def _unwatched_step() -> int:
+    """Generations per call of a running game nobody watches: the session's ticker steps
+    such games every ``UNWATCHED_STEP_S`` seconds (services/session/entrypoints/ticker.py),
+    times :data:`GPS`."""
+    from services.session.entrypoints.ticker import UNWATCHED_STEP_S
+
+    return max(1, round(UNWATCHED_STEP_S * GPS))
+
+
+UNWATCHED_STEP = _unwatched_step()
 
 
 def running_state(seed: int, size: int = 300) -> Any:
@@ -90,9 +107,11 @@ def running_state(seed: int, size: int = 300) -> Any:
 
 
 class TickPath(Protocol):
-    """How a host advances K running games by one tick (1 generation each)."""
+    """How a host advances K running games by one step (``step`` generations each)."""
 
     name: str
+    #: generations a game runs per call
+    step: int
 
     async def start(self) -> None:
         """Start what the path needs (servers, connections)."""
@@ -101,8 +120,8 @@ class TickPath(Protocol):
         """Host ``games`` running 300x300 games (replacing the previous set)."""
 
     async def tick(self) -> int:
-        """Advance every hosted game by one tick; returns the games that ran a
-        generation (all of them, on a healthy path)."""
+        """Advance every hosted game by one step; returns the generations run, summed
+        over the games (``games x step`` on a healthy path)."""
 
     def cpu_seconds(self) -> float:
         """CPU seconds used so far by the processes doing the ticking (not the bench)."""
@@ -116,6 +135,7 @@ class EngineTickPath:
     encode, hash per game), as the session's ticker calls it."""
 
     name = "Engine.Tick"
+    step = 1
 
     def __init__(self) -> None:
         self._svc: Services | None = None
@@ -180,7 +200,10 @@ class EngineRunPath:
 
     CHECKPOINT = CHECKPOINT_TICKS
 
-    def __init__(self) -> None:
+    def __init__(self, step: int = 0) -> None:
+        #: generations per call of a game: the session's step of a game nobody watches
+        #: (``UNWATCHED_STEP_S``), or 1 (a watched game: a step every tick)
+        self.step = step or UNWATCHED_STEP
         self._svc: Services | None = None
         self._channel: Any = None
         self._stub: Any = None
@@ -203,6 +226,12 @@ class EngineRunPath:
         self._stub = engine_pb2_grpc.EngineStub(self._channel)
 
     async def prepare(self, games: int) -> None:
+        # each point on an engine of its own: the games of the point before would stay in
+        # its run cache (nothing releases them: they are not ticked, and no command or end
+        # came), parked in their pool's slots, which the kernel still sweeps
+        if self._games:
+            await self.close()
+            await self.start()
         self._games = [
             {
                 "id": f"cap{games}-{i}",
@@ -221,7 +250,7 @@ class EngineRunPath:
             game_id=game["id"],
             base_hash=game["base"].state_hash,
             done=game["done"],
-            generations=1,
+            generations=self.step,
             checkpoint=game["checkpoint"],
         )
         if with_base:
@@ -259,7 +288,7 @@ class EngineRunPath:
         for game, result in zip(self._games, results, strict=True):
             if result.status != engine_pb2.RunResult.OK:
                 continue
-            ran += result.ran == 1
+            ran += result.ran
             if result.events:  # recorded: the next tick names the recorded state
                 game["base"], game["done"], game["checkpoint"] = result.state, 0, self.CHECKPOINT
                 self.recorded += 1
@@ -274,22 +303,26 @@ class EngineRunPath:
     async def close(self) -> None:
         if self._channel is not None:
             await self._channel.close()
+            self._channel = None
         if self._svc is not None:
             self._svc.close()
+            self._svc = None
 
 
 async def _point(path: TickPath, games: int, cpu_ticks: int, paced_s: float) -> dict[str, Any]:
     """One point of the sweep (see the module doc)."""
     await path.prepare(games)
-    if await path.tick() != games:  # warm-up, and a check
-        raise RuntimeError(f"{path.name} did not run one generation for each of {games} games")
+    if await path.tick() != games * path.step:  # warm-up, and a check
+        raise RuntimeError(
+            f"{path.name} did not run {path.step} generation(s) for each of {games} games"
+        )
     c0, t0 = path.cpu_seconds(), time.perf_counter()
     for _ in range(cpu_ticks):
         await path.tick()
     cpu_per_tick = max((path.cpu_seconds() - c0) / cpu_ticks, 1e-9)
     wall_per_tick = (time.perf_counter() - t0) / cpu_ticks
-    # paced: one tick per 1/8 s; a late tick is followed at once by the next
-    interval = 1.0 / GPS
+    # paced: one step per step/8 s; a late step is followed at once by the next
+    interval = path.step / GPS
     ran = ticks = 0
     start = time.perf_counter()
     next_at = start
@@ -310,10 +343,11 @@ async def _point(path: TickPath, games: int, cpu_ticks: int, paced_s: float) -> 
         "achieved_gps": ran / elapsed,
         "paced_ticks": ticks,
         "paced_seconds": elapsed,
+        "step": path.step,
         "engine_cpu_per_tick_s": cpu_per_tick,
         "wall_per_tick_s": wall_per_tick,
-        "games_per_core": games / (GPS * cpu_per_tick),
-        "ceiling_gps": games * min(float(GPS), 1.0 / cpu_per_tick),
+        "games_per_core": games * path.step / (GPS * cpu_per_tick),
+        "ceiling_gps": games * min(float(GPS), path.step / cpu_per_tick),
     }
 
 
@@ -342,7 +376,8 @@ async def whole_stack(games: int, seconds: float) -> dict[str, Any]:
     created, joined and started through ``Session`` gRPC (30 % soups), then the
     generations of an even sample of :data:`STACK_SAMPLE` of them are read (spectator
     GetView, each reading timed at its midpoint) before and after ``seconds``; the games
-    tick together (one batch per tick), so the sample's mean rate is every game's. Returns the
+    nobody watches step together (one batch every 0.5 s; a sampled game is watched for 5
+    s after each reading), so the sample's mean rate is every game's. Returns the
     achieved generations/s against the requested ``8 x games``, and the engine's and
     the session's CPU seconds per game-second over the last ``seconds - 6`` s (the first
     6 s carry the views the first reading asked for)."""
@@ -499,8 +534,10 @@ def run(quick: bool = False) -> dict[str, Any]:
 
     counts = QUICK_SWEEP if quick else SWEEP
     path = EngineRunPath()
-    # CPU over a whole checkpoint cycle (every game records once)
-    points = run_async(sweep(path, counts, path.CHECKPOINT, 1.0 if quick else 2.0, to_bend=True))
+    # CPU over CPU_CYCLES checkpoint cycles (every game records once in each; two are
+    # steadier than one)
+    cycles = CPU_CYCLES * path.CHECKPOINT // path.step
+    points = run_async(sweep(path, counts, cycles, 1.0 if quick else 2.0, to_bend=True))
     for p in points:
         bound = kernel_bound(p["games"], 2 if quick else 3)
         p["kernel_gps"] = bound["games_per_core"] * GPS
@@ -514,7 +551,14 @@ def run(quick: bool = False) -> dict[str, Any]:
     for seconds in CHECKPOINT_ROWS_S:
         other = EngineRunPath()
         other.CHECKPOINT = seconds * GPS
-        other_points[seconds] = run_async(sweep(other, [short_games], other.CHECKPOINT, 1.0))[0]
+        other_points[seconds] = run_async(
+            sweep(other, [short_games], CPU_CYCLES * other.CHECKPOINT // other.step, 1.0)
+        )[0]
+    # the same games all watched: a step of one generation every tick (views not asked for)
+    watched = EngineRunPath(step=1)
+    watched_point = run_async(
+        sweep(watched, [short_games], CPU_CYCLES * watched.CHECKPOINT, 1.0)
+    )[0]
     plain_counts = [25] if quick else [50]
     plain = run_async(sweep(EngineTickPath(), plain_counts, 2, 1.0))
     stack_games, stack_s = (50, 8.0) if quick else (STACK_GAMES, STACK_SECONDS)
@@ -603,6 +647,18 @@ def run(quick: bool = False) -> dict[str, Any]:
                     ratio=point["games_per_core"] / long_point["games_per_core"],
                 )
             )
+        rows.append(
+            row(
+                f"  {short_games} games all watched (a step of one generation every tick, not "
+                f"{UNWATCHED_STEP} every {UNWATCHED_STEP / GPS:g} s; views not counted): games per core",
+                "games/core",
+                watched_point["games_per_core"],
+                "- (info: what the per-game cost of a call is)",
+                None,
+                reference=long_point["games_per_core"],
+                ratio=watched_point["games_per_core"] / long_point["games_per_core"],
+            )
+        )
     k1024 = _kernel_1024(2 if quick else 3)
     rows.append(
         row(
