@@ -47,6 +47,7 @@ from bench import (
     roundtrip,
     verify,
 )
+from bench.progress import Progress
 
 BenchFn = Callable[[bool], dict[str, Any]]
 
@@ -190,22 +191,25 @@ def main(argv: list[str] | None = None) -> int:
     machine["quick"] = args.quick
     failed = False
     results: dict[str, dict[str, Any]] = {}
-    for name, fn in chosen:
-        t0 = time.monotonic()
-        try:
-            result = fn(args.quick)
-        except Exception as exc:  # noqa: BLE001 - reported as a FAIL row, the run goes on
-            print(f"benchmark {name} raised {exc!r}", file=sys.stderr)
-            result = crashed_result(exc)
-        result["machine"] = machine_info()
-        result["time"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
-        result["seconds"] = round(time.monotonic() - t0, 1)
-        print_table(name, result["rows"])
-        path = out_dir / f"{name}.json"
-        path.write_text(json.dumps(result, indent=2) + "\n")
-        print(f"wrote {path}")
-        results[name] = result
-        failed = failed or not all(r["pass"] for r in result["rows"])
+    with Progress([n for n, _ in chosen], out_dir, args.quick) as progress:
+        for name, fn in chosen:
+            progress.start(name)
+            t0 = time.monotonic()
+            try:
+                result = fn(args.quick)
+            except Exception as exc:  # noqa: BLE001 - reported as a FAIL row, the run goes on
+                print(f"benchmark {name} raised {exc!r}", file=sys.stderr)
+                result = crashed_result(exc)
+            result["machine"] = machine_info()
+            result["time"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
+            result["seconds"] = round(time.monotonic() - t0, 1)
+            result["quick"] = args.quick
+            print_table(name, result["rows"])
+            path = out_dir / f"{name}.json"
+            path.write_text(json.dumps(result, indent=2) + "\n")
+            print(f"wrote {path}", flush=True)
+            results[name] = result
+            failed = failed or not all(r["pass"] for r in result["rows"])
     machine["load_end"] = machine_info()["load"]
     machine["finished"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
     if only:  # the report keeps the other benchmarks' rows of earlier runs
