@@ -634,31 +634,35 @@ def run(quick: bool = False) -> dict[str, Any]:
     )
     long_point = next((p for p in points if p["games"] == short_games), None)
     if long_point is not None:
-        for seconds, point in other_points.items():
+        beside = [
+            (
+                f"with a record every {seconds} s instead of every {CHECKPOINT_TICKS // GPS} s "
+                f"(CELLWAR_CHECKPOINT_S={seconds})",
+                point,
+                "the checkpoint's cost",
+            )
+            for seconds, point in other_points.items()
+        ]
+        beside.append(
+            (
+                f"all watched (a step of one generation every tick, not {UNWATCHED_STEP} every "
+                f"{UNWATCHED_STEP / GPS:g} s; views not counted)",
+                watched_point,
+                "what the per-game cost of a call is",
+            )
+        )
+        for label, point, why in beside:
             rows.append(
                 row(
-                    f"  {short_games} games with a record every {seconds} s instead of every "
-                    f"{CHECKPOINT_TICKS // GPS} s (CELLWAR_CHECKPOINT_S={seconds}): games per core",
+                    f"  {short_games} games {label}: games per core",
                     "games/core",
                     point["games_per_core"],
-                    "- (info: the checkpoint's cost)",
+                    f"- (info: {why})",
                     None,
                     reference=long_point["games_per_core"],
                     ratio=point["games_per_core"] / long_point["games_per_core"],
                 )
             )
-        rows.append(
-            row(
-                f"  {short_games} games all watched (a step of one generation every tick, not "
-                f"{UNWATCHED_STEP} every {UNWATCHED_STEP / GPS:g} s; views not counted): games per core",
-                "games/core",
-                watched_point["games_per_core"],
-                "- (info: what the per-game cost of a call is)",
-                None,
-                reference=long_point["games_per_core"],
-                ratio=watched_point["games_per_core"] / long_point["games_per_core"],
-            )
-        )
     k1024 = _kernel_1024(2 if quick else 3)
     rows.append(
         row(
