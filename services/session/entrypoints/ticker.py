@@ -177,10 +177,17 @@ class Ticker:
         self._task = None
 
     async def _run(self) -> None:
+        """Tick every ``interval`` seconds on a fixed schedule (a tick's own time does not
+        stretch the period); a tick that ran late is followed after a quarter of an
+        interval, not at once: the next one catches up, as a game's debt is by time."""
         loop = asyncio.get_running_loop()
-        last = loop.time()
+        last = next_at = loop.time()
         while True:
-            await asyncio.sleep(self.interval)
+            next_at += self.interval
+            rest = self.interval / 4
+            if next_at - loop.time() < rest:
+                next_at = loop.time() + rest
+            await asyncio.sleep(next_at - loop.time())
             now = loop.time()
             elapsed, last = now - last, now
             try:
