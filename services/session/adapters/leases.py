@@ -113,13 +113,18 @@ class Leases:
                 log.warning("lease_error", game_id=gid, error=str(exc))
                 self._retry.failed(gid)
                 continue
-            try:  # exists: ours after a restart?
+            try:  # exists: ours after a restart, or the marker of an expired key?
                 entry = await self.kv.get(gid)
-                if entry.value == value:
+                # A key that expired by the bucket's TTL is replaced by the server's marker
+                # (NATS >= 2.11, ``Nats-Marker-Reason: MaxAge``, kept up to a TTL). nats.py's
+                # get and create read only ``KV-Operation``, so the marker is an entry with
+                # no value here and ``create`` fails on it; a holder's value is never empty.
+                if entry.value == value or not entry.value:
                     self.held[gid] = await self.kv.update(gid, value, last=entry.revision)
+                    self._holders[gid] = (self.instance_id, now)
                     self._retry.forget(gid)
                     taken.add(gid)
-                    log.info("lease_resumed", game_id=gid)
+                    log.info("lease_resumed" if entry.value else "lease_acquired", game_id=gid)
                     continue
             except (TimeoutError, nats.errors.Error) as exc:
                 log.debug("lease_busy", game_id=gid, error=str(exc))
