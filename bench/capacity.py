@@ -219,7 +219,8 @@ class EngineRunPath:
         from services.common.grpcutil import GRPC_OPTIONS
         from services.engine.server import to_proto
 
-        self._protos = [to_proto(running_state(i)) for i in range(DISTINCT)]
+        if not self._protos:  # the same states at every point (an engine per point)
+            self._protos = [to_proto(running_state(i)) for i in range(DISTINCT)]
         self._svc = new_services()
         await self._svc.start_engine()
         self._channel = grpc.aio.insecure_channel(self._svc.engine_target, options=GRPC_OPTIONS)
