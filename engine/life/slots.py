@@ -31,6 +31,7 @@ each generation; otherwise the games named are copied into a scratch pool and ba
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Sequence
 
 import numpy as np
@@ -217,21 +218,32 @@ class NativeProgram:
         self.fps = np.zeros(geo.n * geo.m, dtype=np.uint64)
         self.digest_slots: dict[int, list[int]] = {}
         self.digests: dict[int, bytes] = {}
+        #: Strips the last :meth:`run` advanced.
+        self.strips_run = 0
 
-    def run(self, measure: bool = True) -> None:
+    def run(self, measure: bool = True, strips: int | None = None) -> None:
         """One generation, in place (a strip's rows are replaced as they are made), measured
         unless ``measure`` is false, and the digests of :attr:`digest_slots` (the kernel's
-        SHA-256 over the slots' canonical planes, :func:`engine.life.stability.planes_digest`)."""
+        SHA-256 over the slots' canonical planes, :func:`engine.life.stability.planes_digest`).
+        With ``strips`` only the first ``strips`` strips are advanced and measured (the
+        others hold no running game: their boards and measures are left as they are)."""
         geo = self.geo
+        n = geo.n if strips is None else max(0, min(strips, geo.n))
         planes = tuple(self.planes)
+        counts, fps = self.counts, self.fps
+        if n < geo.n:  # the planes' first n strips are the Strips layout of n strips
+            size = n * (geo.h + 2) * (geo.m * geo.nwb + 2) + 2
+            planes = tuple(p[:size] for p in planes)
+            counts, fps = counts[: n * geo.m], fps[: n * geo.m]
         slots = digests = None
         if self.digest_slots:  # digested in C while their strip is in cache
             slots = np.array(sorted(s for strip in self.digest_slots.values() for s in strip), dtype=np.int64)
             digests = np.empty((slots.size, stability.DIGEST_SIZE), dtype=np.uint8)
         _native.generation(  # type: ignore[union-attr]
-            planes, planes, geo.n, geo.h, geo.m, geo.nwb, self._mask, self._keys,
-            self._column_keys, self.counts, self.fps, measure, slots, digests, geo.slot_w,
+            planes, planes, n, geo.h, geo.m, geo.nwb, self._mask, self._keys,
+            self._column_keys, counts, fps, measure, slots, digests, geo.slot_w,
         )
+        self.strips_run = n
         if digests is not None:
             raw = digests.tobytes()
             size = stability.DIGEST_SIZE
@@ -337,7 +349,7 @@ class SlotPool:
         old_size = self.strips * self.m
         self.program, self.strips = program, strips
         self._arrays(strips * self.m)
-        self.free.extend(range(strips * self.m - 1, old_size - 1, -1))
+        self.free.extend(range(old_size, strips * self.m))  # above every slot held: a heap
 
     @property
     def size(self) -> int:
@@ -390,10 +402,34 @@ class SlotPool:
         return colour_cells(unpack(words[0], self.w), colours, self.colours)
 
     def take(self) -> int:
-        """A free slot (all its words 0)."""
+        """The lowest free slot (all its words 0): games gather in the first strips, and
+        the kernel advances only the strips up to the last one holding a running game."""
         if not self.free:
             self._grow(self.strips + max(1, self.strips // 4))
-        return self.free.pop()
+        return heapq.heappop(self.free)
+
+    def strips_used(self) -> int:
+        """Strips up to the last one holding a game (a run, parked runs aside)."""
+        return max(self.runs, default=-1) // self.m + 1
+
+    def compact(self) -> int:
+        """Move the runs of slots past the strips their number needs (with a quarter's
+        slack) into the lowest free slots, as :meth:`park` and :meth:`unpark` do, so
+        that after a peak of games the kernel no longer sweeps the strips they left
+        (a pool never gives memory back; its strips past the last used one cost
+        nothing). Not while the pool is advancing. Returns the runs moved."""
+        if self.busy or not self.runs:
+            return 0
+        need = -(-len(self.runs) // self.m)
+        if self.strips_used() <= need + max(1, need // 4):
+            return 0
+        moved = 0
+        for slot in sorted((s for s in self.runs if s >= need * self.m), reverse=True):
+            run = self.runs[slot]
+            run.park()
+            run.unpark()
+            moved += 1
+        return moved
 
     def park(self, slot: int) -> dict:
         """Take the run of ``slot`` out of the pool (it is not being advanced): its words
@@ -426,7 +462,7 @@ class SlotPool:
         self.runs.pop(slot, None)
         self.running[slot] = False
         self.put_words([slot], np.zeros((1, self.n_planes, self.h, self.nwb), dtype=np.uint64))
-        self.free.append(slot)
+        heapq.heappush(self.free, slot)
 
     # ------------------------------------------------------------------ measures
 
@@ -651,6 +687,7 @@ def advance_planned(
         by_pool.setdefault(id(run.pool), []).append(i)
     for indices in by_pool.values():
         pool = runs[indices[0]].pool
+        pool.compact()  # before the slots are read: a run may move
         n = len(indices)
         slot_of = np.fromiter((runs[i].slot for i in indices), dtype=np.int64, count=n)
         gens = np.fromiter((generations[i] for i in indices), dtype=np.int64, count=n)
@@ -768,7 +805,10 @@ def _generation(pool: SlotPool, active: np.ndarray) -> None:
     if pool.n_planes == 2:  # (record_at and done as read above)
         for slot in active[(ra > 0) & (done + 1 >= ra - H)]:
             program.digest_slots.setdefault(int(slot) // pool.m, []).append(int(slot))
-    program.run()
+    if isinstance(program, NativeProgram):  # the strips past the last running game stay
+        program.run(strips=int(max(active.max(), keep.max(initial=-1))) // pool.m + 1)
+    else:
+        program.run()
     if saved is not None:
         pool.put_words(keep, saved)
     counts, fp = pool.measure()

@@ -216,3 +216,36 @@ def test_a_run_forgotten_while_a_run_call_is_served_is_released_by_that_call():
         assert not run.released and len(cache) == 0
     cache.run(engine_pb2.RunRequest())
     assert run.released
+
+
+def test_the_kernel_sweeps_only_the_strips_up_to_the_last_game():
+    game = running_game(9, 40, 30)
+    pool = SlotPool(30, 40, (1, 2), strips=8, native=True)
+    runs = [SlotRun(game, pool) for _ in range(pool.m + 1)]  # the lowest slots: two strips
+    assert sorted(r.slot for r in runs) == list(range(pool.m + 1))
+    slots.advance([(r, 3) for r in runs])
+    assert pool.program.strips_run == 2
+    for run in runs:
+        assert encode_state(run.state()) == encode_state(life.tick(game, 3))
+
+
+def test_after_a_peak_the_games_left_move_down_and_the_empty_strips_are_not_swept():
+    games = [running_game(90 + k, 40, 30) for k in range(3)]
+    pool = SlotPool(30, 40, (1, 2), native=True)
+    runs = [SlotRun(games[k % 3], pool) for k in range(6 * pool.m)]
+    slots.advance([(r, 2) for r in runs])
+    assert pool.program.strips_run == 6
+    # the peak passes: all but the last few games end, those in the top strip stay
+    kept = runs[-3:]
+    for run in runs[:-3]:
+        run.release()
+    assert pool.strips_used() == 6
+    slots.advance([(r, 3) for r in kept])
+    assert sorted(r.slot for r in kept) == [0, 1, 2]  # moved to the lowest free slots
+    assert pool.program.strips_run == 1
+    assert all(not pool.words([s]).any() for s in range(3, pool.size))  # the rest is empty
+    for k, run in zip(range(6 * pool.m - 3, 6 * pool.m), kept, strict=True):
+        assert run.done == 5
+        assert encode_state(run.state()) == encode_state(life.tick(games[k % 3], 5))
+    fresh = SlotRun(games[0], pool)  # a new game takes the lowest free slot
+    assert fresh.slot == 3
