@@ -64,6 +64,7 @@ from engine import versions
 from engine.errors import NO_CHANGE, GameError
 from engine.kinds import rules_for
 from engine.lifecycle import expire
+from engine.memo import once as _cached
 from engine.options import seat_profile
 from engine.timers import time_out, timed_out_players
 
@@ -219,20 +220,6 @@ def summary(state: Any) -> Summary:
     """Phase, turn, generation, speed and seats of a state (computed once per state
     object: states are immutable values)."""
     return _cached(state, "summary", lambda: _rules(state).summary(state))
-
-
-def _cached(state: Any, key: str, compute):
-    """A value computed once per state object (states are immutable values)."""
-    cache = state.__dict__.get("_engine_cache") if hasattr(state, "__dict__") else None
-    if cache is None:
-        cache = {}
-        try:
-            object.__setattr__(state, "_engine_cache", cache)
-        except (AttributeError, TypeError):  # a state type without a __dict__: no cache
-            return compute()
-    if key not in cache:
-        cache[key] = compute()
-    return cache[key]
 
 
 def encode_state(state: Any) -> bytes:
