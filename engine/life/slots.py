@@ -304,7 +304,7 @@ class SlotPool:
         self.pending: list[int] = []
         self._arrays(0)
         if strips:
-            self._grow(strips)
+            self._resize(strips)
 
     # ------------------------------------------------------------------ storage
 
@@ -312,10 +312,12 @@ class SlotPool:
         old = getattr(self, "pop", None)
         n = 0 if old is None else old.shape[0]
 
+        kept = min(n, size)
+
         def grown(name: str, shape: tuple[int, ...], dtype, fill=0) -> np.ndarray:
             a = np.full((size, *shape), fill, dtype=dtype)
-            if n:
-                a[:n] = getattr(self, name)
+            if kept:
+                a[:kept] = getattr(self, name)[:kept]
             return a
 
         self.pop = grown("pop", (), np.int64)
@@ -332,24 +334,30 @@ class SlotPool:
         self.out = grown("out", (5,), bool, True)
         self.running = grown("running", (), bool, False)
 
-    def _grow(self, strips: int) -> None:
-        """Room for ``strips`` strips (planes copied over)."""
+    def _resize(self, strips: int) -> None:
+        """Room for ``strips`` strips: more (the planes copied over, the new strips empty)
+        or fewer (the strips past them hold no game: cut off, their memory given back)."""
         geo = Strips(strips, self.h, self.w, self.nwb, self.m)
         program: MeasuredProgram | NativeProgram
         if self.native:
             program = NativeProgram(geo, self.n_planes, self.word_keys, self.column_keys)
         else:
             program = MeasuredProgram(geo, self.n_planes, self.word_keys)
-        if self.program is not None:
+        if self.program is not None:  # the first strips of a layout are a layout of them
             for new, old in zip(program.planes, self.program.planes, strict=True):
-                new[: old.size - 1] = old[: old.size - 1]  # whole strips, then zeros
+                k = min(new.size, old.size) - 1
+                new[:k] = old[:k]  # whole strips (then zeros, growing)
         for plane in program.planes:
             for f, a, b, out in geo.refresh_ops(plane, program._col):
                 f(a, b, out)
-        old_size = self.strips * self.m
+        old_size, size = self.size, strips * self.m
         self.program, self.strips = program, strips
-        self._arrays(strips * self.m)
-        self.free.extend(range(old_size, strips * self.m))  # above every slot held: a heap
+        self._arrays(size)
+        if size >= old_size:
+            self.free.extend(range(old_size, size))  # above every slot held: a heap
+        else:
+            self.free = [slot for slot in self.free if slot < size]
+            heapq.heapify(self.free)
 
     @property
     def size(self) -> int:
@@ -405,7 +413,7 @@ class SlotPool:
         """The lowest free slot (all its words 0): games gather in the first strips, and
         the kernel advances only the strips up to the last one holding a running game."""
         if not self.free:
-            self._grow(self.strips + max(1, self.strips // 4))
+            self._resize(self.strips + max(1, self.strips // 4))
         return heapq.heappop(self.free)
 
     def strips_used(self) -> int:
@@ -413,22 +421,25 @@ class SlotPool:
         return max(self.runs, default=-1) // self.m + 1
 
     def compact(self) -> int:
-        """Move the runs of slots past the strips their number needs (with a quarter's
-        slack) into the lowest free slots, as :meth:`park` and :meth:`unpark` do, so
-        that after a peak of games the kernel no longer sweeps the strips they left
-        (a pool never gives memory back; its strips past the last used one cost
-        nothing). Not while the pool is advancing. Returns the runs moved."""
-        if self.busy or not self.runs:
-            return 0
-        need = -(-len(self.runs) // self.m)
-        if self.strips_used() <= need + max(1, need // 4):
+        """After a peak of games: move the runs of slots past the strips their number
+        needs (with a quarter's slack) into the lowest free slots, as :meth:`park` and
+        :meth:`unpark` do, so the kernel no longer sweeps the strips they leave; then,
+        when at most half the strips are used, cut the pool down to the used ones and a
+        quarter more (their memory given back; a pool grows by a quarter when full). Not
+        while the pool is advancing. Returns the runs moved."""
+        if self.busy:
             return 0
         moved = 0
-        for slot in sorted((s for s in self.runs if s >= need * self.m), reverse=True):
-            run = self.runs[slot]
-            run.park()
-            run.unpark()
-            moved += 1
+        need = -(-len(self.runs) // self.m)
+        if self.strips_used() > need + max(1, need // 4):
+            for slot in sorted((s for s in self.runs if s >= need * self.m), reverse=True):
+                run = self.runs[slot]
+                run.park()
+                run.unpark()
+                moved += 1
+        used = self.strips_used()
+        if self.strips > 1 and used <= self.strips // 2:
+            self._resize(max(1, used + max(1, used // 4)))
         return moved
 
     def park(self, slot: int) -> dict:

@@ -247,5 +247,12 @@ def test_after_a_peak_the_games_left_move_down_and_the_empty_strips_are_not_swep
     for k, run in zip(range(6 * pool.m - 3, 6 * pool.m), kept, strict=True):
         assert run.done == 5
         assert encode_state(run.state()) == encode_state(life.tick(games[k % 3], 5))
+    assert pool.strips == 2  # one strip used, and a quarter more (at least one): cut down
     fresh = SlotRun(games[0], pool)  # a new game takes the lowest free slot
     assert fresh.slot == 3
+    more = [SlotRun(games[k % 3], pool) for k in range(3 * pool.m)]  # the pool grows again
+    slots.advance([(r, 2) for r in [*kept, fresh, *more]])
+    assert pool.strips >= 4 and pool.program.strips_run == 4
+    assert encode_state(kept[0].state()) == encode_state(life.tick(games[(6 * pool.m - 3) % 3], 7))
+    for k, run in enumerate(more):
+        assert encode_state(run.state()) == encode_state(life.tick(games[k % 3], 2))
