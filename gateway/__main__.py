@@ -15,6 +15,7 @@ import structlog
 import uvicorn
 
 from gateway.app import create_app
+from gateway.ws_protocol import deflating_protocol
 from services.common.logging import configure_logging
 from services.common.settings import settings_or_exit
 from services.common.signing_key import SecretError
@@ -38,7 +39,9 @@ def main() -> int:
         # Forwarded headers are the app's business (CELLWAR_TRUSTED_PROXIES); uvicorn's
         # default would trust X-Forwarded-For from 127.0.0.1.
         proxy_headers=False,
-        ws="websockets-sansio",
+        # websockets' sans-I/O protocol, views deflated at CELLWAR_WS_DEFLATE_LEVEL
+        # (gateway/ws_protocol.py)
+        ws=deflating_protocol(settings.ws_deflate_level),
         # A message above the gateway's own limit is refused by the app with an error
         # frame (gateway/limits.py); uvicorn's bound, above it, caps what is buffered.
         ws_max_size=max(64 * 1024, 4 * settings.ws_max_message_bytes or 4 * 1024 * 1024),

@@ -170,6 +170,9 @@ class Settings(BaseSettings):
             ``rate_limit_per_s`` bucket instead (docs/api/websocket.md).
         ws_max_per_address: WebSockets open at once per client address in one gateway
             (one more is refused with 429 ``RATE_LIMITED``; 0 = no cap).
+        ws_deflate_level: the zlib level of the gateway's WebSocket compression
+            (permessage-deflate, RFC 7692; 1 = fastest, 9 = smallest frames, 0 = not
+            offered; gateway/ws_protocol.py, docs/hosting.md).
         http_keep_alive_s: the gateway closes an idle keep-alive connection after this
             long (seconds; nginx's upstream keep-alive is shorter, deploy/nginx.conf).
         body_read_timeout_s: a request whose body has not fully arrived this long after
@@ -246,6 +249,7 @@ class Settings(BaseSettings):
     ws_messages_per_s: float = Field(5.0, ge=0)
     ws_message_burst: int = Field(20, ge=0)
     ws_max_per_address: int = Field(64, ge=0)
+    ws_deflate_level: int = Field(1, ge=0, le=9)
     http_keep_alive_s: float = Field(20.0, gt=0)
     body_read_timeout_s: float = Field(30.0, ge=0)
     # Bot seats (docs/bot-seats.md)

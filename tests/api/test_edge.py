@@ -20,6 +20,7 @@ from websockets.exceptions import ConnectionClosed, InvalidStatus
 from client.sdk import AsyncCellWarClient
 from gateway.app import create_app
 from gateway.headers import CONTENT_SECURITY_POLICY
+from gateway.ws_protocol import deflating_protocol
 from services.common.settings import Settings
 from tests.api.conftest import TEST_SECRET
 from tests.support.serve import serve
@@ -109,6 +110,27 @@ async def test_the_ticket_stream_has_the_same_limits(stack):
             closed = await _closed_by_server(ws)
         assert closed.rcvd is not None and closed.rcvd.code in (1008, 4401)
         assert _sample(app, "cellwar_ws_inbound_messages_total") <= 3
+
+
+@pytest.mark.parametrize(
+    ("level", "extensions"),
+    [(1, "permessage-deflate; server_max_window_bits=12; client_max_window_bits=12"), (0, None)],
+)
+async def test_views_are_deflated_as_configured_or_not_at_all(stack, level, extensions):
+    app = create_app(Settings(session_addr=stack.session_target, secret=TEST_SECRET))
+    async with serve(app, ws=deflating_protocol(level)) as url:
+        game_id = await _game(url)
+        async with websockets.connect(url.replace("http", "ws") + f"/game/{game_id}/stream") as ws:
+            assert ws.response.headers.get("Sec-WebSocket-Extensions") == extensions
+            view = json.loads(await asyncio.wait_for(ws.recv(), 30))
+            assert (view["type"], view["view"]["width"]) == ("view", 20)
+
+
+def test_a_deflate_level_outside_zlibs_is_refused():
+    with pytest.raises(ValueError, match="0..9"):
+        deflating_protocol(10)
+    with pytest.raises(ValueError, match="ws_deflate_level"):
+        Settings(secret=TEST_SECRET, ws_deflate_level=-1)
 
 
 async def test_600_sockets_from_one_address_are_refused_past_the_cap(stack):

@@ -10,6 +10,8 @@ from typing import Any
 import uvicorn
 from fastapi import FastAPI
 
+from gateway.ws_protocol import deflating_protocol
+
 
 @contextlib.asynccontextmanager
 async def serve(app: FastAPI, port: int = 0, **uvicorn_options: Any) -> AsyncIterator[str]:
@@ -22,7 +24,8 @@ async def serve(app: FastAPI, port: int = 0, **uvicorn_options: Any) -> AsyncIte
         # `python -m gateway` runs it.
         "proxy_headers": False,
         "lifespan": "on",
-        "ws": "websockets-sansio",
+        # as `python -m gateway` runs it with the default CELLWAR_WS_DEFLATE_LEVEL
+        "ws": deflating_protocol(1),
         **uvicorn_options,
     }
     config = uvicorn.Config(app, host="127.0.0.1", port=port, **options)
