@@ -151,6 +151,9 @@ class SessionServicer(session_pb2_grpc.SessionServicer):
         self.relay = relay
         self.library = library or Library(games.engine)
         self.spectators = spectators or Spectators(games)
+        # games with an open Watch here (id -> game, streams), woken when `closing` is set
+        self._watched: dict[int, tuple[Game, int]] = {}
+        self._closer: asyncio.Future | None = None
 
     async def _view(self, game: Game, player_id: int) -> tuple[int, bytes]:
         """``(version, view with presence)`` of a player now (rendered once per seq, run
@@ -518,14 +521,29 @@ class SessionServicer(session_pb2_grpc.SessionServicer):
                 and presence == self.presence.version(game.game_id)
                 and progress == game.progress
             ):
-                closing = asyncio.ensure_future(self.closing.wait())
-                waiting = asyncio.ensure_future(changed.wait())
-                try:
-                    await asyncio.wait({closing, waiting}, return_when=asyncio.FIRST_COMPLETED)
-                finally:
-                    closing.cancel()
-                    waiting.cancel()
+                # one wait, no task per frame: `closing` wakes it too (_wake_on_closing)
+                await changed.wait()
         await abort(context, ErrorCode.UNAVAILABLE, "session service is stopping")
+
+    def _watch_opened(self, game: Game) -> None:
+        key = id(game)
+        self._watched[key] = (game, self._watched.get(key, (game, 0))[1] + 1)
+        if self._closer is None:
+            self._closer = asyncio.ensure_future(self._wake_on_closing())
+
+    def _watch_closed(self, game: Game) -> None:
+        key = id(game)
+        _, streams = self._watched.get(key, (game, 1))
+        if streams <= 1:
+            self._watched.pop(key, None)
+        else:
+            self._watched[key] = (game, streams - 1)
+
+    async def _wake_on_closing(self) -> None:
+        """When the server stops, wake every game's Watch streams (they end UNAVAILABLE)."""
+        await self.closing.wait()
+        for game, _ in list(self._watched.values()):
+            game.notify()
 
     async def Watch(self, request, context):  # noqa: N802
         """Stream the player's view now and whenever its version (or the players'
@@ -539,6 +557,7 @@ class SessionServicer(session_pb2_grpc.SessionServicer):
                 game = await self.games.get(request.game_id)
                 check_live_view(game, request.player_id)
                 game.watchers += 1
+                self._watch_opened(game)
                 pid = request.player_id
                 game.watching[pid] = game.watching.get(pid, 0) + 1
                 self.presence.opened(game, pid)
@@ -548,6 +567,7 @@ class SessionServicer(session_pb2_grpc.SessionServicer):
                     await self._watch(game, pid, context)
                 finally:
                     game.watchers -= 1
+                    self._watch_closed(game)
                     game.watching[pid] -= 1
                     if game.watching[pid] <= 0:
                         del game.watching[pid]
