@@ -17,7 +17,6 @@ from starlette.routing import BaseRoute
 from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
 from cellwar.v1 import matchmaker_pb2_grpc
-from gateway.command_stream import close_streams
 from gateway.deps import session_client, session_stub
 from gateway.errors import install_error_handlers
 from gateway.fanout import FanoutHub
@@ -32,6 +31,7 @@ from gateway.limits import (
 from gateway.observability import AccessLogMiddleware, Metrics
 from gateway.redact import install_log_redaction
 from gateway.routes import bots, campaign, games, health, matchmaking, patterns, replay, stream
+from gateway.session_stub import close_streams
 from gateway.shared_limits import SharedWindows
 from gateway.ticket_tokens import TicketSigner
 from gateway.tokens import ProfileSigner, TokenSigner

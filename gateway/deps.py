@@ -17,7 +17,7 @@ from fastapi import Depends, Header, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from cellwar.v1 import session_pb2_grpc
-from gateway.command_stream import StreamingSessionStub
+from gateway.session_stub import StreamingSessionStub
 from gateway.tokens import Player, TokenSigner
 from services.common.grpcutil import GRPC_OPTIONS, FailoverStub
 from services.common.jsonwire import IDEMPOTENCY_KEY_PATTERN
@@ -31,10 +31,10 @@ COMMAND_ID_MAX_CHARS = 200
 
 
 def session_stub(channel: grpc.aio.Channel, settings: Settings, name: str = "") -> Any:
-    """The stub of one session channel: a :class:`~gateway.command_stream.StreamingSessionStub`
-    (``Act`` / ``EndTurn`` over the channel's ``Session.Commands`` stream) when
-    ``settings.session_commands`` is ``stream``, else the plain ``SessionStub`` (one
-    unary call per command)."""
+    """The stub of one session channel: a :class:`~gateway.session_stub.StreamingSessionStub`
+    (``Act`` / ``EndTurn`` over the channel's ``Session.Commands`` stream, ``Watch`` over
+    its ``Session.Watches`` stream) when ``settings.session_commands`` is ``stream``, else
+    the plain ``SessionStub`` (one call per command and per watch)."""
     if settings.session_commands == "stream":
         return StreamingSessionStub(channel, name=name)
     return session_pb2_grpc.SessionStub(channel)
@@ -47,7 +47,7 @@ def session_client(settings: Settings) -> tuple[Any, list[grpc.aio.Channel]]:
     a :class:`FailoverStub` over them that moves a call (a command on a stream too) from
     an instance silent for ``settings.session_failover_s`` seconds (and to its health
     check) to the next one (docs/faults.md); with one, that channel's stub. Close it
-    with :func:`gateway.command_stream.close_streams` before the channels.
+    with :func:`gateway.session_stub.close_streams` before the channels.
 
     Raises:
         ValueError: ``session_addr`` names no address.

@@ -1,5 +1,7 @@
 """One upstream ``Session.Watch`` per (game, player) shared by every WebSocket of this
-gateway process (docs/architecture/gateway.md; its speed: docs/benchmarks.md).
+gateway process (docs/architecture/gateway.md; its speed: docs/benchmarks.md). With the
+gateway's streaming stub every upstream is a watch of the channel's one
+``Session.Watches`` stream (gateway/watch_stream.py), read as the RPC's call.
 
 :meth:`FanoutHub.subscribe` gives a socket a :class:`Subscription`, an async iterator
 of ready-made JSON text frames (``{"type", "seq", "view"}``, the wire format of

@@ -141,8 +141,9 @@ class Settings(BaseSettings):
             the one it asked has not answered within this many seconds and does not
             answer a health check either (a paused instance; docs/faults.md; 0 = never).
         session_commands: how the gateway sends Act / EndTurn (REST actions and stream
-            command frames): ``stream`` over one ``Session.Commands`` stream per session
-            channel, ``unary`` one unary call each (docs/architecture/batching.md).
+            command frames) and its Watches: ``stream`` over one ``Session.Commands`` and
+            one ``Session.Watches`` stream per session channel, ``unary`` one call each
+            (docs/architecture/batching.md).
         token_max_age_s: player tokens older than this (seconds since issue) are refused
             with 401 ``TOKEN_EXPIRED`` (default 7 days; ``POST /game/{id}/token`` renews).
         trusted_proxies: comma list of addresses/CIDRs whose ``X-Forwarded-For`` /

@@ -30,8 +30,9 @@ import pytest
 
 from cellwar.v1 import session_pb2, session_pb2_grpc
 from gateway.app import create_app
-from gateway.command_stream import StreamingSessionStub, rpc_error
+from gateway.command_stream import rpc_error
 from gateway.errors import from_rpc_error
+from gateway.session_stub import StreamingSessionStub
 from services.common.errors import ERROR_CODE_KEY, ERROR_SEQ_KEY
 from services.common.grpcutil import FailoverStub
 from services.common.settings import Settings

@@ -276,6 +276,38 @@ class SpectateRequest(_message.Message):
     delay_s: float
     def __init__(self, game_id: _Optional[str] = ..., delay_s: _Optional[float] = ...) -> None: ...
 
+class WatchOp(_message.Message):
+    __slots__ = ("id", "open")
+    ID_FIELD_NUMBER: _ClassVar[int]
+    OPEN_FIELD_NUMBER: _ClassVar[int]
+    id: int
+    open: WatchRequest
+    def __init__(self, id: _Optional[int] = ..., open: _Optional[_Union[WatchRequest, _Mapping]] = ...) -> None: ...
+
+class WatchOps(_message.Message):
+    __slots__ = ("ops",)
+    OPS_FIELD_NUMBER: _ClassVar[int]
+    ops: _containers.RepeatedCompositeFieldContainer[WatchOp]
+    def __init__(self, ops: _Optional[_Iterable[_Union[WatchOp, _Mapping]]] = ...) -> None: ...
+
+class WatchFrame(_message.Message):
+    __slots__ = ("id", "update", "end", "error")
+    ID_FIELD_NUMBER: _ClassVar[int]
+    UPDATE_FIELD_NUMBER: _ClassVar[int]
+    END_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    id: int
+    update: WatchUpdate
+    end: bool
+    error: CommandError
+    def __init__(self, id: _Optional[int] = ..., update: _Optional[_Union[WatchUpdate, _Mapping]] = ..., end: _Optional[bool] = ..., error: _Optional[_Union[CommandError, _Mapping]] = ...) -> None: ...
+
+class WatchFrames(_message.Message):
+    __slots__ = ("frames",)
+    FRAMES_FIELD_NUMBER: _ClassVar[int]
+    frames: _containers.RepeatedCompositeFieldContainer[WatchFrame]
+    def __init__(self, frames: _Optional[_Iterable[_Union[WatchFrame, _Mapping]]] = ...) -> None: ...
+
 class CommandFrame(_message.Message):
     __slots__ = ("id", "act", "end_turn", "timeout_s")
     ID_FIELD_NUMBER: _ClassVar[int]

@@ -7,7 +7,7 @@ from cellwar.v1 import engine_pb2 as cellwar_dot_v1_dot_engine__pb2
 from cellwar.v1 import events_pb2 as cellwar_dot_v1_dot_events__pb2
 from cellwar.v1 import session_pb2 as cellwar_dot_v1_dot_session__pb2
 
-GRPC_GENERATED_VERSION = '1.85.1'
+GRPC_GENERATED_VERSION = '1.85.4'
 GRPC_VERSION = grpc.__version__
 _version_not_supported = False
 
@@ -143,6 +143,11 @@ class SessionStub:
                 '/cellwar.v1.Session/Commands',
                 request_serializer=cellwar_dot_v1_dot_session__pb2.CommandFrames.SerializeToString,
                 response_deserializer=cellwar_dot_v1_dot_session__pb2.CommandResults.FromString,
+                _registered_method=True)
+        self.Watches = channel.stream_stream(
+                '/cellwar.v1.Session/Watches',
+                request_serializer=cellwar_dot_v1_dot_session__pb2.WatchOps.SerializeToString,
+                response_deserializer=cellwar_dot_v1_dot_session__pb2.WatchFrames.FromString,
                 _registered_method=True)
 
 
@@ -293,6 +298,18 @@ class SessionServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def Watches(self, request_iterator, context):
+        """Watch of many (game, player) pairs over one long-lived stream (a gateway opens one
+        per session channel, docs/architecture/batching.md): an op with `open` starts the
+        Watch of that request under the op's `id`, an op without it ends watch `id`. Each
+        frame names its watch; a watch's frames are the Watch RPC's updates in order, and
+        its last frame has `end` (with the Watch RPC's error, when it ended with one). The
+        frames ready together travel in one message.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_SessionServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -400,6 +417,11 @@ def add_SessionServicer_to_server(servicer, server):
                     servicer.Commands,
                     request_deserializer=cellwar_dot_v1_dot_session__pb2.CommandFrames.FromString,
                     response_serializer=cellwar_dot_v1_dot_session__pb2.CommandResults.SerializeToString,
+            ),
+            'Watches': grpc.stream_stream_rpc_method_handler(
+                    servicer.Watches,
+                    request_deserializer=cellwar_dot_v1_dot_session__pb2.WatchOps.FromString,
+                    response_serializer=cellwar_dot_v1_dot_session__pb2.WatchFrames.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -972,6 +994,33 @@ class Session:
             '/cellwar.v1.Session/Commands',
             cellwar_dot_v1_dot_session__pb2.CommandFrames.SerializeToString,
             cellwar_dot_v1_dot_session__pb2.CommandResults.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Watches(request_iterator,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.stream_stream(
+            request_iterator,
+            target,
+            '/cellwar.v1.Session/Watches',
+            cellwar_dot_v1_dot_session__pb2.WatchOps.SerializeToString,
+            cellwar_dot_v1_dot_session__pb2.WatchFrames.FromString,
             options,
             channel_credentials,
             insecure,

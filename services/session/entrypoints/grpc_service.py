@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import json
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 
 import grpc
 import structlog
@@ -27,6 +27,7 @@ from services.session.adapters.directory import Directory
 from services.session.adapters.profiles import Profiles, public
 from services.session.domain.commands import Command
 from services.session.domain.game import Game, broken_error
+from services.session.entrypoints import watches
 from services.session.entrypoints.presence import Presence
 from services.session.entrypoints.progress import ProgressRelay
 from services.session.entrypoints.ticker import WANTED_S
@@ -97,6 +98,8 @@ STREAM_IN_FLIGHT = 512
 RESULTS_MAX_BYTES = 4 * 1024 * 1024
 #: The RPC whose log name and body each frame's command takes.
 _FRAME_RPC = {"act": "Act", "end_turn": "EndTurn"}
+#: Writes one update of a Watch (the RPC's ``context.write``, or a ``Watches`` stream's).
+WatchSend = Callable[[session_pb2.WatchUpdate], Awaitable[None]]
 
 
 def _take(results: list) -> list:
@@ -493,14 +496,17 @@ class SessionServicer(session_pb2_grpc.SessionServicer):
 
         await self._stream(request, context, "Spectate", body)
 
-    async def _watch(self, game: Game, player_id: int, context) -> None:
+    async def _watch(self, game: Game, player_id: int, send: WatchSend) -> None:
         """The loop of :meth:`Watch`: a view when the player's version moved or its view
         changed (a player's ``connected``, a running game's progress between recorded
         events) — never at an event this player does not
         observe, and never the same view again (a presence change that shows nothing new
         to this player, e.g. a clock dropped for a player who is out, sends nothing: a
         frame's timing must tell nothing either, docs/architecture/contracts.md
-        "Indistinguishability over REST and WebSocket")."""
+        "Indistinguishability over REST and WebSocket"). ``send`` writes one update.
+
+        Raises:
+            ServiceError: UNAVAILABLE when the server stops."""
         sent: tuple[int, bytes] | None = None
         while not self.closing.is_set():
             changed = game.changed
@@ -509,12 +515,10 @@ class SessionServicer(session_pb2_grpc.SessionServicer):
             version, view = await self._view(game, player_id)
             if game.finished and game.version(player_id) == version:
                 # the final view goes once, as `finished` (not also as a `view` frame)
-                await context.write(
-                    session_pb2.WatchUpdate(type="finished", seq=version, view=view)
-                )
+                await send(session_pb2.WatchUpdate(type="finished", seq=version, view=view))
                 return
             if (version, view) != sent:
-                await context.write(session_pb2.WatchUpdate(type="view", seq=version, view=view))
+                await send(session_pb2.WatchUpdate(type="view", seq=version, view=view))
                 sent = (version, view)
             if (
                 game.version(player_id) == version
@@ -523,7 +527,7 @@ class SessionServicer(session_pb2_grpc.SessionServicer):
             ):
                 # one wait, no task per frame: `closing` wakes it too (_wake_on_closing)
                 await changed.wait()
-        await abort(context, ErrorCode.UNAVAILABLE, "session service is stopping")
+        raise ServiceError(ErrorCode.UNAVAILABLE, "session service is stopping")
 
     def _watch_opened(self, game: Game) -> None:
         key = id(game)
@@ -554,24 +558,7 @@ class SessionServicer(session_pb2_grpc.SessionServicer):
             rpc="Watch", game_id=request.game_id, player_id=request.player_id or None
         ):
             try:
-                game = await self.games.get(request.game_id)
-                check_live_view(game, request.player_id)
-                game.watchers += 1
-                self._watch_opened(game)
-                pid = request.player_id
-                game.watching[pid] = game.watching.get(pid, 0) + 1
-                self.presence.opened(game, pid)
-                if self.relay is not None:
-                    self.relay.poke(game)
-                try:
-                    await self._watch(game, pid, context)
-                finally:
-                    game.watchers -= 1
-                    self._watch_closed(game)
-                    game.watching[pid] -= 1
-                    if game.watching[pid] <= 0:
-                        del game.watching[pid]
-                    self.presence.closed(game, pid)
+                await self.serve_watch(request, context.write)
             except ServiceError as exc:
                 await abort(context, exc.code, exc.message)
             except (asyncio.CancelledError, grpc.aio.AbortError):
@@ -579,3 +566,35 @@ class SessionServicer(session_pb2_grpc.SessionServicer):
             except Exception as exc:  # noqa: BLE001
                 log.exception("watch_failed")
                 await abort(context, ErrorCode.INTERNAL, f"{type(exc).__name__}: {exc}")
+
+    async def Watches(self, request_iterator, context):  # noqa: N802
+        """Many Watches over one stream (proto ``Watches``; services/session/entrypoints/watches.py)."""
+        await watches.serve(request_iterator, context, self.serve_watch, self.closing)
+
+    async def serve_watch(self, request: session_pb2.WatchRequest, send: WatchSend) -> None:
+        """One Watch (of the Watch RPC or of a ``Watches`` stream): the updates go to
+        ``send`` until the game ends or the server stops; while it runs the player is
+        present and counted as watching.
+
+        Raises:
+            ServiceError: GAME_NOT_FOUND, FORBIDDEN (no live view of this game), a
+                broken game's error; UNAVAILABLE when the server stops.
+        """
+        game = await self.games.get(request.game_id)
+        check_live_view(game, request.player_id)
+        game.watchers += 1
+        self._watch_opened(game)
+        pid = request.player_id
+        game.watching[pid] = game.watching.get(pid, 0) + 1
+        self.presence.opened(game, pid)
+        if self.relay is not None:
+            self.relay.poke(game)
+        try:
+            await self._watch(game, pid, send)
+        finally:
+            game.watchers -= 1
+            self._watch_closed(game)
+            game.watching[pid] -= 1
+            if game.watching[pid] <= 0:
+                del game.watching[pid]
+            self.presence.closed(game, pid)
