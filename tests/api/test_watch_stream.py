@@ -193,3 +193,17 @@ async def test_an_id_opened_twice_ends_the_second_malformed_and_keeps_the_first(
             assert [(f.id, f.end, f.update.seq) for f in third.frames] == [(7, False, reply.seq)]
         finally:
             call.cancel()
+
+
+async def test_watches_past_the_queue_bound_wait_for_the_writer_and_all_get_through(stack: Stack, monkeypatch):
+    from services.session.entrypoints import watches
+
+    monkeypatch.setattr(watches, "FRAMES_MAX", 1)  # every second frame waits for the writer
+    async with _streamed(stack) as (client, streamed):
+        games = [await _life_game(client) for _ in range(3)]
+        calls = [streamed.Watch(session_pb2.WatchRequest(game_id=g, player_id=p)) for g in games for p in (0, 1, 2)]
+        firsts = [await _next(call) for call in calls]
+        assert [u.type for u in firsts] == ["view"] * 9
+        assert {json.loads(u.view)["game_id"] for u in firsts} == set(games)
+        for call in calls:
+            call.cancel()

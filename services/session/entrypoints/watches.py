@@ -17,8 +17,9 @@ cost one write.
 - A watch's frames are the Watch RPC's updates, in order; its last frame has ``end``,
   with the RPC's error (status, details, ``cellwar-error-code``) when it ended with one
   (``UNAVAILABLE`` when the server stops, as the RPC).
-- Backpressure: a watch whose frame would be the :data:`FRAMES_MAX`-th not yet written
-  waits for the writer, as a Watch RPC's write waits for gRPC's flow control.
+- Backpressure: a watch whose frame would pass :data:`FRAMES_MAX` frames or
+  :data:`QUEUED_MAX_BYTES` of views not yet written waits for the writer, as a Watch
+  RPC's write waits for gRPC's flow control.
 - The stream ends when the gateway ends it (its watches are cancelled), or, once the
   server stops, when every watch has sent its end.
 """
@@ -39,8 +40,10 @@ from services.common.streams import take_batch
 
 log = structlog.get_logger("session.watches")
 
-#: Frames queued and not yet written on one stream; a watch with one more waits.
+#: Frames, and bytes of views, queued and not yet written on one stream; a watch with
+#: one more waits for the writer.
 FRAMES_MAX = 4096
+QUEUED_MAX_BYTES = 16 * 1024 * 1024
 #: A ``WatchFrames`` message stops taking frames past this many bytes of views.
 FRAMES_MAX_BYTES = 4 * 1024 * 1024
 
@@ -69,6 +72,7 @@ async def serve(
     # status, and writes its first op once the headers came
     await context.send_initial_metadata(())
     frames: list[session_pb2.WatchFrame] = []
+    queued = [0]  # bytes of views in `frames`
     ready = asyncio.Event()
     room = asyncio.Event()
     room.set()
@@ -76,11 +80,12 @@ async def serve(
 
     def queue(frame: session_pb2.WatchFrame) -> None:
         frames.append(frame)
+        queued[0] += len(frame.update.view)
         ready.set()
 
     async def run(watch_id: int, request: session_pb2.WatchRequest) -> None:
         async def send(update: session_pb2.WatchUpdate) -> None:
-            while len(frames) >= FRAMES_MAX:
+            while len(frames) >= FRAMES_MAX or queued[0] >= QUEUED_MAX_BYTES:
                 room.clear()
                 await room.wait()
             queue(session_pb2.WatchFrame(id=watch_id, update=update))
@@ -140,6 +145,7 @@ async def serve(
             ready.clear()
             while frames:
                 batch = take_batch(frames, lambda f: len(f.update.view), FRAMES_MAX_BYTES)
+                queued[0] -= sum(len(f.update.view) for f in batch)
                 room.set()
                 await context.write(session_pb2.WatchFrames(frames=batch))
             if reader.done() and not running:
