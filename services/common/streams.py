@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import itertools
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -128,9 +129,11 @@ class CorrelatedStream:
     def _start(self) -> None:
         self._call = call = self._open()
         self.opened += 1
+        # a context of their own: the stream serves every caller, so its log lines must
+        # not carry the log context (game_id, player_id, ...) of the one that opened it
         self._tasks = [
-            asyncio.create_task(self._write(call), name=f"{self.kind}-write"),
-            asyncio.create_task(self._read(call), name=f"{self.kind}-read"),
+            asyncio.create_task(self._write(call), name=f"{self.kind}-write", context=contextvars.Context()),
+            asyncio.create_task(self._read(call), name=f"{self.kind}-read", context=contextvars.Context()),
         ]
 
     async def _write(self, call: Any) -> None:

@@ -207,3 +207,37 @@ async def test_watches_past_the_queue_bound_wait_for_the_writer_and_all_get_thro
         assert {json.loads(u.view)["game_id"] for u in firsts} == set(games)
         for call in calls:
             call.cancel()
+
+
+class _DroppingSession(session_pb2_grpc.SessionServicer):
+    """A session whose ``Watches`` stream breaks once a watch is open."""
+
+    async def Watches(self, request_iterator, context):  # noqa: N802
+        await context.send_initial_metadata(())
+        await request_iterator.__anext__()
+        await context.abort(grpc.StatusCode.UNAVAILABLE, "dropped")
+
+
+async def test_a_broken_stream_fails_its_watches_unavailable_and_logs_without_a_callers_context():
+    import structlog
+
+    server = grpc.aio.server()
+    session_pb2_grpc.add_SessionServicer_to_server(_DroppingSession(), server)
+    port = server.add_insecure_port("127.0.0.1:0")
+    await server.start()
+    channel = grpc.aio.insecure_channel(f"127.0.0.1:{port}")
+    streamed = StreamingSessionStub(channel)
+    try:
+        with structlog.testing.capture_logs(processors=[structlog.contextvars.merge_contextvars]) as logs:
+            with structlog.contextvars.bound_contextvars(game_id="g-first", player_id=1):
+                call = streamed.Watch(session_pb2.WatchRequest(game_id="g-first", player_id=1))
+            with pytest.raises(grpc.aio.AioRpcError) as info:
+                await _next(call)
+        assert info.value.code() == grpc.StatusCode.UNAVAILABLE
+        assert tuple(info.value.trailing_metadata()) == ()  # no service code: retryable
+        (broken,) = [e for e in logs if e["event"] == "watch_stream_broken"]
+        assert broken["watches"] == 1 and "game_id" not in broken and "player_id" not in broken
+    finally:
+        await streamed.aclose()
+        await channel.close()
+        await server.stop(0)
