@@ -284,6 +284,24 @@ async def _streamed(stack: Stack, **kw: Any) -> AsyncIterator[tuple[SessionClien
         await client.close()
 
 
+@contextlib.asynccontextmanager
+async def stub_of(servicer: session_pb2_grpc.SessionServicer) -> AsyncIterator[StreamingSessionStub]:
+    """A :class:`StreamingSessionStub` of a gRPC server of ``servicer`` on loopback (a
+    fake session), all closed after."""
+    server = grpc.aio.server()
+    session_pb2_grpc.add_SessionServicer_to_server(servicer, server)
+    port = server.add_insecure_port("127.0.0.1:0")
+    await server.start()
+    channel = grpc.aio.insecure_channel(f"127.0.0.1:{port}")
+    streamed = StreamingSessionStub(channel)
+    try:
+        yield streamed
+    finally:
+        await streamed.aclose()
+        await channel.close()
+        await server.stop(0)
+
+
 async def _life_game(client: SessionClient) -> str:
     """A new Life game (:data:`LIFE`) with players p1 and p2 seated; its id."""
     game_id = await client.create(LIFE)
@@ -370,13 +388,7 @@ class _OlderSession(session_pb2_grpc.SessionServicer):
 
 
 async def test_a_session_without_the_stream_gets_unary_calls():
-    server = grpc.aio.server()
-    session_pb2_grpc.add_SessionServicer_to_server(_OlderSession(), server)
-    port = server.add_insecure_port("127.0.0.1:0")
-    await server.start()
-    channel = grpc.aio.insecure_channel(f"127.0.0.1:{port}")
-    streamed = StreamingSessionStub(channel)
-    try:
+    async with stub_of(_OlderSession()) as streamed:
         first = await asyncio.gather(
             *(streamed.Act(_act("g", "k" * n), timeout=10) for n in range(1, 6)),
             streamed.EndTurn(session_pb2.EndTurnRequest(game_id="g", player_id=2, command_id="e"), timeout=10),
@@ -385,10 +397,6 @@ async def test_a_session_without_the_stream_gets_unary_calls():
         assert streamed.commands.unary_only and streamed.commands.opened == 1
         later = await streamed.Act(_act("g", "later"), timeout=10)
         assert (later.seq, later.player_id, streamed.commands.opened) == (5, 1, 1)
-    finally:
-        await streamed.aclose()
-        await channel.close()
-        await server.stop(0)
 
 
 # ------------------------------------------------------------- a result's error, rebuilt

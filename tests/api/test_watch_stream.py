@@ -25,7 +25,7 @@ from cellwar.v1 import session_pb2, session_pb2_grpc
 from gateway.errors import from_rpc_error
 from gateway.session_stub import StreamingSessionStub
 from services.common.errors import ERROR_CODE_KEY
-from tests.api.test_command_stream import _act, _life_game, _streamed
+from tests.api.test_command_stream import _act, _life_game, _streamed, stub_of
 from tests.support.stack import Stack, start_stack
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(120)]
@@ -153,13 +153,7 @@ class _OlderSession(session_pb2_grpc.SessionServicer):
 
 
 async def test_a_session_without_the_stream_gets_watch_rpcs():
-    server = grpc.aio.server()
-    session_pb2_grpc.add_SessionServicer_to_server(_OlderSession(), server)
-    port = server.add_insecure_port("127.0.0.1:0")
-    await server.start()
-    channel = grpc.aio.insecure_channel(f"127.0.0.1:{port}")
-    streamed = StreamingSessionStub(channel)
-    try:
+    async with stub_of(_OlderSession()) as streamed:
         first = [streamed.Watch(session_pb2.WatchRequest(game_id=f"g{k}", player_id=1)) for k in range(3)]
         for k, call in enumerate(first):
             got = [(u.type, u.seq, u.view) async for u in call]
@@ -168,10 +162,6 @@ async def test_a_session_without_the_stream_gets_watch_rpcs():
         later = streamed.Watch(session_pb2.WatchRequest(game_id="later", player_id=1))
         assert [u.seq async for u in later] == [1, 2, 3]
         assert streamed.watches.opened == 1
-    finally:
-        await streamed.aclose()
-        await channel.close()
-        await server.stop(0)
 
 
 async def test_an_id_opened_twice_ends_the_second_malformed_and_keeps_the_first(stack: Stack):
@@ -221,13 +211,7 @@ class _DroppingSession(session_pb2_grpc.SessionServicer):
 async def test_a_broken_stream_fails_its_watches_unavailable_and_logs_without_a_callers_context():
     import structlog
 
-    server = grpc.aio.server()
-    session_pb2_grpc.add_SessionServicer_to_server(_DroppingSession(), server)
-    port = server.add_insecure_port("127.0.0.1:0")
-    await server.start()
-    channel = grpc.aio.insecure_channel(f"127.0.0.1:{port}")
-    streamed = StreamingSessionStub(channel)
-    try:
+    async with stub_of(_DroppingSession()) as streamed:
         with structlog.testing.capture_logs(processors=[structlog.contextvars.merge_contextvars]) as logs:
             with structlog.contextvars.bound_contextvars(game_id="g-first", player_id=1):
                 call = streamed.Watch(session_pb2.WatchRequest(game_id="g-first", player_id=1))
@@ -237,7 +221,3 @@ async def test_a_broken_stream_fails_its_watches_unavailable_and_logs_without_a_
         assert tuple(info.value.trailing_metadata()) == ()  # no service code: retryable
         (broken,) = [e for e in logs if e["event"] == "watch_stream_broken"]
         assert broken["watches"] == 1 and "game_id" not in broken and "player_id" not in broken
-    finally:
-        await streamed.aclose()
-        await channel.close()
-        await server.stop(0)
