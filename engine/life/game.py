@@ -191,6 +191,12 @@ def cell_counts(grid: np.ndarray) -> list[int]:
     return [flat.size - int(np.count_nonzero(flat)), *(int(np.count_nonzero(flat == k)) for k in (1, 2, 3, 4))]
 
 
+def state_counts(state: LifeState) -> list[int]:
+    """:func:`cell_counts` of ``state``'s board, computed once per state (its rules and
+    every viewer's view share them)."""
+    return once(state, "cell_counts", lambda: cell_counts(state.grid))
+
+
 def end_drawing_turn(state: LifeState) -> LifeState:
     """Forget the drawing-turn bookkeeping (placed mask, turn board)."""
     return replace(state, placed=b"", turn_board=b"")
@@ -223,7 +229,7 @@ def finish_by_score(state: LifeState) -> LifeState:
     """End the game by score (the seed's rule: most cells of one's own colour wins): the
     remaining player with the most live cells of their own colour wins; a tie at the top
     (or nobody left) is a draw."""
-    counts = cell_counts(state.grid)
+    counts = state_counts(state)
     alive = _alive(state)
     if not alive:
         return _finish(state, None)
@@ -310,7 +316,7 @@ def budget_deadlock(state: LifeState) -> bool:
     this turn left to erase); with a tie at the top, every remaining player cannot move."""
     if state.phase != "redraw":
         return False
-    counts = cell_counts(state.grid)
+    counts = state_counts(state)
     placed = state.placed_grid
     alive = _alive(state)
 
@@ -978,7 +984,7 @@ def get_visible_state(
     if _is_int(player_id) and 1 <= player_id <= len(state.players):
         viewer = int(player_id)
     grid = state.grid
-    counts = once(state, "cell_counts", lambda: cell_counts(grid))  # the same for every viewer
+    counts = state_counts(state)  # the same for every viewer
     blind = state.phase == "placement" and not reveal
     if blind:
         grid = np.where(grid == viewer, grid, 0).astype(np.uint8) if viewer else np.zeros_like(grid)

@@ -431,13 +431,14 @@ class SlotPool:
             return 0
         moved = 0
         need = -(-len(self.runs) // self.m)
-        if self.strips_used() > need + max(1, need // 4):
+        used = self.strips_used()
+        if used > need + max(1, need // 4):
             for slot in sorted((s for s in self.runs if s >= need * self.m), reverse=True):
                 run = self.runs[slot]
                 run.park()
                 run.unpark()
                 moved += 1
-        used = self.strips_used()
+            used = self.strips_used()
         if self.strips > 1 and used <= self.strips // 2:
             self._resize(max(1, used + max(1, used // 4)))
         return moved

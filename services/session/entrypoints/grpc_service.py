@@ -154,9 +154,7 @@ class SessionServicer(session_pb2_grpc.SessionServicer):
         self.relay = relay
         self.library = library or Library(games.engine)
         self.spectators = spectators or Spectators(games)
-        # games with an open Watch here (id -> game, streams), woken when `closing` is set
-        self._watched: dict[int, tuple[Game, int]] = {}
-        self._closer: asyncio.Future | None = None
+        self._closer: asyncio.Future | None = None  # wakes the Watches when `closing` is set
 
     async def _view(self, game: Game, player_id: int) -> tuple[int, bytes]:
         """``(version, view with presence)`` of a player now (rendered once per seq, run
@@ -529,24 +527,11 @@ class SessionServicer(session_pb2_grpc.SessionServicer):
                 await changed.wait()
         raise ServiceError(ErrorCode.UNAVAILABLE, "session service is stopping")
 
-    def _watch_opened(self, game: Game) -> None:
-        key = id(game)
-        self._watched[key] = (game, self._watched.get(key, (game, 0))[1] + 1)
-        if self._closer is None:
-            self._closer = asyncio.ensure_future(self._wake_on_closing())
-
-    def _watch_closed(self, game: Game) -> None:
-        key = id(game)
-        _, streams = self._watched.get(key, (game, 1))
-        if streams <= 1:
-            self._watched.pop(key, None)
-        else:
-            self._watched[key] = (game, streams - 1)
-
     async def _wake_on_closing(self) -> None:
-        """When the server stops, wake every game's Watch streams (they end UNAVAILABLE)."""
+        """When the server stops, wake every game's Watch streams (they end UNAVAILABLE;
+        a watched game stays loaded: the cache never evicts it)."""
         await self.closing.wait()
-        for game, _ in list(self._watched.values()):
+        for game in self.games.loaded():
             game.notify()
 
     async def Watch(self, request, context):  # noqa: N802
@@ -583,7 +568,8 @@ class SessionServicer(session_pb2_grpc.SessionServicer):
         game = await self.games.get(request.game_id)
         check_live_view(game, request.player_id)
         game.watchers += 1
-        self._watch_opened(game)
+        if self._closer is None:
+            self._closer = asyncio.ensure_future(self._wake_on_closing())
         pid = request.player_id
         game.watching[pid] = game.watching.get(pid, 0) + 1
         self.presence.opened(game, pid)
@@ -593,7 +579,6 @@ class SessionServicer(session_pb2_grpc.SessionServicer):
             await self._watch(game, pid, send)
         finally:
             game.watchers -= 1
-            self._watch_closed(game)
             game.watching[pid] -= 1
             if game.watching[pid] <= 0:
                 del game.watching[pid]
