@@ -171,22 +171,41 @@ class AsyncCellWarClient(Operations):
     async def _messages(
         self, url: str, subprotocols: list[str] | None = None, is_last: Callable[[dict[str, Any]], bool] = core._finished
     ) -> AsyncIterator[dict[str, Any]]:
-        """The JSON messages of a stream WebSocket until the last one or a clean close."""
+        """The JSON messages of a stream WebSocket until the last one or a clean close;
+        a socket a restart or a fault closed (:data:`core.REOPEN_CLOSE_CODES`) is opened
+        again while ``retry_unavailable_s`` lasts (the stream goes on with the state
+        then), else its ``ApiError(503, "UNAVAILABLE")`` is raised. The first opening's
+        errors are raised as they come."""
         frames = core._Frames(is_last)
-        async with websockets.connect(url, **core._ws_options(subprotocols)) as ws:
+        retries: core._Retries | None = None
+        reopening = False
+        while True:
             try:
-                async for raw in ws:
-                    message = frames.read(raw)
-                    if message is not None:
-                        yield message
-                        if frames.done:
-                            return
-            except ConnectionClosed as exc:
-                frames.closed(exc)
-                return
-            err = frames.close_error(ws.close_code)
-            if err is not None:
+                ws = await websockets.connect(url, **core._ws_options(subprotocols))
+            except core._NO_SOCKET as exc:
+                if not reopening:
+                    raise
+                err = core.ApiError(503, "UNAVAILABLE", f"the stream could not be opened again: {exc}")
+            else:
+                async with ws:
+                    with contextlib.suppress(ConnectionClosed):
+                        async for raw in ws:
+                            message = frames.read(raw)
+                            if message is not None:
+                                retries = None  # open again: a later fault has a budget of its own
+                                yield message
+                                if frames.done:
+                                    return
+                err = frames.close_error(ws.close_code, ws.close_reason)
+                if err is None:
+                    return
+            if retries is None:
+                retries = core._Retries(self.retry_unavailable_s, "GET", {}, self.on_retry)
+            wait = frames.reopening(err, retries)
+            if wait is None:
                 raise err
+            reopening = True
+            await asyncio.sleep(wait)
 
     def commands(self, game_id: str, token: str) -> AsyncCommands:
         """The seat's commands over its stream socket (one round trip on an open socket

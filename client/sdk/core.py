@@ -12,7 +12,7 @@ from typing import Any
 from urllib.parse import quote, urlsplit, urlunsplit
 
 import httpx
-from websockets.exceptions import ConnectionClosed, WebSocketException
+from websockets.exceptions import ConnectionClosed, ConnectionClosedError, WebSocketException
 
 #: Default timeout of one HTTP request (seconds); also the longest wait of a command's
 #: answer on the stream socket before it is sent again over REST.
@@ -43,6 +43,15 @@ _NO_SOCKET = (OSError, WebSocketException)
 
 #: ``on_retry(reason, wait_s)``: told before each wait of a retry.
 RetryHook = Callable[[str, float], None]
+
+#: Close codes of a stream socket that a restart or a fault ended, not the stream's end
+#: (RFC 6455 section 7.4 and the IANA WebSocket close code registry): 1001 going away,
+#: 1006 closed without a close frame (the server died, the network cut), 1011 a server
+#: error, 1012 the service restarting, 1013 try again later; and 4503 (a backend of the
+#: gateway unavailable, docs/api/websocket.md "Close codes"). Such a stream is opened
+#: again while the client's ``retry_unavailable_s`` lasts, else it raises
+#: ``ApiError(503, "UNAVAILABLE")``: never a silent end that reads as a final one.
+REOPEN_CLOSE_CODES = frozenset({1001, 1006, 1011, 1012, 1013, 4503})
 
 #: Stream frames a command socket keeps for its reader (the oldest are dropped first;
 #: ``finished`` is always kept, being the last).
@@ -264,16 +273,36 @@ class _Frames:
         return message
 
     def close_error(self, code: int | None, reason: str | None = None) -> ApiError | None:
-        """The ApiError of a socket closed with a 4xxx code, else None (a clean close)."""
+        """The ApiError of a socket closed with a 4xxx code or one of
+        :data:`REOPEN_CLOSE_CODES` (``503 UNAVAILABLE``), else None (a clean close)."""
+        if code in REOPEN_CLOSE_CODES and not 4000 <= code < 5000:
+            why = f"the stream closed with code {code}" + (f" ({reason})" if reason else "")
+            return ApiError(503, "UNAVAILABLE", why + ": the server is restarting or unreachable")
         if code is None or not 4000 <= code < 5000:
             return None
         err = (self.last_error or {}).get("error") or {}
         return ApiError(code - 4000, str(err.get("code", reason or "ERROR")), str(err.get("message", "")))
 
+    def reopening(self, err: ApiError, retries: _Retries) -> float | None:
+        """Seconds to wait before opening the stream again after ``err`` (its close's
+        error), or None when ``err`` is to be raised: not a :data:`REOPEN_CLOSE_CODES`
+        close, or ``retries``' budget spent (told to its ``on_retry`` hook)."""
+        if err.status != 503:
+            return None
+        wait = retries.next_wait(f"stream {err.status} {err.code}")
+        if wait is not None:
+            self.last_error = None
+        return wait
+
     def closed(self, exc: ConnectionClosed) -> None:
-        """Raises the ApiError of the close ``exc`` reports, if it is one."""
+        """Raises the ApiError of the close ``exc`` reports, if it is one (a connection
+        lost without a close frame is 1006)."""
         rcvd = exc.rcvd
-        err = self.close_error(rcvd.code if rcvd is not None else None, rcvd.reason if rcvd is not None else None)
+        if rcvd is not None:
+            code, reason = rcvd.code, rcvd.reason
+        else:
+            code, reason = (1006, None) if isinstance(exc, ConnectionClosedError) else (None, None)
+        err = self.close_error(code, reason)
         if err is not None:
             raise err from None
 

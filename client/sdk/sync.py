@@ -131,22 +131,39 @@ class CellWarClient(Operations):
     def _messages(
         self, url: str, subprotocols: list[str] | None = None, is_last: Callable[[dict[str, Any]], bool] = core._finished
     ) -> Iterator[dict[str, Any]]:
-        """The JSON messages of a stream WebSocket until the last one or a clean close."""
+        """The JSON messages of a stream WebSocket (see :meth:`AsyncCellWarClient._messages`:
+        a socket a restart or a fault closed is opened again while ``retry_unavailable_s``
+        lasts)."""
         frames = core._Frames(is_last)
-        with websockets.sync.client.connect(url, **core._ws_options(subprotocols)) as ws:
+        retries: core._Retries | None = None
+        reopening = False
+        while True:
             try:
-                for raw in ws:
-                    message = frames.read(raw)
-                    if message is not None:
-                        yield message
-                        if frames.done:
-                            return
-            except ConnectionClosed as exc:
-                frames.closed(exc)
-                return
-            err = frames.close_error(ws.close_code)
-            if err is not None:
+                ws = websockets.sync.client.connect(url, **core._ws_options(subprotocols))
+            except core._NO_SOCKET as exc:
+                if not reopening:
+                    raise
+                err = core.ApiError(503, "UNAVAILABLE", f"the stream could not be opened again: {exc}")
+            else:
+                with ws:
+                    with contextlib.suppress(ConnectionClosed):
+                        for raw in ws:
+                            message = frames.read(raw)
+                            if message is not None:
+                                retries = None  # open again: a later fault has a budget of its own
+                                yield message
+                                if frames.done:
+                                    return
+                err = frames.close_error(ws.close_code, ws.close_reason)
+                if err is None:
+                    return
+            if retries is None:
+                retries = core._Retries(self.retry_unavailable_s, "GET", {}, self.on_retry)
+            wait = frames.reopening(err, retries)
+            if wait is None:
                 raise err
+            reopening = True
+            time.sleep(wait)
 
     def commands(self, game_id: str, token: str) -> Commands:
         """The seat's commands over its stream socket, falling back to REST without one

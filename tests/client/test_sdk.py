@@ -212,3 +212,73 @@ async def test_both_clients_play_through_the_real_gateway(flavour, gateway: str)
     assert [e["seq"] for e in events] == list(range(1, len(events) + 1)) and events[-1]["type"] == "TurnEnded"
     assert (refused.value.status, refused.value.code) == (401, "UNAUTHORIZED")
     assert wrong_game.value.status in (401, 403)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+LIFE = {"width": 20, "height": 20, "players": 2, "budget": 10}
+
+
+async def eventually(condition, what: str, timeout_s: float = 30.0) -> None:
+    """Wait until ``condition()`` holds; fail with ``what`` after ``timeout_s``."""
+    deadline = asyncio.get_running_loop().time() + timeout_s
+    while not condition():
+        assert asyncio.get_running_loop().time() < deadline, f"no {what} within {timeout_s} s"
+        await asyncio.sleep(0.02)
+
+
+async def test_a_stream_closed_by_a_restarting_gateway_is_opened_again(flavour, gateway_settings):
+    """The gateway stops (its sockets close 1012) and starts again on its port: a stream
+    with a retry budget is opened again (told to ``on_retry``) and goes on, the state
+    now first, then the next change."""
+    port = _free_port()
+    seen: list[dict] = []
+    said: list[str] = []
+    async with serve(create_app(gateway_settings), port=port) as url:
+        async with AsyncCellWarClient(url) as setup:
+            game_id = await setup.create_game("life", LIFE)
+            seat = await setup.join(game_id, "ann")
+            await setup.join(game_id, "bob")  # placement begins
+
+        def until(message: dict) -> bool:
+            seen.append(message)
+            return message["seq"] > first_seq
+
+        first_seq = 10**9
+        async with client(flavour, url, retry_unavailable_s=30.0, on_retry=lambda r, w: said.append(r)) as api:
+            reading = asyncio.create_task(api.collect("stream", game_id, seat.token, until=until))
+            await eventually(lambda: seen, "first view")
+            first_seq = seen[0]["seq"]
+    # the gateway is down: the stream waits for it (connection refused, retried)
+    await eventually(lambda: said or reading.done(), "retry")
+    assert not reading.done() and said[0] == "stream 503 UNAVAILABLE"
+    async with serve(create_app(gateway_settings), port=port) as url:
+        await eventually(lambda: len(seen) >= 2, "view after the restart")  # the state now
+        async with AsyncCellWarClient(url) as player:
+            placed = await player.place(game_id, seat.token, [(1, 1)])
+        out = await asyncio.wait_for(reading, 30)
+    assert [m["seq"] for m in out] == [first_seq, first_seq, placed["seq"]]
+    assert placed["seq"] == first_seq + 1 and out[-1]["view"]["board"] != out[0]["view"]["board"]
+
+
+async def test_a_stream_closed_by_a_stopping_gateway_raises_503_without_a_retry_budget(flavour, gateway_settings):
+    """Without a retry budget (the default) a stream the gateway's stop closed raises
+    ``503 UNAVAILABLE``: a fault, never a silent end that reads as the game's."""
+    seen: list[dict] = []
+    async with serve(create_app(gateway_settings)) as url:
+        async with AsyncCellWarClient(url) as setup:
+            game_id = await setup.create_game("life", LIFE)
+            seat = await setup.join(game_id, "ann")
+        async with client(flavour, url) as api:
+            reading = asyncio.create_task(
+                api.collect("stream", game_id, seat.token, until=lambda m: seen.append(m) or False)
+            )
+            await eventually(lambda: seen, "first view")
+    with pytest.raises(ApiError) as err:
+        await asyncio.wait_for(reading, 30)
+    assert (err.value.status, err.value.code) == (503, "UNAVAILABLE")
+    assert "1012" in err.value.message and len(seen) == 1
