@@ -65,6 +65,26 @@ async def test_error_answers_raise_api_error_with_status_and_code(flavour, sessi
         assert (malformed.value.status, malformed.value.code) == (422, "MALFORMED")
 
 
+async def test_an_unreachable_session_is_a_503_that_names_no_address(sessionless):
+    """gRPC's text of a transport failure (the address, the socket error) stays in the
+    gateway's log; REST and the stream socket's close both say 503 UNAVAILABLE."""
+    url, app = sessionless
+    token = app.state.signer.issue("g1", 1)
+    async with httpx.AsyncClient(base_url=url) as http:
+        r = await http.get("/game/g1/state", headers={"Authorization": f"Bearer {token}"})
+    assert r.status_code == 503 and r.json()["error"]["code"] == "UNAVAILABLE"
+    assert r.json()["error"]["message"] == (
+        "the session service is unavailable: it cannot be reached or did not answer in time"
+    )
+    async with AsyncCellWarClient(url) as api:
+        with pytest.raises(ApiError) as err:
+            async for _ in api.stream("g1", token):
+                pass
+    assert (err.value.status, err.value.code) == (503, "UNAVAILABLE")
+    for text in (r.text, err.value.message):
+        assert "127.0.0.1" not in text and ":9" not in text and "refused" not in text.lower()
+
+
 async def test_a_call_safe_to_repeat_is_tried_again_while_the_session_is_down(flavour, sessionless):
     """503 UNAVAILABLE (the gateway's session is down): tried again for the budget, then
     the 503 is raised; without a budget (the default) at once. (The budget leaves room
