@@ -176,35 +176,24 @@ class AsyncCellWarClient(Operations):
         again while ``retry_unavailable_s`` lasts (the stream goes on with the state
         then), else its ``ApiError(503, "UNAVAILABLE")`` is raised. The first opening's
         errors are raised as they come."""
-        frames = core._Frames(is_last)
-        retries: core._Retries | None = None
-        reopening = False
+        stream = core._Reopening(is_last, self.retry_unavailable_s, self.on_retry)
         while True:
             try:
                 ws = await websockets.connect(url, **core._ws_options(subprotocols))
             except core._NO_SOCKET as exc:
-                if not reopening:
-                    raise
-                err = core.ApiError(503, "UNAVAILABLE", f"the stream could not be opened again: {exc}")
+                wait = stream.not_opened(exc)
             else:
                 async with ws:
                     with contextlib.suppress(ConnectionClosed):
                         async for raw in ws:
-                            message = frames.read(raw)
+                            message = stream.read(raw)
                             if message is not None:
-                                retries = None  # open again: a later fault has a budget of its own
                                 yield message
-                                if frames.done:
+                                if stream.done:
                                     return
-                err = frames.close_error(ws.close_code, ws.close_reason)
-                if err is None:
+                wait = stream.after_close(ws.close_code, ws.close_reason)
+                if wait is None:
                     return
-            if retries is None:
-                retries = core._Retries(self.retry_unavailable_s, "GET", {}, self.on_retry)
-            wait = frames.reopening(err, retries)
-            if wait is None:
-                raise err
-            reopening = True
             await asyncio.sleep(wait)
 
     def commands(self, game_id: str, token: str) -> AsyncCommands:

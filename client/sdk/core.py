@@ -283,16 +283,6 @@ class _Frames:
         err = (self.last_error or {}).get("error") or {}
         return ApiError(code - 4000, str(err.get("code", reason or "ERROR")), str(err.get("message", "")))
 
-    def reopening(self, err: ApiError, retries: _Retries) -> float | None:
-        """Seconds to wait before opening the stream again after ``err`` (its close's
-        error), or None when ``err`` is to be raised: not a :data:`REOPEN_CLOSE_CODES`
-        close, or ``retries``' budget spent (told to its ``on_retry`` hook)."""
-        if err.status != 503:
-            return None
-        wait = retries.next_wait(f"stream {err.status} {err.code}")
-        if wait is not None:
-            self.last_error = None
-        return wait
 
     def closed(self, exc: ConnectionClosed) -> None:
         """Raises the ApiError of the close ``exc`` reports, if it is one (a connection
@@ -305,6 +295,61 @@ class _Frames:
         err = self.close_error(code, reason)
         if err is not None:
             raise err from None
+
+
+class _Reopening(_Frames):
+    """The frames of a stream opened again after a close a restart or a fault caused
+    (:data:`REOPEN_CLOSE_CODES`) while ``budget_s`` lasts (the client's
+    ``retry_unavailable_s``; each wait told to ``on_retry``). Both clients' stream loops
+    ask it what to do: :meth:`read` each frame, then :meth:`after_close` or
+    :meth:`not_opened`, which give the seconds to wait before opening again."""
+
+    def __init__(self, is_last: Callable[[dict[str, Any]], bool], budget_s: float, on_retry: RetryHook | None) -> None:
+        super().__init__(is_last)
+        self.budget_s, self.on_retry = budget_s, on_retry
+        self._retries: _Retries | None = None  # the budget of the fault going on
+        self._opened = False
+
+    def read(self, raw: str | bytes) -> dict[str, Any] | None:
+        """The message to deliver (a message after a reopening starts a fresh budget)."""
+        message = super().read(raw)
+        if message is not None:
+            self._retries = None
+        return message
+
+    def after_close(self, code: int | None, reason: str | None) -> float | None:
+        """After the socket closed with ``code``: None when the stream ended (a clean
+        close), else the seconds to wait before opening it again.
+
+        Raises:
+            ApiError: an error close (4xxx), or a fault past the budget (503).
+        """
+        self._opened = True
+        err = self.close_error(code, reason)
+        return None if err is None else self._wait(err)
+
+    def not_opened(self, exc: Exception) -> float:
+        """After the socket could not be opened: the seconds to wait before trying again.
+
+        Raises:
+            Exception: ``exc`` on the first opening; past the budget, ApiError 503.
+        """
+        if not self._opened:
+            raise exc
+        wait = self._wait(ApiError(503, "UNAVAILABLE", f"the stream could not be opened again: {exc}"))
+        assert wait is not None
+        return wait
+
+    def _wait(self, err: ApiError) -> float | None:
+        if err.status != 503:
+            raise err
+        if self._retries is None:
+            self._retries = _Retries(self.budget_s, "GET", {}, self.on_retry)
+        wait = self._retries.next_wait(f"stream {err.status} {err.code}")
+        if wait is None:
+            raise err
+        self.last_error = None
+        return wait
 
 
 def _finished(message: dict[str, Any]) -> bool:

@@ -134,35 +134,23 @@ class CellWarClient(Operations):
         """The JSON messages of a stream WebSocket (see :meth:`AsyncCellWarClient._messages`:
         a socket a restart or a fault closed is opened again while ``retry_unavailable_s``
         lasts)."""
-        frames = core._Frames(is_last)
-        retries: core._Retries | None = None
-        reopening = False
+        stream = core._Reopening(is_last, self.retry_unavailable_s, self.on_retry)
         while True:
             try:
                 ws = websockets.sync.client.connect(url, **core._ws_options(subprotocols))
             except core._NO_SOCKET as exc:
-                if not reopening:
-                    raise
-                err = core.ApiError(503, "UNAVAILABLE", f"the stream could not be opened again: {exc}")
+                wait = stream.not_opened(exc)
             else:
-                with ws:
-                    with contextlib.suppress(ConnectionClosed):
-                        for raw in ws:
-                            message = frames.read(raw)
-                            if message is not None:
-                                retries = None  # open again: a later fault has a budget of its own
-                                yield message
-                                if frames.done:
-                                    return
-                err = frames.close_error(ws.close_code, ws.close_reason)
-                if err is None:
+                with ws, contextlib.suppress(ConnectionClosed):
+                    for raw in ws:
+                        message = stream.read(raw)
+                        if message is not None:
+                            yield message
+                            if stream.done:
+                                return
+                wait = stream.after_close(ws.close_code, ws.close_reason)
+                if wait is None:
                     return
-            if retries is None:
-                retries = core._Retries(self.retry_unavailable_s, "GET", {}, self.on_retry)
-            wait = frames.reopening(err, retries)
-            if wait is None:
-                raise err
-            reopening = True
             time.sleep(wait)
 
     def commands(self, game_id: str, token: str) -> Commands:
