@@ -46,7 +46,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from services.common.errors import ERROR_CODE_KEY, error_from_rpc, error_seq_from_rpc
+from services.common.errors import error_from_rpc, error_seq_from_rpc, said_by_service
 
 log = structlog.get_logger("gateway.errors")
 
@@ -171,22 +171,17 @@ def from_rpc_error(exc: grpc.RpcError) -> ApiError:
         http = 409
     if http == 503 and code not in ("UNAVAILABLE", "RATE_LIMITED"):
         code = "UNAVAILABLE"
-    if http == 503 and not _said_by_service(exc):
+    if http == 503 and not said_by_service(exc):
         # gRPC's own text of a transport failure names the service's address and the
-        # socket error: the operator's to read (logged), not a client's
+        # socket error: the operator's to read (logged), not a client's. A 503 the
+        # session said itself keeps its message (it names what is unavailable).
         log.info("session_unreachable", grpc_status=status_code.name, detail=message)
-        message = "the session service is unavailable: it cannot be reached or did not answer in time"
-    elif http == 503:
-        message = f"the session service is unavailable: {message}"
+        message = SESSION_UNREACHABLE
     return ApiError(http, code, message, seq)
 
 
-def _said_by_service(exc: grpc.RpcError) -> bool:
-    """Whether the service answered the call itself (its error code in the trailing
-    metadata), not gRPC for it (unreachable, a deadline that ran out)."""
-    if not isinstance(exc, grpc.aio.AioRpcError):
-        return False
-    return any(key == ERROR_CODE_KEY for key, _ in exc.trailing_metadata() or ())
+#: The message of a 503 for a session call gRPC failed (unreachable, no answer in time).
+SESSION_UNREACHABLE = "the session service is unavailable: it cannot be reached or did not answer in time"
 
 
 def summarise_validation_errors(errors: list[dict[str, Any]], limit: int = 5) -> str:

@@ -174,8 +174,11 @@ class AsyncCellWarClient(Operations):
         """The JSON messages of a stream WebSocket until the last one or a clean close;
         a socket a restart or a fault closed (:data:`core.REOPEN_CLOSE_CODES`) is opened
         again while ``retry_unavailable_s`` lasts (the stream goes on with the state
-        then), else its ``ApiError(503, "UNAVAILABLE")`` is raised. The first opening's
-        errors are raised as they come."""
+        then: its first message may repeat the last one), else its
+        ``ApiError(503, "UNAVAILABLE")`` is raised. An opening that failed as a restart
+        fails (nothing listening, a proxy's 502/503/504) is tried again within the same
+        budget; past it the first opening's error is raised as it came
+        (:class:`core._Reopening`)."""
         stream = core._Reopening(is_last, self.retry_unavailable_s, self.on_retry)
         while True:
             try:
@@ -183,6 +186,7 @@ class AsyncCellWarClient(Operations):
             except core._NO_SOCKET as exc:
                 wait = stream.not_opened(exc)
             else:
+                stream.opened()
                 async with ws:
                     with contextlib.suppress(ConnectionClosed):
                         async for raw in ws:

@@ -299,23 +299,24 @@ class _Frames:
 
 class _Reopening(_Frames):
     """The frames of a stream opened again after a close a restart or a fault caused
-    (:data:`REOPEN_CLOSE_CODES`) while ``budget_s`` lasts (the client's
-    ``retry_unavailable_s``; each wait told to ``on_retry``). Both clients' stream loops
-    ask it what to do: :meth:`read` each frame, then :meth:`after_close` or
-    :meth:`not_opened`, which give the seconds to wait before opening again."""
+    (:data:`REOPEN_CLOSE_CODES`), or a failed opening (nothing listening, a proxy's
+    502/503/504), while ``budget_s`` lasts (the client's ``retry_unavailable_s``; each
+    wait told to ``on_retry``). The budget runs from the fault's first close or failed
+    opening; a socket that then stays open :data:`STREAM_STABLE_S` ends the fault (a
+    server that accepts and closes at once does not get a fresh budget each time). Both
+    clients' stream loops ask it what to do: :meth:`opened` after a socket opened,
+    :meth:`read` each frame, then :meth:`after_close` or :meth:`not_opened`, which give
+    the seconds to wait before opening again."""
 
     def __init__(self, is_last: Callable[[dict[str, Any]], bool], budget_s: float, on_retry: RetryHook | None) -> None:
         super().__init__(is_last)
         self.budget_s, self.on_retry = budget_s, on_retry
         self._retries: _Retries | None = None  # the budget of the fault going on
-        self._opened = False
+        self._opened_at: float | None = None  # when the last socket opened
 
-    def read(self, raw: str | bytes) -> dict[str, Any] | None:
-        """The message to deliver (a message after a reopening starts a fresh budget)."""
-        message = super().read(raw)
-        if message is not None:
-            self._retries = None
-        return message
+    def opened(self) -> None:
+        """A socket is open (its frames come next)."""
+        self._opened_at = time.monotonic()
 
     def after_close(self, code: int | None, reason: str | None) -> float | None:
         """After the socket closed with ``code``: None when the stream ended (a clean
@@ -324,32 +325,55 @@ class _Reopening(_Frames):
         Raises:
             ApiError: an error close (4xxx), or a fault past the budget (503).
         """
-        self._opened = True
+        if self._opened_at is not None and time.monotonic() - self._opened_at >= STREAM_STABLE_S:
+            self._retries = None  # open long enough: the fault before is over
         err = self.close_error(code, reason)
-        return None if err is None else self._wait(err)
+        if err is None:
+            return None
+        if err.status != 503:
+            raise err
+        return self._wait(f"stream closed {code}", err)
 
     def not_opened(self, exc: Exception) -> float:
         """After the socket could not be opened: the seconds to wait before trying again.
 
         Raises:
-            Exception: ``exc`` on the first opening; past the budget, ApiError 503.
+            Exception: ``exc`` when it is not a restart's (:func:`_restarting`), or past
+                the budget on the first opening; past the budget after a close,
+                ApiError 503.
         """
-        if not self._opened:
+        if not _restarting(exc):
             raise exc
-        wait = self._wait(ApiError(503, "UNAVAILABLE", f"the stream could not be opened again: {exc}"))
-        assert wait is not None
-        return wait
+        err = ApiError(503, "UNAVAILABLE", f"the stream could not be opened again: {exc}")
+        try:
+            return self._wait(f"stream not opened: {type(exc).__name__}: {exc}", err)
+        except ApiError:
+            if self._opened_at is None:
+                raise exc from None
+            raise
 
-    def _wait(self, err: ApiError) -> float | None:
-        if err.status != 503:
-            raise err
+    def _wait(self, reason: str, err: ApiError) -> float:
         if self._retries is None:
             self._retries = _Retries(self.budget_s, "GET", {}, self.on_retry)
-        wait = self._retries.next_wait(f"stream {err.status} {err.code}")
+        wait = self._retries.next_wait(reason)
         if wait is None:
             raise err
         self.last_error = None
         return wait
+
+
+#: Seconds a reopened stream socket stays open before its fault counts as over (a later
+#: close gets a fresh retry budget).
+STREAM_STABLE_S = 5.0
+
+
+def _restarting(exc: Exception) -> bool:
+    """Whether a failed opening of a stream socket looks like a restart: nothing listens
+    or the connection broke (an OSError), or a proxy answered 502, 503 or 504."""
+    if isinstance(exc, OSError):
+        return True
+    response = getattr(exc, "response", None)  # websockets' InvalidStatus
+    return getattr(response, "status_code", None) in (502, 503, 504)
 
 
 def _finished(message: dict[str, Any]) -> bool:

@@ -141,6 +141,7 @@ class CellWarClient(Operations):
             except core._NO_SOCKET as exc:
                 wait = stream.not_opened(exc)
             else:
+                stream.opened()
                 with ws, contextlib.suppress(ConnectionClosed):
                     for raw in ws:
                         message = stream.read(raw)

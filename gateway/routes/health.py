@@ -6,15 +6,18 @@ import hmac
 import ipaddress
 
 import grpc
+import structlog
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, Response
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from cellwar.v1.codes import ErrorCode
-from gateway.errors import error_body
+from gateway.errors import SESSION_UNREACHABLE, error_body
 from gateway.responses import errors
 from gateway.schemas import Status
+
+log = structlog.get_logger("gateway.health")
 
 router = APIRouter(tags=["operations"])
 
@@ -42,10 +45,10 @@ async def readyz(request: Request) -> Response:
     try:
         reply = await stub.Check(health_pb2.HealthCheckRequest(service=""), timeout=READY_TIMEOUT_S)
     except grpc.RpcError as exc:
+        # gRPC's text names the session's address: logged, not answered (/readyz is public)
         detail = exc.details() if hasattr(exc, "details") else str(exc)
-        return JSONResponse(
-            error_body("UNAVAILABLE", f"session service health check failed: {detail}"), status_code=503
-        )
+        log.info("session_unreachable", rpc="Health.Check", detail=detail)
+        return JSONResponse(error_body("UNAVAILABLE", SESSION_UNREACHABLE), status_code=503)
     if reply.status != health_pb2.HealthCheckResponse.SERVING:
         status_name = health_pb2.HealthCheckResponse.ServingStatus.Name(reply.status)
         return JSONResponse(

@@ -116,3 +116,13 @@ def error_from_rpc(exc: grpc.aio.AioRpcError) -> tuple[str, str]:
         if key == ERROR_CODE_KEY:
             return str(value), exc.details() or ""
     return _CODE_BY_STATUS.get(exc.code(), ErrorCode.INTERNAL), exc.details() or str(exc.code())
+
+
+def said_by_service(exc: grpc.RpcError) -> bool:
+    """Whether the called service answered the call itself (its error code in the
+    trailing metadata), not gRPC for it: unreachable, a deadline that ran out, a broken
+    stream. gRPC's own text names addresses and socket errors, which are for the
+    operator's log, not for clients."""
+    if not isinstance(exc, grpc.aio.AioRpcError):
+        return False
+    return any(key == ERROR_CODE_KEY for key, _ in exc.trailing_metadata() or ())

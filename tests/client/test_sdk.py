@@ -81,7 +81,10 @@ async def test_an_unreachable_session_is_a_503_that_names_no_address(sessionless
             async for _ in api.stream("g1", token):
                 pass
     assert (err.value.status, err.value.code) == (503, "UNAVAILABLE")
-    for text in (r.text, err.value.message):
+    async with httpx.AsyncClient(base_url=url) as http:
+        ready = await http.get("/readyz")  # public: no token
+    assert ready.status_code == 503 and ready.json()["error"]["message"] == r.json()["error"]["message"]
+    for text in (r.text, err.value.message, ready.text):
         assert "127.0.0.1" not in text and ":9" not in text and "refused" not in text.lower()
 
 
@@ -275,7 +278,7 @@ async def test_a_stream_closed_by_a_restarting_gateway_is_opened_again(flavour, 
             first_seq = seen[0]["seq"]
     # the gateway is down: the stream waits for it (connection refused, retried)
     await eventually(lambda: said or reading.done(), "retry")
-    assert not reading.done() and said[0] == "stream 503 UNAVAILABLE"
+    assert not reading.done() and said[0] == "stream closed 1012"
     async with serve(create_app(gateway_settings), port=port) as url:
         await eventually(lambda: len(seen) >= 2, "view after the restart")  # the state now
         async with AsyncCellWarClient(url) as player:
@@ -302,3 +305,50 @@ async def test_a_stream_closed_by_a_stopping_gateway_raises_503_without_a_retry_
         await asyncio.wait_for(reading, 30)
     assert (err.value.status, err.value.code) == (503, "UNAVAILABLE")
     assert "1012" in err.value.message and len(seen) == 1
+
+
+async def test_a_stream_first_opened_during_a_restart_waits_for_the_gateway(flavour, gateway_settings):
+    """Nothing listens when the stream is first opened (the gateway restarting): with a
+    retry budget the opening is tried again (told to ``on_retry``) until the gateway is
+    back, then the stream delivers; without one the OSError is raised at once."""
+    port = _free_port()
+    async with serve(create_app(gateway_settings), port=port) as url:
+        async with AsyncCellWarClient(url) as setup:
+            game_id = await setup.create_game("life", LIFE)
+            seat = await setup.join(game_id, "ann")
+    said: list[str] = []
+    async with client(flavour, url) as hasty:
+        with pytest.raises(OSError):
+            await hasty.collect("stream", game_id, seat.token, limit=1)
+    async with client(flavour, url, retry_unavailable_s=30.0, on_retry=lambda r, w: said.append(r)) as api:
+        reading = asyncio.create_task(api.collect("stream", game_id, seat.token, limit=1))
+        await eventually(lambda: said or reading.done(), "retry")
+        assert not reading.done() and said[0].startswith("stream not opened: ")
+        async with serve(create_app(gateway_settings), port=port):
+            (first,) = await asyncio.wait_for(reading, 30)
+    assert first["type"] == "view" and first["view"]["game_id"] == game_id
+
+
+async def test_a_server_that_closes_every_reopened_stream_at_once_exhausts_the_budget(flavour):
+    """A server that sends a view and closes 1011 at once, every time: the stream is not
+    opened again forever (each reopening's first frame does not start a fresh budget);
+    once the budget (1 s) is spent it raises 503 UNAVAILABLE."""
+    from websockets.asyncio.server import serve as ws_serve
+
+    opened: list[int] = []
+
+    async def flapping(ws) -> None:
+        opened.append(1)
+        await ws.send(json.dumps({"type": "view", "seq": 7, "view": {}}))
+        await ws.close(1011, "internal error")
+
+    async with ws_serve(flapping, "127.0.0.1", 0, subprotocols=["cellwar.v1"]) as server:
+        port = server.sockets[0].getsockname()[1]
+        seen: list[dict] = []
+        async with client(flavour, f"http://127.0.0.1:{port}", retry_unavailable_s=1.0) as api:
+            with pytest.raises(ApiError) as err:
+                await asyncio.wait_for(
+                    api.collect("stream", "g1", "t", until=lambda m: seen.append(m) or False), 15
+                )
+    assert (err.value.status, err.value.code) == (503, "UNAVAILABLE") and "1011" in err.value.message
+    assert 2 <= len(opened) <= 6 and len(seen) == len(opened)

@@ -26,7 +26,7 @@ from engine.reenact import LogMismatch
 from services.common.errors import ServiceError
 from services.engine import server
 from services.engine.server import create_server, to_proto
-from services.session.adapters.engine_client import EngineClient
+from services.session.adapters.engine_client import ENGINE_UNREACHABLE, EngineClient
 from tests.engine.runkit import running_game
 from tests.engine.test_cached_decide import _cellwar_commands, _life_commands
 from tests.support.stack import EngineProcess
@@ -287,6 +287,7 @@ async def test_an_engine_killed_mid_stream_fails_its_decides_as_unavailable_and_
         outcomes = await asyncio.gather(*tasks, return_exceptions=True)
         assert all(isinstance(o, ServiceError) for o in outcomes), outcomes
         assert {o.code for o in outcomes} == {ErrorCode.UNAVAILABLE}
+        assert {o.message for o in outcomes} == {ENGINE_UNREACHABLE}  # no address, no errno
         assert client.replicas[0].decides.opened >= 2  # the retry opened a stream again
         opened = client.replicas[0].decides.opened
         await proc.start()

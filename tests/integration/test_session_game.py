@@ -11,6 +11,7 @@ import pytest
 
 from cellwar.v1 import session_pb2
 from services.common.errors import error_from_rpc
+from services.session.adapters.engine_client import ENGINE_UNREACHABLE
 from tests.support.client import SessionClient, fold_from_scratch
 from tests.support.versions import versions
 
@@ -195,7 +196,8 @@ async def test_engine_down_is_unavailable_and_changes_nothing(stack, client):
     with pytest.raises(grpc.aio.AioRpcError) as err:
         await client.join(gid, "alice")
     assert err.value.code() == grpc.StatusCode.UNAVAILABLE
-    assert error_from_rpc(err.value)[0] == "UNAVAILABLE"
+    # gRPC's text (the engine's address, the socket error) stays in the session's log
+    assert error_from_rpc(err.value) == ("UNAVAILABLE", ENGINE_UNREACHABLE)
     assert len(await stack.session.games.store.read(gid)) == 1  # as stored in NATS
 
 

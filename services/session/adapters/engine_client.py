@@ -50,6 +50,7 @@ from services.common.errors import (
     ServiceError,
     error_from_rpc,
     error_seq_from_rpc,
+    said_by_service,
     status_for,
 )
 from services.common.grpcutil import GRPC_OPTIONS
@@ -65,6 +66,8 @@ FOLD_CHUNK = 2000
 #: carries a state per recorded game the same way.
 RUN_CHUNK_ITEMS = 200
 RUN_CHUNK_BYTES = 16 * 1024 * 1024
+#: The message of ``UNAVAILABLE`` when no engine replica could be reached or answered in time.
+ENGINE_UNREACHABLE = "the engine service is unavailable: no replica could be reached or answered in time"
 #: Seconds a replica that answered UNAVAILABLE is skipped (unless all are down).
 DOWN_S = 2.0
 #: Extra deadline of a Reenact call per event of the log (seconds): a long Life log is
@@ -284,8 +287,9 @@ class EngineClient:
                 if exc.code() != grpc.StatusCode.UNAVAILABLE:
                     raise ServiceError(code, message, error_seq_from_rpc(exc)) from exc
                 replica.down_until = asyncio.get_running_loop().time() + DOWN_S
-                log.warning("engine_replica_unavailable", target=replica.target, rpc=name)
-                error = (code, message)
+                log.warning("engine_replica_unavailable", target=replica.target, rpc=name, detail=message)
+                # gRPC's own text (the replica's address, the socket error) stays in the log
+                error = (code, message if said_by_service(exc) else ENGINE_UNREACHABLE)
         raise ServiceError(*error)
 
     async def _invoke(self, replica: _Replica, name: str, request: Any, timeout: float) -> Any:
