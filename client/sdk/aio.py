@@ -175,14 +175,14 @@ class AsyncCellWarClient(Operations):
         a socket a restart or a fault closed (:data:`core.REOPEN_CLOSE_CODES`) is opened
         again while ``retry_unavailable_s`` lasts (the stream goes on with the state
         then: its first message may repeat the last one), else its
-        ``ApiError(503, "UNAVAILABLE")`` is raised. An opening that failed as a restart
-        fails (nothing listening, a proxy's 502/503/504) is tried again within the same
+        ``ApiError(503, "UNAVAILABLE")`` is raised. An opening that fails as in a
+        restart (nothing listening, a proxy's 502/503/504) is tried again within the same
         budget; past it the first opening's error is raised as it came
         (:class:`core._Reopening`)."""
         stream = core._Reopening(is_last, self.retry_unavailable_s, self.on_retry)
         while True:
             try:
-                ws = await websockets.connect(url, **core._ws_options(subprotocols))
+                ws = await websockets.connect(url, **core._ws_options(subprotocols, stream.open_timeout()))
             except core._NO_SOCKET as exc:
                 wait = stream.not_opened(exc)
             else:

@@ -4,6 +4,7 @@ retry schedule, and the reading of stream and command frames (docs/api/websocket
 from __future__ import annotations
 
 import json
+import re
 import time
 import uuid
 from collections.abc import Callable, Iterable, Sequence
@@ -12,7 +13,12 @@ from typing import Any
 from urllib.parse import quote, urlsplit, urlunsplit
 
 import httpx
-from websockets.exceptions import ConnectionClosed, ConnectionClosedError, WebSocketException
+from websockets.exceptions import (
+    ConnectionClosed,
+    ConnectionClosedError,
+    InvalidMessage,
+    WebSocketException,
+)
 
 #: Default timeout of one HTTP request (seconds); also the longest wait of a command's
 #: answer on the stream socket before it is sent again over REST.
@@ -51,7 +57,15 @@ RetryHook = Callable[[str, float], None]
 #: gateway unavailable, docs/api/websocket.md "Close codes"). Such a stream is opened
 #: again while the client's ``retry_unavailable_s`` lasts, else it raises
 #: ``ApiError(503, "UNAVAILABLE")``: never a silent end that reads as a final one.
-REOPEN_CLOSE_CODES = frozenset({1001, 1006, 1011, 1012, 1013, 4503})
+REOPEN_CLOSE_CODES = frozenset({1001, 1006, 1011, 1012, 1013, 1014, 4503})
+#: Closes that end a stream cleanly: 1000, and 1005 (a close frame without a code).
+CLEAN_CLOSE_CODES = frozenset({1000, 1005})
+#: A 1008 close's reason starts with the machine code of a limit (docs/api/websocket.md
+#: "Close codes"): its HTTP status.
+POLICY_STATUS = {"RATE_LIMITED": 429, "PAYLOAD_TOO_LARGE": 413}
+#: Seconds one opening of a stream socket may take at most (less while a fault's retry
+#: budget has less left).
+OPEN_TIMEOUT_S = 30.0
 
 #: Stream frames a command socket keeps for its reader (the oldest are dropped first;
 #: ``finished`` is always kept, being the last).
@@ -146,6 +160,10 @@ class _Retries:
         if wait is None:
             raise exc
         return wait
+
+    def left(self) -> float | None:
+        """Seconds left of the budget (None without one)."""
+        return None if self.deadline is None else max(0.0, self.deadline - time.monotonic())
 
     def next_wait(self, reason: str) -> float | None:
         """Seconds to wait before the next try, None when the call must fail now."""
@@ -248,9 +266,9 @@ def _jsonl_request(game_id: str, token: str | None, from_seq: int) -> tuple[str,
     return "GET", f"/game/{game_id}/events", {"params": params, "headers": _auth(token)}
 
 
-def _ws_options(subprotocols: list[str] | None) -> dict[str, Any]:
+def _ws_options(subprotocols: list[str] | None, open_timeout: float = OPEN_TIMEOUT_S) -> dict[str, Any]:
     """``websockets`` connect options of every stream socket (either client)."""
-    return {"max_size": None, "open_timeout": 30, "subprotocols": subprotocols or [STREAM_SUBPROTOCOL]}
+    return {"max_size": None, "open_timeout": open_timeout, "subprotocols": subprotocols or [STREAM_SUBPROTOCOL]}
 
 
 class _Frames:
@@ -273,16 +291,25 @@ class _Frames:
         return message
 
     def close_error(self, code: int | None, reason: str | None = None) -> ApiError | None:
-        """The ApiError of a socket closed with a 4xxx code or one of
-        :data:`REOPEN_CLOSE_CODES` (``503 UNAVAILABLE``), else None (a clean close)."""
-        if code in REOPEN_CLOSE_CODES and not 4000 <= code < 5000:
-            why = f"the stream closed with code {code}" + (f" ({reason})" if reason else "")
-            return ApiError(503, "UNAVAILABLE", why + ": the server is restarting or unreachable")
-        if code is None or not 4000 <= code < 5000:
+        """The ApiError of a socket's close, None for a clean one (:data:`CLEAN_CLOSE_CODES`,
+        or no close seen). 4xxx: status ``code - 4000`` with the error frame's code and
+        message (else the reason when it is a machine code); :data:`REOPEN_CLOSE_CODES`:
+        503 ``UNAVAILABLE``; 1008: the limit's status (:data:`POLICY_STATUS`, else 400)
+        and code; any other: 502 ``STREAM_CLOSED`` (never a silent end)."""
+        if code is None or code in CLEAN_CLOSE_CODES:
             return None
-        err = (self.last_error or {}).get("error") or {}
-        return ApiError(code - 4000, str(err.get("code", reason or "ERROR")), str(err.get("message", "")))
-
+        why = f"the stream closed with code {code}" + (f" ({reason})" if reason else "")
+        if 4000 <= code < 5000:
+            err = (self.last_error or {}).get("error") or {}
+            status = code - 4000
+            fallback = reason if reason and _MACHINE_CODE.fullmatch(reason) else _CODE_BY_STATUS.get(status, "ERROR")
+            return ApiError(status, str(err.get("code", fallback)), str(err.get("message", why)))
+        if code in REOPEN_CLOSE_CODES:
+            return ApiError(503, "UNAVAILABLE", why + ": the server is restarting or unreachable")
+        if code == 1008:
+            limit = (reason or "").split(":", 1)[0].strip()
+            return ApiError(POLICY_STATUS.get(limit, 400), limit or "POLICY_VIOLATION", why)
+        return ApiError(502, "STREAM_CLOSED", why)
 
     def closed(self, exc: ConnectionClosed) -> None:
         """Raises the ApiError of the close ``exc`` reports, if it is one (a connection
@@ -317,6 +344,13 @@ class _Reopening(_Frames):
     def opened(self) -> None:
         """A socket is open (its frames come next)."""
         self._opened_at = time.monotonic()
+
+    def open_timeout(self) -> float:
+        """Seconds the next opening may take: :data:`OPEN_TIMEOUT_S`, or what is left of
+        the fault's budget when less (a server that accepts and never answers does not
+        hold a retry past its budget)."""
+        left = self._retries.left() if self._retries is not None else None
+        return OPEN_TIMEOUT_S if left is None else max(0.1, min(OPEN_TIMEOUT_S, left))
 
     def after_close(self, code: int | None, reason: str | None) -> float | None:
         """After the socket closed with ``code``: None when the stream ended (a clean
@@ -367,10 +401,18 @@ class _Reopening(_Frames):
 STREAM_STABLE_S = 5.0
 
 
+#: A close reason that is a machine code (``UNAVAILABLE``), not a sentence.
+_MACHINE_CODE = re.compile(r"[A-Z][A-Z0-9_]*")
+#: The machine code of a 4xxx close without an error frame or a code as its reason.
+_CODE_BY_STATUS = {401: "UNAUTHORIZED", 403: "FORBIDDEN", 404: "NOT_FOUND", 409: "CONFLICT", 422: "MALFORMED",
+                   429: "RATE_LIMITED", 503: "UNAVAILABLE"}
+
+
 def _restarting(exc: Exception) -> bool:
-    """Whether a failed opening of a stream socket looks like a restart: nothing listens
-    or the connection broke (an OSError), or a proxy answered 502, 503 or 504."""
-    if isinstance(exc, OSError):
+    """Whether a failed opening of a stream socket looks like a restart: nothing listens,
+    the connection broke or timed out (an OSError), it closed before an HTTP answer, or a
+    proxy answered 502, 503 or 504."""
+    if isinstance(exc, OSError | InvalidMessage):  # InvalidMessage: closed before answering
         return True
     response = getattr(exc, "response", None)  # websockets' InvalidStatus
     return getattr(response, "status_code", None) in (502, 503, 504)

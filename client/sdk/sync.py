@@ -137,7 +137,7 @@ class CellWarClient(Operations):
         stream = core._Reopening(is_last, self.retry_unavailable_s, self.on_retry)
         while True:
             try:
-                ws = websockets.sync.client.connect(url, **core._ws_options(subprotocols))
+                ws = websockets.sync.client.connect(url, **core._ws_options(subprotocols, stream.open_timeout()))
             except core._NO_SOCKET as exc:
                 wait = stream.not_opened(exc)
             else:

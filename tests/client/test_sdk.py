@@ -352,3 +352,48 @@ async def test_a_server_that_closes_every_reopened_stream_at_once_exhausts_the_b
                 )
     assert (err.value.status, err.value.code) == (503, "UNAVAILABLE") and "1011" in err.value.message
     assert 2 <= len(opened) <= 6 and len(seen) == len(opened)
+
+
+@pytest.mark.parametrize(
+    ("code", "reason", "frame", "expected"),
+    [
+        (1000, "", None, None),
+        (1005, "", None, None),
+        (1012, "", None, (503, "UNAVAILABLE")),
+        (1014, "bad gateway", None, (503, "UNAVAILABLE")),
+        (1006, None, None, (503, "UNAVAILABLE")),
+        (4503, "bye", None, (503, "UNAVAILABLE")),
+        (4503, "UNAVAILABLE", None, (503, "UNAVAILABLE")),
+        (4404, "GAME_NOT_FOUND", {"code": "GAME_NOT_FOUND", "message": "no game g1"}, (404, "GAME_NOT_FOUND")),
+        (1008, "RATE_LIMITED: 31 frames in a second", None, (429, "RATE_LIMITED")),
+        (1008, "PAYLOAD_TOO_LARGE: 5000 bytes", None, (413, "PAYLOAD_TOO_LARGE")),
+        (1008, "", None, (400, "POLICY_VIOLATION")),
+        (1002, "protocol error", None, (502, "STREAM_CLOSED")),
+        (3000, "", None, (502, "STREAM_CLOSED")),
+    ],
+)
+def test_a_stream_close_is_a_clean_end_only_with_1000(code, reason, frame, expected):
+    """Only 1000 (or a close frame without a code, 1005) ends a stream cleanly; every
+    other close is an ApiError (docs/bots.md "Streams"), never a silent end."""
+    from client.sdk import core
+
+    frames = core._Frames(core._finished)
+    if frame is not None:
+        frames.read(json.dumps({"type": "error", "error": frame}))
+    err = frames.close_error(code, reason)
+    assert (None if err is None else (err.status, err.code)) == expected
+    if err is not None and frame is not None:
+        assert err.message == frame["message"]
+
+
+def test_while_a_fault_lasts_an_opening_takes_at_most_what_is_left_of_the_budget():
+    from client.sdk import core
+
+    stream = core._Reopening(core._finished, 2.0, None)
+    assert stream.open_timeout() == core.OPEN_TIMEOUT_S  # no fault yet
+    stream.opened()
+    assert stream.after_close(1012, "") == core.RETRY_FIRST_WAIT_S
+    assert 1.5 < stream.open_timeout() <= 2.0
+    with pytest.raises(ApiError) as err:  # a 4xxx is not retried, whatever the budget
+        stream.after_close(4401, "UNAUTHORIZED")
+    assert (err.value.status, err.value.code) == (401, "UNAUTHORIZED")
