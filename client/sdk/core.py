@@ -364,9 +364,10 @@ class _Reopening(_Frames):
         err = self.close_error(code, reason)
         if err is None:
             return None
-        if err.status != 503:
+        wait = self._next_wait(f"stream closed {code}") if err.status == 503 else None
+        if wait is None:
             raise err
-        return self._wait(f"stream closed {code}", err)
+        return wait
 
     def not_opened(self, exc: Exception) -> float:
         """After the socket could not be opened: the seconds to wait before trying again.
@@ -378,21 +379,20 @@ class _Reopening(_Frames):
         """
         if not _restarting(exc):
             raise exc
-        err = ApiError(503, "UNAVAILABLE", f"the stream could not be opened again: {exc}")
-        try:
-            return self._wait(f"stream not opened: {type(exc).__name__}: {exc}", err)
-        except ApiError:
-            if self._opened_at is None:
-                raise exc from None
-            raise
+        wait = self._next_wait(f"stream not opened: {type(exc).__name__}: {exc}")
+        if wait is not None:
+            return wait
+        if self._opened_at is None:
+            raise exc
+        raise ApiError(503, "UNAVAILABLE", f"the stream could not be opened again: {exc}") from exc
 
-    def _wait(self, reason: str, err: ApiError) -> float:
+    def _next_wait(self, reason: str) -> float | None:
+        """The fault's next wait (its budget started at its first one), None when spent."""
         if self._retries is None:
             self._retries = _Retries(self.budget_s, "GET", {}, self.on_retry)
         wait = self._retries.next_wait(reason)
-        if wait is None:
-            raise err
-        self.last_error = None
+        if wait is not None:
+            self.last_error = None
         return wait
 
 

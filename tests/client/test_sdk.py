@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 import inspect
 import json
-import socket
 
 import httpx
 import pytest
@@ -16,6 +15,7 @@ from client.sdk import ApiError, AsyncCellWarClient, CellWarClient, stream_url
 from gateway.app import create_app
 from services.common.settings import Settings
 from tests.client.flavours import client
+from tests.support.nats import free_port
 from tests.support.serve import serve
 
 
@@ -113,9 +113,7 @@ async def test_a_command_waits_for_a_restarting_server_and_is_applied_once(flavo
     from bench._bare import create_app as bare_app
     from gateway.tokens import TokenSigner
 
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    port = free_port()
     secret = "k" * 40
     said: list[str] = []
     async with client(flavour, f"http://127.0.0.1:{port}", retry_unavailable_s=30.0,
@@ -237,12 +235,6 @@ async def test_both_clients_play_through_the_real_gateway(flavour, gateway: str)
     assert wrong_game.value.status in (401, 403)
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 LIFE = {"width": 20, "height": 20, "players": 2, "budget": 10}
 
 
@@ -258,7 +250,7 @@ async def test_a_stream_closed_by_a_restarting_gateway_is_opened_again(flavour, 
     """The gateway stops (its sockets close 1012) and starts again on its port: a stream
     with a retry budget is opened again (told to ``on_retry``) and goes on, the state
     now first, then the next change."""
-    port = _free_port()
+    port = free_port()
     seen: list[dict] = []
     said: list[str] = []
     async with serve(create_app(gateway_settings), port=port) as url:
@@ -311,7 +303,7 @@ async def test_a_stream_first_opened_during_a_restart_waits_for_the_gateway(flav
     """Nothing listens when the stream is first opened (the gateway restarting): with a
     retry budget the opening is tried again (told to ``on_retry``) until the gateway is
     back, then the stream delivers; without one the OSError is raised at once."""
-    port = _free_port()
+    port = free_port()
     async with serve(create_app(gateway_settings), port=port) as url:
         async with AsyncCellWarClient(url) as setup:
             game_id = await setup.create_game("life", LIFE)
