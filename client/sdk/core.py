@@ -66,6 +66,9 @@ POLICY_STATUS = {"RATE_LIMITED": 429, "PAYLOAD_TOO_LARGE": 413}
 #: Seconds one opening of a stream socket may take at most (less while a fault's retry
 #: budget has less left).
 OPEN_TIMEOUT_S = 30.0
+#: ... and at least this long (a handshake on a loaded machine takes more than a few
+#: milliseconds; a budget is overrun by at most this much).
+OPEN_TIMEOUT_MIN_S = 1.0
 
 #: Stream frames a command socket keeps for its reader (the oldest are dropped first;
 #: ``finished`` is always kept, being the last).
@@ -347,10 +350,10 @@ class _Reopening(_Frames):
 
     def open_timeout(self) -> float:
         """Seconds the next opening may take: :data:`OPEN_TIMEOUT_S`, or what is left of
-        the fault's budget when less (a server that accepts and never answers does not
-        hold a retry past its budget)."""
+        the fault's budget when less, but at least :data:`OPEN_TIMEOUT_MIN_S` (a server
+        that accepts and never answers does not hold a retry far past its budget)."""
         left = self._retries.left() if self._retries is not None else None
-        return OPEN_TIMEOUT_S if left is None else max(0.1, min(OPEN_TIMEOUT_S, left))
+        return OPEN_TIMEOUT_S if left is None else max(OPEN_TIMEOUT_MIN_S, min(OPEN_TIMEOUT_S, left))
 
     def after_close(self, code: int | None, reason: str | None) -> float | None:
         """After the socket closed with ``code``: None when the stream ended (a clean
