@@ -20,7 +20,7 @@ from cellwar.v1 import engine_pb2, events_pb2
 from cellwar.v1.codes import ErrorCode, EventType
 from services.common.errors import ServiceError
 from services.common.jsonwire import event_payload, view_dumps
-from services.session.domain.idempotency import CommandResult, remember_command
+from services.session.domain.idempotency import CommandResult, parse_command_id, remember_command
 
 
 def merge_view(
@@ -102,6 +102,12 @@ def broken_error(game: Game) -> ServiceError:
     )
 
 
+#: Commands whose every-player view versions a game keeps after taking them, newest
+#: last: a retry of one of them (a client resending its unanswered frame after a
+#: reconnect) is answered without folding the log (:meth:`Game.versions_after`).
+RECENT_COMMANDS = 32
+
+
 @dataclass(eq=False)
 class Game:
     """One cached game (the aggregate).
@@ -146,6 +152,9 @@ class Game:
         shown: the views as a player is shown them (version, merged view with presence)
             by player id, for ``shown_at`` (seq, run progress, the players away): a
             command's reply and the Watch frame that follows it render it once.
+        recent_versions: command key -> (seq of its last event, every player's view
+            version right after it), for the last :data:`RECENT_COMMANDS` commands this
+            game took as the last events of a new state.
     """
 
     game_id: str
@@ -173,6 +182,7 @@ class Game:
     progress: int = 0
     watching: dict[int, int] = field(default_factory=dict)
     wanted: dict[int, float] = field(default_factory=dict)
+    recent_versions: dict[str, tuple[int, tuple[int, ...]]] = field(default_factory=dict)
     remote: dict[int, float] = field(default_factory=dict)
     turn_began: tuple[int, float] = (0, 0.0)
     seated: dict[str, int] = field(default_factory=dict)
@@ -235,6 +245,8 @@ class Game:
         ends the unrecorded run it replaces."""
         for event in events:
             remember_command(self.commands, event)
+        if events and state.versions:
+            self._keep_versions(events[-1], state)
         self.note_seats(events)
         self.note_turn_start(events, state.turn_seq)
         self.state = state
@@ -247,6 +259,25 @@ class Game:
         self._rendering = {}
         self.reset_run()
         self.notify()
+
+    def _keep_versions(self, last: events_pb2.Event, state: engine_pb2.GameState) -> None:
+        """Keep the view versions of ``state`` for the command whose last event is
+        ``last`` (none when ``last`` carries no command id)."""
+        if not last.command_id:
+            return
+        key, _ = parse_command_id(last.command_id)
+        recent = self.recent_versions
+        recent.pop(key, None)
+        recent[key] = (last.seq, tuple(state.versions))
+        if len(recent) > RECENT_COMMANDS:
+            del recent[next(iter(recent))]
+
+    def versions_after(self, key: str, seq: int) -> tuple[int, ...]:
+        """Every player's view version (index = player id) right after command ``key``,
+        whose last event is ``seq``, when this game took it lately; else ``()``, and the
+        caller folds the log (:meth:`CommandLoop.version_at`)."""
+        kept = self.recent_versions.get(key)
+        return kept[1] if kept is not None and kept[0] == seq else ()
 
     # ------------------------------------------------------------------ the run
 

@@ -92,7 +92,8 @@ class Outcome:
     """What a command did: ``seq`` of its last event (the recorded one for a retry, the
     game's seq when it recorded nothing), the player it concerns, whether it was a retry
     answered from the log, and every player's view version right after it (index =
-    player id; empty for a retry: see :meth:`CommandLoop.version_at`)."""
+    player id; for a retry the versions the game kept, :meth:`Game.versions_after`, else
+    empty: see :meth:`CommandLoop.version_at`)."""
 
     game: Game
     seq: int
@@ -194,7 +195,8 @@ class CommandLoop:
                     repeated = repeated_command(game, key, digest)
                     if repeated is not None:
                         log.info("command_repeated", game_id=game.game_id, command_id=key)
-                        return Outcome(game, repeated.seq, repeated.player_id, True)
+                        versions = game.versions_after(key, repeated.seq)
+                        return Outcome(game, repeated.seq, repeated.player_id, True, versions)
                     if game.needs_finish and not await self.repair(game):
                         continue
                     try:

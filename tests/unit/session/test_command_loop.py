@@ -122,6 +122,42 @@ async def test_a_retried_command_id_is_answered_from_the_log(backend):
     assert not bobs.repeated and bobs.seq == 6
 
 
+async def test_a_retry_of_a_command_taken_lately_is_answered_without_folding_the_log(backend):
+    a = Instance(backend)
+    gid = await life_game(a)
+    first = await a.place(gid, 1, [[1, 1]], key="k-1")
+    await a.run(gid, CommandType.END_TURN, 1, {})
+    folds = a.engine.calls.get("Fold", 0)
+    again = await a.place(gid, 1, [[1, 1]], key="k-1")  # a resend after a reconnect
+    assert again.repeated and again.seq == first.seq == 4
+    assert again.versions == first.versions and again.versions[1] == 4
+    assert await a.loop.version_after(again, 1) == 4 and again.game.version(1) == 5
+    assert a.engine.calls.get("Fold", 0) == folds  # answered from what the game kept
+    # an instance that did not take it folds the log for the same answer
+    later = Instance(backend)
+    elsewhere = await later.place(gid, 1, [[1, 1]], key="k-1")
+    assert elsewhere.repeated and elsewhere.versions == ()
+    assert await later.loop.version_after(elsewhere, 1) == 4
+    assert later.engine.calls.get("Fold", 0) > 0
+
+
+def test_a_game_keeps_the_versions_of_its_last_commands_only():
+    from services.session.domain.game import RECENT_COMMANDS, Game
+
+    game = Game("g", engine_pb2.GameState(), 0, {}, {})
+    for seq in range(1, RECENT_COMMANDS + 2):
+        state = engine_pb2.GameState(versions=[seq - 1, seq])
+        event = events_pb2.Event(seq=seq, actor=1, command_id=f"p1:k{seq}#{'0' * 16}")
+        game.take(state, [event])
+    assert game.versions_after("p1:k1", 1) == ()  # the oldest went
+    last = RECENT_COMMANDS + 1
+    assert game.versions_after(f"p1:k{last}", last) == (last - 1, last)
+    assert game.versions_after(f"p1:k{last}", last - 1) == ()  # not its last event
+    assert len(game.recent_versions) == RECENT_COMMANDS
+    game.take(engine_pb2.GameState(versions=[9, 9]), [events_pb2.Event(seq=last + 1)])
+    assert len(game.recent_versions) == RECENT_COMMANDS  # no command id: nothing kept
+
+
 async def test_a_key_reused_with_another_body_is_refused(backend):
     a = Instance(backend)
     gid = await life_game(a)
