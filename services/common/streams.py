@@ -148,6 +148,10 @@ class CorrelatedStream:
                 if not self._outbox:
                     self._wake.clear()
                     await self._wake.wait()
+                    # one turn of the loop first: frames queued by the callbacks of the
+                    # turn that woke the writer (other sockets' commands read with the
+                    # first) leave in the same message, not one message each
+                    await asyncio.sleep(0)
                     continue
                 for message in self._messages(self._outbox):
                     await call.write(message)

@@ -450,6 +450,7 @@ class _FakeCall:
 
     def __init__(self) -> None:
         self.written: list[session_pb2.CommandFrame] = []
+        self.messages: list[int] = []  # frames per message written
         self.results: asyncio.Queue = asyncio.Queue()
         self.gate = asyncio.Event()  # cleared: a write waits
         self.gate.set()
@@ -457,6 +458,7 @@ class _FakeCall:
     async def write(self, message: session_pb2.CommandFrames) -> None:
         await self.gate.wait()
         self.written.extend(message.frames)
+        self.messages.append(len(message.frames))
 
     async def read(self) -> Any:
         return await self.results.get()
@@ -482,6 +484,34 @@ class _FakeStub:
         return self.calls[-1]
 
     Act = EndTurn = None
+
+
+async def test_commands_queued_in_the_turn_that_woke_the_writer_leave_in_one_message():
+    from gateway.command_stream import CommandStream
+
+    stub = _FakeStub()
+    stream = CommandStream(stub)
+    try:
+        first = stream.submit("act", _act("g", "first"), 10)
+        await asyncio.sleep(0.05)
+        call = stub.calls[0]
+        call.answer(call.written[0].id)
+        await first
+        # a command wakes the idle writer; another one is queued by a callback of the
+        # turn the writer wakes in (a second socket's frame read meanwhile)
+        later: list[asyncio.Future] = []
+        second = stream.submit("act", _act("h", "second"), 10)
+        asyncio.get_running_loop().call_soon(
+            lambda: later.append(stream.submit("act", _act("i", "third"), 10))
+        )
+        await asyncio.sleep(0.05)
+        assert [f.act.command_id for f in call.written] == ["first", "second", "third"]
+        assert call.messages == [1, 2]
+        for frame in call.written[1:]:
+            call.answer(frame.id)
+        assert [(await f).seq for f in (second, later[0])] == [2, 3]
+    finally:
+        await stream.aclose()
 
 
 async def test_a_command_cancelled_or_expired_before_it_left_is_not_sent():
