@@ -4,10 +4,12 @@
 
 /** An error answer of the API: HTTP status + machine code from {"error": {code, message}}. */
 export class ApiError extends Error {
-  constructor(status, code, message) {
+  constructor(status, code, message, retryAfterS = null) {
     super(message || code);
     this.status = status;
     this.code = code;
+    /** Seconds the server asked to wait before asking again (its Retry-After), or null. */
+    this.retryAfterS = retryAfterS;
   }
 }
 
@@ -43,7 +45,9 @@ export async function request(method, path, { token, body, headers = {}, idempot
   }
   if (!res.ok) {
     const e = data && data.error;
-    throw new ApiError(res.status, (e && e.code) || `HTTP_${res.status}`, (e && e.message) || res.statusText);
+    const after = res.headers.get('Retry-After');
+    const wait = after !== null && /^\d+$/.test(after.trim()) ? Number(after) : null;
+    throw new ApiError(res.status, (e && e.code) || `HTTP_${res.status}`, (e && e.message) || res.statusText, wait);
   }
   return data;
 }

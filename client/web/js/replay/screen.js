@@ -22,6 +22,11 @@ import { cwAction, eventDetail, eventTypeName, namesFromLog } from './events.js'
 
 const $ = (id) => document.getElementById(id);
 const PREFETCH = 6;
+// A view refused for now (429 RATE_LIMITED, 503 BUSY: scrubbing fast asks for many events
+// at once, docs/security.md) is asked again after the server's Retry-After, while it is
+// still the event wanted: at most this many times, and not past this long a wait.
+const REFUSED_TRIES = 5;
+const REFUSED_MAX_WAIT_S = 10;
 
 export class ReplayScreen {
   /**
@@ -215,12 +220,23 @@ export class ReplayScreen {
     }
     this._controls();
     let view;
-    try {
-      view = await this.fetchView(seq);
-    } catch (err) {
-      flash(errorText(err));
-      this._stop();
-      return;
+    for (let tries = 1; ; tries++) {
+      try {
+        view = await this.fetchView(seq);
+        break;
+      } catch (err) {
+        const wait = err.retryAfterS;
+        const refused = (err.status === 429 || err.status === 503) && wait !== null && wait !== undefined;
+        if (refused && tries < REFUSED_TRIES && wait <= REFUSED_MAX_WAIT_S && this.seq === seq) {
+          await new Promise((resolve) => setTimeout(resolve, wait * 1000));
+          if (this.seq !== seq) return; // moved on meanwhile
+          continue;
+        }
+        if (this.seq !== seq) return;
+        flash(errorText(err));
+        this._stop();
+        return;
+      }
     }
     if (this.seq !== seq) return; // moved on meanwhile
     const at = this._index(seq);
