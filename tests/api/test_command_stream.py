@@ -486,7 +486,10 @@ class _FakeStub:
     Act = EndTurn = None
 
 
-async def test_commands_queued_in_the_turn_that_woke_the_writer_leave_in_one_message():
+@contextlib.asynccontextmanager
+async def _opened_stream() -> AsyncIterator[tuple[Any, _FakeCall, asyncio.Future]]:
+    """A gateway ``CommandStream`` on a :class:`_FakeStub`, its stream opened by a first
+    command (``first``, written, not answered): (stream, its call, that command)."""
     from gateway.command_stream import CommandStream
 
     stub = _FakeStub()
@@ -494,7 +497,13 @@ async def test_commands_queued_in_the_turn_that_woke_the_writer_leave_in_one_mes
     try:
         first = stream.submit("act", _act("g", "first"), 10)
         await asyncio.sleep(0.05)
-        call = stub.calls[0]
+        yield stream, stub.calls[0], first
+    finally:
+        await stream.aclose()
+
+
+async def test_commands_queued_in_the_turn_that_woke_the_writer_leave_in_one_message():
+    async with _opened_stream() as (stream, call, first):
         call.answer(call.written[0].id)
         await first
         # a command wakes the idle writer; another one is queued by a callback of the
@@ -510,19 +519,10 @@ async def test_commands_queued_in_the_turn_that_woke_the_writer_leave_in_one_mes
         for frame in call.written[1:]:
             call.answer(frame.id)
         assert [(await f).seq for f in (second, later[0])] == [2, 3]
-    finally:
-        await stream.aclose()
 
 
 async def test_a_command_cancelled_or_expired_before_it_left_is_not_sent():
-    from gateway.command_stream import CommandStream
-
-    stub = _FakeStub()
-    stream = CommandStream(stub)
-    try:
-        first = stream.submit("act", _act("g", "first"), 10)
-        await asyncio.sleep(0.05)
-        call = stub.calls[0]
+    async with _opened_stream() as (stream, call, first):
         call.gate.clear()  # the next write waits (gRPC flow control)
         held = stream.submit("act", _act("g", "held"), 10)
         await asyncio.sleep(0.05)  # the writer took it and waits in write()
@@ -540,8 +540,6 @@ async def test_a_command_cancelled_or_expired_before_it_left_is_not_sent():
         assert [(await f).seq for f in (first, held, kept)] == [1, 2, 5]
         await asyncio.sleep(0)  # the slots are given back by the futures' callbacks
         assert stream.in_flight == 0
-    finally:
-        await stream.aclose()
 
 
 async def test_a_command_that_waited_for_a_slot_sends_what_is_left_of_its_timeout():
