@@ -225,14 +225,14 @@ export class ReplayScreen {
         view = await this.fetchView(seq);
         break;
       } catch (err) {
+        if (this.seq !== seq) return; // moved on meanwhile
         const wait = err.retryAfterS;
-        const refused = (err.status === 429 || err.status === 503) && wait !== null && wait !== undefined;
-        if (refused && tries < REFUSED_TRIES && wait <= REFUSED_MAX_WAIT_S && this.seq === seq) {
+        const refused = (err.status === 429 || err.status === 503) && wait != null;
+        if (refused && tries < REFUSED_TRIES && wait <= REFUSED_MAX_WAIT_S) {
           await new Promise((resolve) => setTimeout(resolve, wait * 1000));
-          if (this.seq !== seq) return; // moved on meanwhile
+          if (this.seq !== seq) return;
           continue;
         }
-        if (this.seq !== seq) return;
         flash(errorText(err));
         this._stop();
         return;
