@@ -97,7 +97,15 @@ static inline u64 popcount_swar(u64 x)
 
 typedef void (*strip_fn)(const Geo *, const u64 *const *, u64 *const *, int, u64 *);
 
-/* The copy this CPU runs. */
+/* The copies this CPU can run, best last, and the one it runs (the best, unless
+ * use_instruction_set chose another). */
+typedef struct {
+    const char *name;
+    strip_fn two, four;
+} Copy;
+
+static Copy copies[2] = {{"baseline", strip_two_base, strip_four_base}};
+static int n_copies = 1;
 static strip_fn strip_two = strip_two_base, strip_four = strip_four_base;
 static const char *instruction_set = "baseline";
 
@@ -106,11 +114,44 @@ static void choose_copy(void)
 #ifdef HAVE_AVX2_COPY
     __builtin_cpu_init();
     if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("popcnt")) {
-        strip_two = strip_two_avx2;
-        strip_four = strip_four_avx2;
-        instruction_set = "avx2";
+        copies[n_copies++] = (Copy){"avx2", strip_two_avx2, strip_four_avx2};
     }
 #endif
+    const Copy *best = &copies[n_copies - 1];
+    strip_two = best->two;
+    strip_four = best->four;
+    instruction_set = best->name;
+}
+
+PyDoc_STRVAR(use_instruction_set_doc,
+"use_instruction_set(name) -> None\n\n"
+"Run the kernel copy ``name`` from now on: one of INSTRUCTION_SETS (the copies this CPU\n"
+"can run, best last; the best is chosen at import). For tests and benchmarks, which\n"
+"compare the copies. Raises ValueError for a copy this CPU cannot run.");
+
+static PyObject *use_instruction_set(PyObject *self, PyObject *arg)
+{
+    const char *name = PyUnicode_AsUTF8(arg);
+    if (name == NULL)
+        return NULL;
+    for (int i = 0; i < n_copies; i++) {
+        if (strcmp(copies[i].name, name) == 0) {
+            strip_two = copies[i].two;
+            strip_four = copies[i].four;
+            instruction_set = copies[i].name;
+            Py_RETURN_NONE;
+        }
+    }
+    PyErr_Format(PyExc_ValueError, "this CPU runs no kernel copy named %R", arg);
+    return NULL;
+}
+
+PyDoc_STRVAR(current_instruction_set_doc,
+"current_instruction_set() -> str\n\nThe kernel copy run now (one of INSTRUCTION_SETS).");
+
+static PyObject *current_instruction_set(PyObject *self, PyObject *unused)
+{
+    return PyUnicode_FromString(instruction_set);
 }
 
 static void release_all(Py_buffer *views, int count)
@@ -640,6 +681,8 @@ static PyMethodDef methods[] = {
     {"generation", generation, METH_VARARGS, generation_doc},
     {"sha256", py_sha256, METH_O, sha256_doc},
     {"gather", gather, METH_VARARGS, gather_doc},
+    {"use_instruction_set", use_instruction_set, METH_O, use_instruction_set_doc},
+    {"current_instruction_set", current_instruction_set, METH_NOARGS, current_instruction_set_doc},
     {NULL, NULL, 0, NULL},
 };
 
@@ -647,8 +690,8 @@ static struct PyModuleDef module = {
     PyModuleDef_HEAD_INIT, "_native",
     "The Life engine's native helpers: the kernel of a slot pool's strips\n"
     "(engine/life/slots.py), a slot's cells, SHA-256, a board's view text\n"
-    "(engine/life/rle.py); INSTRUCTION_SET names the kernel copy this CPU runs (avx2 or\n"
-    "baseline).",
+    "(engine/life/rle.py). INSTRUCTION_SET names the kernel copy chosen at import, the\n"
+    "best of INSTRUCTION_SETS (the copies this CPU can run: baseline, avx2).",
     -1, methods, NULL, NULL, NULL, NULL,
 };
 
@@ -658,7 +701,23 @@ PyMODINIT_FUNC PyInit__native(void)
     sha256_choose();
     init_spread();
     PyObject *mod = PyModule_Create(&module);
-    if (mod && PyModule_AddStringConstant(mod, "INSTRUCTION_SET", instruction_set) < 0) {
+    if (mod == NULL)
+        return NULL;
+    PyObject *names = PyTuple_New(n_copies);
+    for (int i = 0; names && i < n_copies; i++) {
+        PyObject *name = PyUnicode_FromString(copies[i].name);
+        if (name == NULL) {
+            Py_CLEAR(names);
+            break;
+        }
+        PyTuple_SET_ITEM(names, i, name);
+    }
+    if (names == NULL || PyModule_AddObject(mod, "INSTRUCTION_SETS", names) < 0) {
+        Py_XDECREF(names);
+        Py_DECREF(mod);
+        return NULL;
+    }
+    if (PyModule_AddStringConstant(mod, "INSTRUCTION_SET", instruction_set) < 0) {
         Py_DECREF(mod);
         return NULL;
     }

@@ -4,7 +4,9 @@ measures' definitions, generation after generation: the same planes (guard bands
 cleared), the same live cells per slot and plane, the same fingerprints, and the words
 it digests are stability's digests of the slots' words. Shapes cover one word per slot, a guard word (width a
 multiple of 64), two rows, one to several strips (two strips among them), two and four
-colours; the kernel's SHA-256 against hashlib's."""
+colours; every kernel copy this CPU can run (the baseline C and, on x86-64 with AVX2,
+the AVX2 one: ``_native.INSTRUCTION_SETS``), not only the one chosen at import; the
+kernel's SHA-256 against hashlib's."""
 
 from __future__ import annotations
 
@@ -20,6 +22,21 @@ native = pytest.mark.skipif(slots._native is None, reason="the native kernel is 
 
 SHAPES = [(300, 300), (7, 5), (64, 64), (10, 130), (33, 127), (2, 70)]
 COLOURS = [(1, 2), (1, 2, 3, 4)]
+#: The kernel copies this CPU can run (best last: the one chosen at import).
+COPIES = slots._native.INSTRUCTION_SETS if slots._native is not None else ("numpy",)
+
+
+@pytest.fixture(params=COPIES)
+def kernel_copy(request):
+    """Run the native pools on one copy of the kernel, then on the best again."""
+    if slots._native is None:
+        yield request.param
+        return
+    slots._native.use_instruction_set(request.param)
+    try:
+        yield request.param
+    finally:
+        slots._native.use_instruction_set(slots._native.INSTRUCTION_SET)
 
 
 def random_board(rng: np.random.Generator, h: int, w: int, colours: tuple[int, ...]) -> np.ndarray:
@@ -51,7 +68,7 @@ def exact_measures(pool: SlotPool) -> tuple[np.ndarray, np.ndarray]:
 @native
 @pytest.mark.parametrize("colours", COLOURS)
 @pytest.mark.parametrize(("h", "w"), SHAPES)
-def test_native_generations_equal_the_numpy_circuits(h, w, colours):
+def test_native_generations_equal_the_numpy_circuits(h, w, colours, kernel_copy):
     games = 2 * slots._geometry(w)[1] + 3  # three strips, the last one partly empty
     numpy_pool, native_pool = filled_pools(h, w, colours, games)
     assert isinstance(native_pool.program, NativeProgram)
@@ -72,7 +89,7 @@ def test_native_generations_equal_the_numpy_circuits(h, w, colours):
 
 @native
 @pytest.mark.parametrize("colours", COLOURS)
-def test_measures_of_a_pool_of_two_strips(colours):
+def test_measures_of_a_pool_of_two_strips(colours, kernel_copy):
     """Two strips: the numpy circuits' bands start at each strip (evened-out bands would
     start the second one at its ghost row and miss its last row)."""
     h, w = 40, 300
@@ -90,7 +107,7 @@ def test_measures_of_a_pool_of_two_strips(colours):
 @native
 @pytest.mark.parametrize("colours", COLOURS)
 @pytest.mark.parametrize("w", [200, 128])
-def test_the_boards_digested_during_a_generation_are_digested_as_stability_does(colours, w):
+def test_the_boards_digested_during_a_generation_are_digested_as_stability_does(colours, w, kernel_copy):
     """The kernel's digests (SHA-256 in C while the strip is in cache) are
     engine.life.stability's of the slots' new words (a width of whole words: a guard word
     the digest leaves out)."""
@@ -188,3 +205,21 @@ def test_the_native_kernel_is_built_where_a_c_compiler_is():
         pytest.skip(f"no C compiler ({compiler}): the numpy circuits are the kernel")
     assert slots._native is not None, "engine/life/_native.c did not build: pip install -e . -v shows why"
     assert slots._native.INSTRUCTION_SET in ("avx2", "baseline")
+
+
+@native
+def test_a_kernel_copy_is_chosen_among_those_the_cpu_runs():
+    """The best copy is chosen at import; another can be chosen by name (tests and
+    benchmarks compare them); a name this CPU cannot run is refused and changes nothing."""
+    names = slots._native.INSTRUCTION_SETS
+    assert names[0] == "baseline" and set(names) <= {"baseline", "avx2"}
+    assert slots._native.INSTRUCTION_SET == names[-1] == slots._native.current_instruction_set()
+    try:
+        slots._native.use_instruction_set("baseline")
+        assert slots._native.current_instruction_set() == "baseline"
+        with pytest.raises(ValueError, match="no kernel copy named 'avx9'"):
+            slots._native.use_instruction_set("avx9")
+        assert slots._native.current_instruction_set() == "baseline"
+    finally:
+        slots._native.use_instruction_set(names[-1])
+    assert slots._native.current_instruction_set() == names[-1]
