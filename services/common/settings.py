@@ -91,8 +91,9 @@ class Settings(BaseSettings):
         web_dir: folder of the browser client served at ``/`` (empty: the packaged one).
         tick_interval_s: longest pause between two ticks of the session's ticker (seconds);
             shorter when the rate is high, so one batch stays around 8..64 generations.
-        snapshot_every: the session snapshots a game at least every this many events
-            (100), and at every phase change.
+        snapshot_every: the session keeps a snapshot of a game as history (replays
+            fold from the nearest) at least every this many events (100); its latest
+            snapshot also after each turn and at every change of phase or turn.
         checkpoint_s: a running game's generations are recorded at least every this
             much running time (seconds; 8): a session that dies loses at most that much
             of a running game. Shorter costs engine CPU per hosted game (a record and the

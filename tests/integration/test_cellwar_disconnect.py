@@ -121,10 +121,13 @@ async def test_lost_connection_in_own_turn_rolls_back_then_removes(stack, client
     assert (back.actor, removed.actor) == (0, 0)
     folded = await fold_from_scratch(stack.engine_target, events)
     assert folded.state_hash == events[-1].state_hash
-    snapshots = stack.session.games.snapshots  # KV: at game start and after each turn
-    for seq in (4, 7, 10):
-        snap = await snapshots.at_or_before(gid, seq)
-        assert (snap.seq, snap.state.state_hash) == (seq, events[seq - 1].state_hash)
+    # KV: the latest snapshot after each turn (its last one after the removal); a game
+    # of 10 events keeps no history snapshot (one at least every 100 events)
+    snapshots = stack.session.games.snapshots
+    latest = await snapshots.latest(gid)
+    assert (latest.seq, latest.state.state_hash) == (10, events[9].state_hash)
+    assert await snapshots.at_or_before(gid, 10) == latest
+    assert await snapshots.at_or_before(gid, 7) is None
 
     whole = await board(stack, gid)
     assert units_of(whole, 2) == []

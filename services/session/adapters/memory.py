@@ -670,24 +670,31 @@ class MemorySnapshots:
     snapshots through the real ``SnapshotStore`` on a :class:`MemoryKeyValue`)."""
 
     def __init__(self) -> None:
+        #: the history snapshots by game and seq
         self.snaps: dict[str, dict[int, Snapshot]] = {}
-        self.latest_seq: dict[str, int] = {}
+        self.latest_snaps: dict[str, Snapshot] = {}
 
-    async def put(self, game_id: str, snap: Snapshot, *, latest: bool = True) -> bool:
-        """Keep a snapshot (the latest is the one of the greatest seq put as latest)."""
-        self.snaps.setdefault(game_id, {})[snap.seq] = snap
+    async def put(
+        self, game_id: str, snap: Snapshot, *, latest: bool = True, history: bool = True
+    ) -> bool:
+        """Keep a snapshot: in the history (``history``) and as the latest (``latest``:
+        the last one put so, as the KV key is)."""
+        if history:
+            self.snaps.setdefault(game_id, {})[snap.seq] = snap
         if latest:
-            self.latest_seq[game_id] = max(self.latest_seq.get(game_id, 0), snap.seq)
+            self.latest_snaps[game_id] = snap
         return True
 
     async def latest(self, game_id: str) -> Snapshot | None:
-        """The newest snapshot put as latest."""
-        snaps = self.snaps.get(game_id) or {}
-        seq = self.latest_seq.get(game_id)
-        return snaps.get(seq) if seq else None
+        """The last snapshot put as latest."""
+        return self.latest_snaps.get(game_id)
 
     async def at_or_before(self, game_id: str, seq: int) -> Snapshot | None:
-        """The snapshot with the greatest seq <= ``seq``."""
+        """The latest when its seq is <= ``seq``, else the history snapshot with the
+        greatest seq <= ``seq``."""
+        latest = self.latest_snaps.get(game_id)
+        if latest is not None and latest.seq <= seq:
+            return latest
         snaps = self.snaps.get(game_id) or {}
         best = max((s for s in snaps if s <= seq), default=None)
         return None if best is None else snaps[best]

@@ -1,8 +1,11 @@
 """Snapshots of game states in KV ``GAME_SNAPSHOTS``.
 
-Keys: ``<game_id>`` holds the latest snapshot, ``<game_id>.<seq>`` every snapshot, and
-``<game_id>.i<k>`` the index of bucket ``k``: a JSON list of the seqs of the snapshots
-with ``seq // INDEX_SPAN == k``. A replay finds the nearest snapshot at or before a seq
+Keys: ``<game_id>`` holds the latest snapshot, ``<game_id>.<seq>`` each history
+snapshot (the session keeps one at least every ``CELLWAR_SNAPSHOT_EVERY`` events; a
+replay's fold fills in more), and ``<game_id>.i<k>`` the index of bucket ``k``: a JSON
+list of the seqs of the history snapshots with ``seq // INDEX_SPAN == k``. A latest that
+is not history (the snapshot after a turn) is one KV write; a history snapshot three
+(its key, the index, and the latest when it is also that). A replay finds the nearest snapshot at or before a seq
 with key gets only (the bucket's index, then the previous buckets'), never a KV watch:
 a watch is a consumer, and hundreds of concurrent replays hit the server's consumer
 limit (docs/architecture/scale-out.md "NATS consumers"). Value: one JSON line
@@ -61,17 +64,21 @@ class SnapshotStore:
     def __init__(self, kv: KeyValue) -> None:
         self.kv = kv
 
-    async def put(self, game_id: str, snap: Snapshot, *, latest: bool = True) -> bool:
-        """Store ``snap`` as ``<game_id>.<seq>``, in its bucket's index and (``latest``) as
-        the latest; False when not stored. ``latest=False``: a snapshot of the past
-        filled in by a replay."""
+    async def put(
+        self, game_id: str, snap: Snapshot, *, latest: bool = True, history: bool = True
+    ) -> bool:
+        """Store ``snap`` (``history``) as ``<game_id>.<seq>`` and in its bucket's index,
+        and (``latest``) as the latest; False when not stored. ``latest=False``: a
+        snapshot of the past filled in by a replay; ``history=False``: the latest only
+        (replaced by the next one)."""
         value = encode(snap)
         if len(value) > MAX_SNAPSHOT_BYTES:
             log.warning("snapshot_too_large", game_id=game_id, seq=snap.seq, bytes=len(value))
             return False
         try:
-            await self.kv.put(f"{game_id}.{snap.seq}", value)
-            await self._index(game_id, snap.seq)
+            if history:
+                await self.kv.put(f"{game_id}.{snap.seq}", value)
+                await self._index(game_id, snap.seq)
             if latest:
                 await self.kv.put(game_id, value)
             return True
@@ -126,8 +133,9 @@ class SnapshotStore:
             return None
 
     async def at_or_before(self, game_id: str, seq: int) -> Snapshot | None:
-        """The snapshot with the greatest seq <= ``seq``, or None (KV gets only: the latest,
-        then the index of ``seq``'s bucket and up to :data:`INDEX_LOOKBACK` below it)."""
+        """The latest snapshot when its seq is <= ``seq``, else the history snapshot with
+        the greatest seq <= ``seq``, or None (KV gets only: the latest, then the index of
+        ``seq``'s bucket and up to :data:`INDEX_LOOKBACK` below it)."""
         try:
             latest = await self._get(game_id)
             if latest is not None and latest.seq <= seq:

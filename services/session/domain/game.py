@@ -166,6 +166,9 @@ class Game:
     stale: bool = False
     broken: str = ""
     last_snapshot_seq: int = 0
+    #: seq of the last snapshot also kept as history (its own key, in the index); 0
+    #: since the game was loaded, whatever the store holds
+    last_history_seq: int = 0
     due: float = 0.0
     last_event_type: str = ""
     last_event_time: float = 0.0

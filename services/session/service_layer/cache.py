@@ -229,6 +229,7 @@ class GameCache:
         game.seated = fresh.seated
         game.commands_from = fresh.commands_from
         game.last_snapshot_seq = max(game.last_snapshot_seq, fresh.last_snapshot_seq)
+        game.last_history_seq = max(game.last_history_seq, fresh.last_history_seq)
         game.state, game.seq, game.stream_seq = fresh.state, fresh.seq, fresh.stream_seq
         game.last_event_type = fresh.last_event_type
         game.last_event_time = fresh.last_event_time

@@ -120,9 +120,12 @@ class EventLog(Protocol):
 class SnapshotRepository(Protocol):
     """Snapshots of states (a cache: failures read as "no snapshot")."""
 
-    async def put(self, game_id: str, snap: Snapshot, *, latest: bool = True) -> bool:
-        """Store a snapshot (``latest``: also as the game's latest); False when it was
-        not stored."""
+    async def put(
+        self, game_id: str, snap: Snapshot, *, latest: bool = True, history: bool = True
+    ) -> bool:
+        """Store a snapshot: as the game's latest (``latest``) and as one of its history
+        (``history``: :meth:`at_or_before` finds it after a later latest replaced it);
+        False when it was not stored."""
         ...
 
     async def latest(self, game_id: str) -> Snapshot | None:
@@ -130,7 +133,8 @@ class SnapshotRepository(Protocol):
         ...
 
     async def at_or_before(self, game_id: str, seq: int) -> Snapshot | None:
-        """The snapshot with the greatest seq <= ``seq``, or None."""
+        """The latest snapshot if its seq is <= ``seq``, else the history snapshot with
+        the greatest seq <= ``seq``, or None."""
         ...
 
 

@@ -315,6 +315,45 @@ async def test_a_replay_folds_from_snapshots_and_kept_states(backend):
     assert b.engine.calls.get("Views", 0) == views + 1
 
 
+async def test_a_turns_snapshot_is_the_latest_and_history_is_kept_every_snapshot_every_events(backend):
+    """The snapshot after a turn or a change of phase or turn only replaces the game's
+    latest; one is kept as history (its own key and the index: what replays of earlier
+    events fold from) at least every ``snapshot_every`` events (10 here), and only then."""
+    snapshots = MemorySnapshots()
+    puts: list[tuple[int, bool]] = []
+    put = snapshots.put
+
+    async def recording_put(game_id, snap, **kw):
+        puts.append((snap.seq, kw.get("history", True)))
+        return await put(game_id, snap, **kw)
+
+    snapshots.put = recording_put
+    a = Instance(backend, snapshots)
+    gid = await a.start(BLOCKS, [[1, 1], [2, 1], [1, 2]], [[15, 1], [16, 1], [15, 2]])
+    await a.ticks(2)  # the L-shapes become blocks: stable, redraw
+    for k in range(30):  # placements in redraw, none ending a turn
+        if a.games.games[gid].state.phase != "redraw":
+            break
+        pid = 1 + k % 2
+        cell = [2 + k // 4 + (10 if pid == 2 else 0), 6 + 2 * (k // 2 % 2)]
+        await a.run(gid, CommandType.ACTION, pid, {"type": "place", "cells": [cell]})
+    events = a.store.events(gid)
+    assert len(events) == 38
+    # created (1), the second join starts the placement (3), two turns ended (5, 7), the
+    # tick that recorded the redraw (8): the latest only; then history every 10 events
+    assert puts == [(1, False), (3, False), (5, False), (7, False), (8, False), (10, True), (20, True), (30, True)]
+    assert sorted(snapshots.snaps[gid]) == [10, 20, 30]
+    latest = await snapshots.latest(gid)
+    assert (latest.seq, latest.state.state_hash) == (30, events[29].state_hash)
+    assert (await snapshots.at_or_before(gid, 36)).seq == 30
+    assert (await snapshots.at_or_before(gid, 29)).seq == 20  # the latest is past 29
+    assert await snapshots.at_or_before(gid, 9) is None  # the turns' snapshots were replaced
+    # a replay of any event folds from the nearest history snapshot or the start
+    game = a.games.games[gid]
+    for e in events:
+        assert (await a.games.state_at(game, e.seq)).state_hash == e.state_hash
+
+
 async def test_a_rebuild_reads_from_its_snapshot_and_old_keys_when_needed(backend):
     snapshots = MemorySnapshots()
     a = Instance(backend, snapshots)
