@@ -29,10 +29,10 @@ log = structlog.get_logger("cellwar.session.projections")
 
 class SnapshotProjection:
     """The game's latest snapshot after each player's turn, at every change of phase or
-    turn (the state where a turn began) and at least every ``every`` events; a snapshot
-    is also kept as history (for replays of earlier events) at least every ``every``
-    events, and only then (docs/architecture/index.md "The event model"): the others
-    replace the latest, one KV write instead of three."""
+    turn (the state where a turn began) and at the end; at least every ``every`` events
+    one is also kept as history, which replays of earlier events fold from, and only
+    then: the others only replace the latest, one KV write instead of three
+    (docs/architecture/ticking.md "Replay from snapshots")."""
 
     def __init__(self, snapshots: SnapshotRepository, store: EventLog, every: int) -> None:
         self.snapshots = snapshots
@@ -56,7 +56,6 @@ class SnapshotProjection:
             or before.phase != state.phase
             or before.turn != state.turn
             or state.finished
-            or game.seq - game.last_snapshot_seq >= self.every
         )
         if due:
             await self.snapshot(game, history=history)
