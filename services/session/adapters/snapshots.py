@@ -5,10 +5,11 @@ snapshot (the session keeps one at least every ``CELLWAR_SNAPSHOT_EVERY`` events
 replay's fold fills in more), and ``<game_id>.i<k>`` the index of bucket ``k``: a JSON
 list of the seqs of the history snapshots with ``seq // INDEX_SPAN == k``. A latest that
 is not history (the snapshot after a turn) is one KV write; a history snapshot three
-(its key, the index, and the latest when it is also that). A replay finds the nearest snapshot at or before a seq
-with key gets only (the bucket's index, then the previous buckets'), never a KV watch:
-a watch is a consumer, and hundreds of concurrent replays hit the server's consumer
-limit (docs/architecture/scale-out.md "NATS consumers"). Value: one JSON line
+(its key, the index, and the latest when it is also that). A replay finds the nearest
+snapshot at or before a seq with key gets only (the bucket's index, then the previous
+buckets'), never a KV watch: a watch is a consumer, and hundreds of concurrent replays
+hit the server's consumer limit (docs/architecture/scale-out.md "NATS consumers").
+Value: one JSON line
 ``{"seq", "stream_seq", "state_hash"}``, a newline, then the zlib-compressed
 ``cellwar.v1.GameState`` protobuf (with its envelope: view versions, turn anchor).
 """
