@@ -21,8 +21,9 @@ included; only the commands sent while every slot plays are counted (after the f
 Rows: p50 and p99 of the commands over the socket (target p99 ≤ :data:`TARGET_P99_MS` ms
 at 100 games), the same over REST (info; ratio REST / socket), and, per phase, the games
 finished, their median duration, the errors (failed games, commands without an answer or
-answered 5xx) and the CPU of the cluster's processes (``/proc/<pid>/stat``, children
-such as nginx's workers included) per command.
+answered 5xx), the CPU of the cluster's processes (``/proc/<pid>/stat``, children
+such as nginx's workers included) per command, and the messages written to the JetStream
+streams per command (every stream, from node 1's ``/jsz``: :func:`stream_writes`).
 
 ``python -m bench.cluster_bots [--games N] [--seconds S] [--modes socket,rest]
 [--repeat K] [--kinds cellwar,life]`` runs it alone (K rounds of every mode on one
@@ -48,7 +49,7 @@ from bench._stack import cpu_seconds, percentile, row, run_async
 from client.bot_base import CommandTiming
 from client.bots import CellWarBot, LifeBot
 from client.sdk import AsyncCellWarClient
-from deploy.harness import RunnerProcess
+from deploy.harness import RunnerProcess, http_get
 
 #: Concurrent games (full run / ``--quick``).
 GAMES = 100
@@ -110,6 +111,8 @@ class Phase:
     kinds: Counter = field(default_factory=Counter)
     failed: list[str] = field(default_factory=list)
     cpu_s: dict[str, float] = field(default_factory=dict)
+    #: messages written to each JetStream stream during the phase (:func:`stream_writes`)
+    writes: dict[str, int] = field(default_factory=dict)
     wall_s: float = 0.0
     #: how late the bench's own event loop woke from a 10 ms sleep (ms; the bots' side
     #: of a command's latency when the process is short of CPU)
@@ -150,6 +153,9 @@ class Phase:
             "game_p90_s": percentile(self.durations, 90),
             "wall_s": self.wall_s,
             "cpu_s": {k: round(v, 2) for k, v in self.cpu_s.items()},
+            "stream_writes": self.writes,
+            "stream_writes_per_command": sum(self.writes.values()) / len(self.timings)
+            if self.timings and self.writes else None,
             "cluster_cpu_ms_per_command": 1000.0 * cluster_cpu / len(self.timings) if self.timings else None,
             "bench_cpu_ms_per_command": 1000.0 * self.cpu_s.get("bench-client", 0.0) / len(self.timings)
             if self.timings else None,
@@ -252,11 +258,27 @@ async def _watch_loop(phase: Phase, until: float) -> None:
         phase.loop_lag_ms.append(max(0.0, 1000.0 * (time.monotonic() - t - 0.01)))
 
 
+def stream_writes(run: RunnerProcess) -> dict[str, int]:
+    """Messages each JetStream stream holds so far (its last sequence: a KV bucket's stream
+    is ``KV_<bucket>``), as node 1 of the cluster reports them (its monitoring port,
+    ``/jsz?streams=true``); empty when the node does not answer. Each write is replicated
+    to the three nodes and synced (``sync_interval: always``)."""
+    status, body = http_get(f"http://127.0.0.1:{run.bases.nats_monitor_port(1)}/jsz?streams=true", 5.0)
+    if status != 200:
+        return {}
+    return {
+        stream["name"]: int(stream["state"]["last_seq"])
+        for account in json.loads(body).get("account_details", [])
+        for stream in account.get("stream_detail", [])
+    }
+
+
 async def play_phase(
     run: RunnerProcess, mode: str, games: int, seconds: float, kinds: tuple[str, ...] = ("cellwar", "life")
 ) -> Phase:
     """``games`` slots playing games of ``kinds`` with commands over ``mode`` for ``seconds``."""
     phase = Phase(mode, games, seconds, kinds_played=kinds)
+    written = stream_writes(run)
     before = cluster_cpu(run)
     phase.start = time.monotonic()
     until = phase.start + seconds
@@ -266,6 +288,9 @@ async def play_phase(
     phase.wall_s = time.monotonic() - phase.start
     after = cluster_cpu(run)
     phase.cpu_s = {k: after[k] - before.get(k, 0.0) for k in after}
+    if written:
+        now = stream_writes(run)
+        phase.writes = {k: now[k] - written.get(k, 0) for k in sorted(now) if now[k] != written.get(k, 0)}
     return phase
 
 
@@ -276,7 +301,9 @@ def _note(s: dict[str, Any]) -> None:
         f"{s['games_finished']} finished {s['games_by_kind']}, {s['games_failed']} failed, median "
         f"{s['game_median_s'] or 0:.2f} s; command errors {s['command_errors']} {s['error_codes']}; "
         f"CPU per command: cluster {s['cluster_cpu_ms_per_command'] or 0:.1f} ms, bench "
-        f"{s['bench_cpu_ms_per_command'] or 0:.1f} ms; bench loop lag p99 {s['client_loop_lag_p99_ms'] or 0:.0f} ms",
+        f"{s['bench_cpu_ms_per_command'] or 0:.1f} ms; JetStream writes per command "
+        f"{s['stream_writes_per_command'] or 0:.2f} {s['stream_writes']}; "
+        f"bench loop lag p99 {s['client_loop_lag_p99_ms'] or 0:.0f} ms",
         flush=True,
     )
     for failure in s["first_failures"]:
@@ -344,6 +371,10 @@ def run(quick: bool = False) -> dict[str, Any]:
         row(f"cluster CPU per bot command, {at}, WebSocket (REST as reference; reads and views included)",
             "ms", socket_run["cluster_cpu_ms_per_command"], "- (info)", None,
             reference=rest_run["cluster_cpu_ms_per_command"]),
+        row(f"JetStream writes per bot command, {at}, WebSocket (REST as reference; every stream, "
+            "each replicated to 3 nodes and synced)",
+            "writes", socket_run["stream_writes_per_command"], "- (info)", None,
+            reference=rest_run["stream_writes_per_command"], writes=socket_run["stream_writes"]),
     ]
     return {
         "rows": rows,
