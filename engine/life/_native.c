@@ -106,8 +106,7 @@ typedef struct {
 
 static Copy copies[2] = {{"baseline", strip_two_base, strip_four_base}};
 static int n_copies = 1;
-static strip_fn strip_two = strip_two_base, strip_four = strip_four_base;
-static const char *instruction_set = "baseline";
+static const Copy *current = &copies[0];
 
 static void choose_copy(void)
 {
@@ -117,10 +116,7 @@ static void choose_copy(void)
         copies[n_copies++] = (Copy){"avx2", strip_two_avx2, strip_four_avx2};
     }
 #endif
-    const Copy *best = &copies[n_copies - 1];
-    strip_two = best->two;
-    strip_four = best->four;
-    instruction_set = best->name;
+    current = &copies[n_copies - 1];
 }
 
 PyDoc_STRVAR(use_instruction_set_doc,
@@ -136,9 +132,7 @@ static PyObject *use_instruction_set(PyObject *self, PyObject *arg)
         return NULL;
     for (int i = 0; i < n_copies; i++) {
         if (strcmp(copies[i].name, name) == 0) {
-            strip_two = copies[i].two;
-            strip_four = copies[i].four;
-            instruction_set = copies[i].name;
+            current = &copies[i];
             Py_RETURN_NONE;
         }
     }
@@ -151,7 +145,7 @@ PyDoc_STRVAR(current_instruction_set_doc,
 
 static PyObject *current_instruction_set(PyObject *self, PyObject *unused)
 {
-    return PyUnicode_FromString(instruction_set);
+    return PyUnicode_FromString(current->name);
 }
 
 static void release_all(Py_buffer *views, int count)
@@ -386,6 +380,7 @@ static PyObject *generation(PyObject *Py_UNUSED(self), PyObject *args)
         }
         g.ccount = buf + (size_t)nw * (sums + P);
         g.csum = g.ccount + (size_t)nw * P;
+        const strip_fn strip = P == 2 ? current->two : current->four;  /* one copy per call */
         Py_BEGIN_ALLOW_THREADS
         memset(g.ccount, 0, sizeof(u64) * (size_t)nw * 2 * P);
         for (int k = 0; k < n; k++) {
@@ -394,10 +389,7 @@ static PyObject *generation(PyObject *Py_UNUSED(self), PyObject *args)
                 g.dig_j[g.ndig] = (int)(digest_slots[next] - (int64_t)k * m);
                 sha256_init(&g.dig_ctx[g.ndig++]);
             }
-            if (P == 2)
-                strip_two(&g, src, dst, k, buf);
-            else
-                strip_four(&g, src, dst, k, buf);
+            strip(&g, src, dst, k, buf);
             finish_digests(&g, digests + 16 * (next - g.ndig));
         }
         Py_END_ALLOW_THREADS
@@ -717,7 +709,7 @@ PyMODINIT_FUNC PyInit__native(void)
         Py_DECREF(mod);
         return NULL;
     }
-    if (PyModule_AddStringConstant(mod, "INSTRUCTION_SET", instruction_set) < 0) {
+    if (PyModule_AddStringConstant(mod, "INSTRUCTION_SET", current->name) < 0) {
         Py_DECREF(mod);
         return NULL;
     }

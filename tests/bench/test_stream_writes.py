@@ -4,14 +4,13 @@ and an unanswered port gives nothing."""
 
 from __future__ import annotations
 
-import subprocess
 from types import SimpleNamespace
 
 import nats
 import pytest
 
 from bench.cluster_bots import stream_writes
-from tests.support.nats import free_port, nats_server_binary, wait_for_port
+from tests.support.nats import NatsProcess, free_port, nats_server_binary
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -23,19 +22,12 @@ def runner_on(monitor_port: int) -> SimpleNamespace:
 
 async def test_the_messages_of_every_stream_are_counted(tmp_path) -> None:
     try:
-        binary = nats_server_binary()
+        nats_server_binary()
     except FileNotFoundError as exc:
         pytest.skip(str(exc))
-    port, monitor = free_port(), free_port()
-    server = subprocess.Popen(
-        [binary, "-a", "127.0.0.1", "-p", str(port), "-m", str(monitor), "-js", "-sd", str(tmp_path)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        wait_for_port("127.0.0.1", port)
-        wait_for_port("127.0.0.1", monitor)
-        nc = await nats.connect(f"nats://127.0.0.1:{port}")
+    monitor = free_port()
+    with NatsProcess(tmp_path, monitor_port=monitor) as server:
+        nc = await nats.connect(server.url)
         try:
             js = nc.jetstream()
             await js.add_stream(name="EVENTS", subjects=["ev.>"])
@@ -47,7 +39,4 @@ async def test_the_messages_of_every_stream_are_counted(tmp_path) -> None:
             assert stream_writes(runner_on(monitor)) == {"EVENTS": 3, "KV_SNAPS": 2}
         finally:
             await nc.close()
-    finally:
-        server.terminate()
-        server.wait(10)
     assert stream_writes(runner_on(monitor)) == {}  # nothing answers now

@@ -68,15 +68,19 @@ class NatsProcess:
         store_dir: JetStream store directory (kept between restarts).
         port: client port (0 = pick a free one, kept across restarts).
         sync_always: run JetStream with ``sync_interval: always`` (as the runners do), slower.
+        monitor_port: the HTTP monitoring port (``/varz``, ``/jsz``), or 0 for none.
 
     ``url`` is ``nats://127.0.0.1:<port>``. ``start()`` waits until the port answers;
     ``stop()`` terminates (``kill=True``: SIGKILL) and waits.
     """
 
-    def __init__(self, store_dir: str | os.PathLike, port: int = 0, *, sync_always: bool = False):
+    def __init__(
+        self, store_dir: str | os.PathLike, port: int = 0, *, sync_always: bool = False, monitor_port: int = 0
+    ):
         self.store_dir = Path(store_dir)
         self.port = port or free_port()
         self.sync_always = sync_always
+        self.monitor_port = monitor_port
         self.proc: subprocess.Popen | None = None
 
     @property
@@ -88,8 +92,9 @@ class NatsProcess:
         self.store_dir.mkdir(parents=True, exist_ok=True)
         conf = self.store_dir / "nats.conf"
         sync = "\n  sync_interval: always" if self.sync_always else ""
+        monitor = f'http: "127.0.0.1:{self.monitor_port}"\n' if self.monitor_port else ""
         conf.write_text(
-            f'listen: "127.0.0.1:{self.port}"\n'
+            f'listen: "127.0.0.1:{self.port}"\n{monitor}'
             f'jetstream {{\n  store_dir: "{self.store_dir.as_posix()}"{sync}\n}}\n'
         )
         self.proc = subprocess.Popen(
@@ -99,6 +104,8 @@ class NatsProcess:
         )
         try:
             wait_for_port("127.0.0.1", self.port, timeout)
+            if self.monitor_port:
+                wait_for_port("127.0.0.1", self.monitor_port, timeout)
         except TimeoutError:
             self.stop(kill=True)
             raise

@@ -97,6 +97,17 @@ class Instance:
             await self.ticker.tick_once(0.125)
 
 
+async def redraw_placements(a: Instance, gid: str) -> None:
+    """Place single cells in turn while the game is in redraw (up to 30, none ending a
+    turn): many events."""
+    for k in range(30):
+        if a.games.games[gid].state.phase != "redraw":
+            break
+        pid = 1 + k % 2
+        cell = [2 + k // 4 + (10 if pid == 2 else 0), 6 + 2 * (k // 2 % 2)]
+        await a.run(gid, CommandType.ACTION, pid, {"type": "place", "cells": [cell]})
+
+
 def folds_to_every_hash(events) -> None:
     """Every recorded hash equals the fold of the log up to it (the plain path)."""
     state = None
@@ -284,14 +295,7 @@ async def test_a_replay_folds_from_snapshots_and_kept_states(backend):
     gid = await a.start(BLOCKS, [[1, 1], [2, 1], [1, 2]], [[15, 1], [16, 1], [15, 2]])
     await a.ticks(2)  # the L-shapes become blocks: stable, redraw
     assert a.games.games[gid].state.phase == "redraw"
-    for k in range(30):  # placements in redraw: many events
-        game = a.games.games[gid]
-        if game.state.phase != "redraw":
-            break
-        pid = 1 + k % 2
-        cell = [2 + k // 4 + (10 if pid == 2 else 0), 6 + 2 * (k // 2 % 2)]
-        await a.run(gid, CommandType.ACTION, pid, {"type": "place", "cells": [cell]})
-    game = a.games.games[gid]
+    await redraw_placements(a, gid)
     events = a.store.events(gid)
     assert len(events) > 25
     b = Instance(backend, MemorySnapshots())  # another instance, no snapshot at all
@@ -331,12 +335,7 @@ async def test_a_turns_snapshot_is_the_latest_and_history_is_kept_every_snapshot
     a = Instance(backend, snapshots)
     gid = await a.start(BLOCKS, [[1, 1], [2, 1], [1, 2]], [[15, 1], [16, 1], [15, 2]])
     await a.ticks(2)  # the L-shapes become blocks: stable, redraw
-    for k in range(30):  # placements in redraw, none ending a turn
-        if a.games.games[gid].state.phase != "redraw":
-            break
-        pid = 1 + k % 2
-        cell = [2 + k // 4 + (10 if pid == 2 else 0), 6 + 2 * (k // 2 % 2)]
-        await a.run(gid, CommandType.ACTION, pid, {"type": "place", "cells": [cell]})
+    await redraw_placements(a, gid)
     events = a.store.events(gid)
     assert len(events) == 38
     # created (1), the second join starts the placement (3), two turns ended (5, 7), the
