@@ -18,7 +18,7 @@ Roles:
   body model, token and Idempotency-Key dependencies) calling the session.
 
 Every role runs on the event loop the services use (uvloop) with the platform's gRPC
-channel options.
+channel options and garbage-collector settings (services/common/heap.py).
 """
 
 from __future__ import annotations
@@ -46,12 +46,14 @@ def _unary(fn) -> grpc.RpcMethodHandler:
 
 
 async def _serve(port: int, service: str, methods: dict[str, grpc.RpcMethodHandler]) -> None:
+    from services.common import heap
     from services.common.grpcutil import GRPC_OPTIONS
 
     server = grpc.aio.server(options=GRPC_OPTIONS)
     server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(service, methods),))
     server.add_insecure_port(f"127.0.0.1:{port}")
     await server.start()
+    heap.settle()
     await server.wait_for_termination()
 
 
@@ -136,8 +138,12 @@ def main() -> int:
     if role == "gateway":
         import uvicorn
 
+        from services.common import heap
+
+        app = gateway_app(args[1])
+        heap.settle()
         uvicorn.run(
-            gateway_app(args[1]),
+            app,
             host="127.0.0.1",
             port=int(args[0]),
             log_config=None,

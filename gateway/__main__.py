@@ -16,6 +16,7 @@ import uvicorn
 
 from gateway.app import create_app
 from gateway.ws_protocol import deflating_protocol
+from services.common import heap
 from services.common.logging import configure_logging
 from services.common.settings import settings_or_exit
 from services.common.signing_key import SecretError
@@ -30,6 +31,7 @@ def main() -> int:
     except SecretError as exc:
         structlog.get_logger("gateway").error("gateway_refused_secret", error=str(exc))
         return 2
+    heap.settle()  # after the start, before serving (services/common/heap.py)
     uvicorn.run(
         app,
         host=settings.http_host,

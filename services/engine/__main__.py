@@ -8,7 +8,7 @@ import signal
 import structlog
 
 from engine.life import slots
-from services.common import loop
+from services.common import heap, loop
 from services.common.logging import configure_logging
 from services.common.settings import get_settings, settings_or_exit
 from services.engine.server import create_server
@@ -33,6 +33,7 @@ async def serve() -> None:
     running = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         running.add_signal_handler(sig, stop.set)
+    heap.settle()
     log.info("engine_listening", address=settings.engine_addr, port=port, kernel=kernel)
     await stop.wait()
     log.info("engine_stopping")

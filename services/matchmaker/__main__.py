@@ -14,7 +14,7 @@ import sys
 
 import structlog
 
-from services.common import loop, natsconn
+from services.common import heap, loop, natsconn
 from services.common.logging import configure_logging
 from services.common.settings import get_settings, settings_or_exit
 from services.matchmaker.server import create_server
@@ -38,6 +38,7 @@ async def serve() -> None:
     running = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         running.add_signal_handler(sig, stop.set)
+    heap.settle()
     log.info("matchmaker_listening", address=settings.matchmaker_addr, port=port)
     await stop.wait()
     log.info("matchmaker_stopping")

@@ -8,7 +8,7 @@ import signal
 
 import structlog
 
-from services.common import loop, natsconn
+from services.common import heap, loop, natsconn
 from services.common.logging import configure_logging
 from services.common.settings import get_settings, settings_or_exit
 from services.session.server import create_server
@@ -32,6 +32,7 @@ async def serve() -> None:
     running = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         running.add_signal_handler(sig, stop.set)
+    heap.settle()
     log.info("session_listening", address=settings.session_addr, port=port)
     await stop.wait()
     log.info("session_stopping")
