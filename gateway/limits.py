@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import ipaddress
 import json
 import math
@@ -293,7 +294,13 @@ def client_address(scope: Scope) -> str:
     """The client's address as limits count it: IPv4 as is, IPv6 as its /64 network
     (one host holds a whole /64), anything else (a unix socket) as given."""
     client = scope.get("client")
-    host = str(client[0]) if client else "unknown"
+    return _address_key(str(client[0]) if client else "unknown")
+
+
+@functools.lru_cache(maxsize=4096)
+def _address_key(host: str) -> str:
+    """:func:`client_address` of the peer ``host`` (parsed once per address, not per
+    request)."""
     try:
         address = ipaddress.ip_address(host)
     except ValueError:
@@ -566,7 +573,9 @@ class BodyReadTimeout:
             if left <= 0:
                 raise RequestTimeout(self.timeout_s)
             try:
-                message = await asyncio.wait_for(receive(), left)
+                # asyncio.timeout, not wait_for: no task per read, one timer handle
+                async with asyncio.timeout(left):
+                    message = await receive()
             except TimeoutError:
                 raise RequestTimeout(self.timeout_s) from None
             if message["type"] != "http.request" or not message.get("more_body", False):
