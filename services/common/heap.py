@@ -27,8 +27,10 @@ before, 0.27 s with 2 after (one is ``settle``'s own); in the session's socket p
 1.82 s with 20 full ones before, 0.12 s after. A full collection had paused the event loop
 for 40-90 ms (docs/architecture/batching.md, "Garbage collection").
 
-Objects frozen are never freed, so :func:`settle` is for a process's entry point, after
-its start and never in a library or a test process that builds many apps.
+Reference counting still frees a frozen object that nothing refers to any more, but a
+frozen object left in a reference cycle is never collected. So :func:`settle` is for a
+process's entry point, after its start, never for a library or a test process that
+builds and drops many apps.
 """
 
 from __future__ import annotations

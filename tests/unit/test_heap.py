@@ -1,7 +1,7 @@
 """The garbage collector's settings of a service process (services/common/heap.py).
 
-Each check runs in a child interpreter: a frozen object is never freed, so the test
-process itself is not settled.
+Each check runs in a child interpreter: a frozen object left in a reference cycle is
+never collected, so the test process itself is not settled.
 """
 
 from __future__ import annotations
