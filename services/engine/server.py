@@ -139,6 +139,14 @@ def envelope_of(msg: engine_pb2.GameState) -> Envelope:
 #: next command names (``state_cached``) or ships the state its last one returned, so
 #: most are found here.
 _DECODED: OrderedDict[str, tuple[bytes, Any]] = OrderedDict()
+#: The hash of the state each game's last decide here returned (game id -> hash), and
+#: the games whose last state each such hash is (hash -> game ids). When a game moves
+#: on, the state it left is dropped unless another game's last state is the same: its
+#: next command names the new one, so the cache holds about one state per game rather
+#: than every state it returned. A caller that names a dropped state after all (a
+#: retry after a failed append) is answered ``STATE_MISS`` and ships it.
+_LATEST: dict[str, str] = {}
+_HOLDERS: dict[str, set[str]] = {}
 #: Bytes of encoded states kept at most (their decoded copies take about as much again):
 #: ~2,800 states of a 300x300 Life game.
 _DECODED_MAX_BYTES = 256 * 1024 * 1024
@@ -176,9 +184,10 @@ def _recall(key: str, data: bytes | None = None) -> Any | None:
     return None
 
 
-def remember(key: str, data: bytes, state: Any) -> None:
+def remember(key: str, data: bytes, state: Any, game_id: str = "") -> None:
     """Keep ``state`` (encoded as ``data``, hash ``key``) in the decoded-state cache
-    (least recently used out past :data:`_DECODED_MAX_BYTES`)."""
+    (least recently used out past :data:`_DECODED_MAX_BYTES`); with ``game_id``, as
+    that game's last state, dropping the one it had before (:data:`_LATEST`)."""
     global _decoded_bytes
     if len(data) > _DECODED_MAX_STATE:
         return
@@ -186,8 +195,36 @@ def remember(key: str, data: bytes, state: Any) -> None:
         old = _DECODED.pop(key, None)
         _decoded_bytes += len(data) - (len(old[0]) if old else 0)
         _DECODED[key] = (data, state)
+        if game_id:
+            _move_latest(game_id, key)
         while _decoded_bytes > _DECODED_MAX_BYTES:
-            _decoded_bytes -= len(_DECODED.popitem(last=False)[1][0])
+            _drop(next(iter(_DECODED)))
+
+
+def _drop(key: str) -> None:
+    """Take state ``key`` out of the cache and out of :data:`_LATEST` (lock held)."""
+    global _decoded_bytes
+    hit = _DECODED.pop(key, None)
+    if hit is not None:
+        _decoded_bytes -= len(hit[0])
+    for game_id in _HOLDERS.pop(key, ()):
+        del _LATEST[game_id]
+
+
+def _move_latest(game_id: str, key: str) -> None:
+    """Make ``key`` the last state of ``game_id``; drop the one it leaves unless another
+    game's last state is the same (lock held)."""
+    before = _LATEST.get(game_id)
+    if before == key:
+        return
+    _LATEST[game_id] = key
+    _HOLDERS.setdefault(key, set()).add(game_id)
+    if before is None:
+        return
+    holders = _HOLDERS[before]
+    holders.discard(game_id)
+    if not holders:
+        _drop(before)
 
 
 def cached_state(key: str, game_id: str = "", runs: RunCache | None = None) -> Any | None:
@@ -283,7 +320,7 @@ def decide(request: engine_pb2.DecideRequest, runs: RunCache | None = None) -> e
         runs.forget(request.game_id)
     wanted = set(request.view_players) if request.views_listed else None
     msg = to_proto(new, env)
-    remember(msg.state_hash, msg.state, new)
+    remember(msg.state_hash, msg.state, new, request.game_id)
     return engine_pb2.DecideReply(
         events=[_draft(d) for d in [*before, *drafts]],
         state=msg,

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import json
 import random
+from collections import OrderedDict
 
 import pytest
 
@@ -116,8 +117,9 @@ def test_a_cached_decide_equals_a_shipped_state_decide(kind, seed):
         if engine.summary(state).finished:
             break
         command, actor, payload = pick(rnd, state)
-        shipped = _outcome(_request(msg, command, actor, payload, cached=False))
+        # by hash first: once the game has moved on from ``msg``, the engine drops it
         by_hash = _outcome(_request(msg, command, actor, payload, cached=True))
+        shipped = _outcome(_request(msg, command, actor, payload, cached=False))
         _same(shipped, by_hash)
         if not isinstance(shipped, str):
             msg, decided = shipped.state, decided + 1
@@ -143,6 +145,65 @@ def test_a_miss_decides_nothing_and_the_shipped_state_is_decided():
     # the state returned is kept: the next command may name it
     follow = decide(_request(again.state, CommandType.JOIN, 0, {"name": "b"}, cached=True))
     assert follow.status == OK and follow.state.players_joined == 2
+
+
+@pytest.fixture
+def empty_cache(monkeypatch):
+    """The engine's decoded-state cache (module state, one per process) empty for the test."""
+    monkeypatch.setattr(server, "_DECODED", OrderedDict())
+    monkeypatch.setattr(server, "_LATEST", {})
+    monkeypatch.setattr(server, "_HOLDERS", {})
+    monkeypatch.setattr(server, "_decoded_bytes", 0)
+
+
+def _created(game_id: str):
+    config = {"kind": "cellwar", "config": {"width": 8, "height": 8}}
+    return decide(_request(None, CommandType.CREATE, 0, config, cached=False, game_id=game_id))
+
+
+def _cached(msg) -> bool:
+    return server.cached_state(msg.state_hash) is not None
+
+
+def test_a_game_keeps_only_the_last_state_it_was_given(empty_cache):
+    created = _created("g1")
+    joined = decide(_request(created.state, CommandType.JOIN, 0, {"name": "a"}, cached=True, game_id="g1"))
+    second = decide(_request(joined.state, CommandType.JOIN, 0, {"name": "b"}, cached=True, game_id="g1"))
+    assert [_cached(r.state) for r in (created, joined, second)] == [False, False, True]
+    assert list(server._DECODED) == [second.state.state_hash]
+    assert server._decoded_bytes == len(second.state.state)
+    # a retry that names a state the game left is a miss; shipped, it is decided again
+    retry = _request(joined.state, CommandType.JOIN, 0, {"name": "b"}, cached=True, game_id="g1")
+    assert decide(retry).status == MISS
+    again = decide(_request(joined.state, CommandType.JOIN, 0, {"name": "b"}, cached=False, game_id="g1"))
+    assert again.state == second.state and _cached(second.state)
+
+
+def test_a_state_two_games_are_on_stays_until_both_leave_it(empty_cache):
+    a, b = _created("ga"), _created("gb")
+    assert a.state.state_hash == b.state.state_hash  # the same config: the same state
+    a1 = decide(_request(a.state, CommandType.JOIN, 0, {"name": "x"}, cached=True, game_id="ga"))
+    assert _cached(b.state) and _cached(a1.state)  # gb is still on it
+    b1 = decide(_request(b.state, CommandType.JOIN, 0, {"name": "y"}, cached=True, game_id="gb"))
+    assert b1.status == OK and not _cached(b.state)
+    assert server._LATEST == {"ga": a1.state.state_hash, "gb": b1.state.state_hash}
+
+
+def test_what_the_bound_evicts_leaves_the_last_state_table(empty_cache, monkeypatch):
+    monkeypatch.setattr(server, "_DECODED_MAX_BYTES", 5 * len(_created("g0").state.state))
+    rnd = random.Random(7)
+    last = {}
+    for step in range(200):
+        game_id = f"g{rnd.randrange(12)}"
+        msg = last.get(game_id) or _created(game_id).state
+        reply = _outcome(_request(msg, CommandType.JOIN, 0, {"name": f"p{step}"}, cached=False, game_id=game_id))
+        if not isinstance(reply, str):
+            last[game_id] = reply.state
+    assert 0 < server._decoded_bytes <= server._DECODED_MAX_BYTES
+    assert server._decoded_bytes == sum(len(data) for data, _ in server._DECODED.values())
+    assert set(server._LATEST.values()) <= set(server._DECODED)
+    assert {g for games in server._HOLDERS.values() for g in games} == set(server._LATEST)
+    assert all(server._LATEST[g] == h for h, games in server._HOLDERS.items() for g in games)
 
 
 def test_a_running_game_is_found_as_the_base_of_its_run():
