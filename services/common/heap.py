@@ -21,11 +21,9 @@ it serves:
   promotes fewer of the short-lived objects of a request still in flight, so the middle
   and old generations fill more slowly. The other two ratios keep their defaults.
 
-Measured with ``gc.callbacks`` (the collector's CPU time) during ``make bench``'s
-``actions`` row: in the gateway's REST phase, 1.20 s of collection with 10 full ones
-before, 0.27 s with 2 after (one is ``settle``'s own); in the session's socket phases,
-1.82 s with 20 full ones before, 0.12 s after. A full collection had paused the event loop
-for 40-90 ms (docs/architecture/batching.md, "Garbage collection").
+What it saves, per process and phase of ``make bench``'s ``actions`` row (a full
+collection had paused the event loop for 40-90 ms): docs/architecture/batching.md,
+"Garbage collection".
 
 Reference counting still frees a frozen object that nothing refers to any more, but a
 frozen object left in a reference cycle is never collected. So :func:`settle` is for a
