@@ -156,9 +156,11 @@ _DECODED_LOCK = threading.Lock()
 _decoded_bytes = 0
 
 
-def from_proto(msg: engine_pb2.GameState) -> Any:
+def from_proto(msg: engine_pb2.GameState, game_id: str = "") -> Any:
     """The engine state in a ``GameState`` message (a recently decoded one when its bytes
-    are the same: states are immutable values). Raises GameError MALFORMED."""
+    are the same: states are immutable values). With ``game_id`` (the base a caller
+    shipped for that game's decide) the state becomes the game's last state
+    (:func:`remember`), so the decide's own state drops it. Raises GameError MALFORMED."""
     if not msg.state:
         raise GameError(ErrorCode.MALFORMED, "a game state is required")
     data = msg.state
@@ -166,8 +168,10 @@ def from_proto(msg: engine_pb2.GameState) -> Any:
     state = _recall(key, data)
     if state is None:
         state = engine.decode_state(data)
-        if key:
-            remember(key, data, state)
+    elif not game_id:
+        return state
+    if key:
+        remember(key, data, state, game_id)
     return state
 
 
@@ -251,11 +255,12 @@ def _draft(d: Any) -> engine_pb2.EventDraft:
     )
 
 
-def _given(msg: engine_pb2.GameState) -> tuple[Any | None, Envelope]:
-    """The state and envelope of a request's ``state`` field (None, empty when unset)."""
+def _given(msg: engine_pb2.GameState, game_id: str = "") -> tuple[Any | None, Envelope]:
+    """The state and envelope of a request's ``state`` field (None, empty when unset);
+    ``game_id``: as :func:`from_proto`."""
     if not msg.state:
         return None, Envelope()
-    return from_proto(msg), envelope_of(msg)
+    return from_proto(msg, game_id), envelope_of(msg)
 
 
 def views_of(
@@ -302,7 +307,7 @@ def decide(request: engine_pb2.DecideRequest, runs: RunCache | None = None) -> e
             return engine_pb2.DecideReply(status=engine_pb2.DecideReply.STATE_MISS)
         env = envelope_of(request.state)
     else:
-        state, env = _given(request.state)
+        state, env = _given(request.state, request.game_id)
     payload = _json(cmd.payload, "command payload")
     if not isinstance(payload, dict):
         raise GameError(ErrorCode.MALFORMED, "command payload must be a JSON object")

@@ -177,6 +177,29 @@ def test_a_game_keeps_only_the_last_state_it_was_given(empty_cache):
     assert decide(retry).status == MISS
     again = decide(_request(joined.state, CommandType.JOIN, 0, {"name": "b"}, cached=False, game_id="g1"))
     assert again.state == second.state and _cached(second.state)
+    # the base it shipped was the game's last state only until the decide returned
+    assert list(server._DECODED) == [second.state.state_hash]
+    assert server._LATEST == {"g1": second.state.state_hash}
+
+
+def test_a_state_shipped_after_a_miss_is_dropped_once_the_game_moves_on(empty_cache):
+    created = _created("g1")
+    joined = decide(_request(created.state, CommandType.JOIN, 0, {"name": "a"}, cached=True, game_id="g1"))
+    server._DECODED.clear()  # as after a restart of the engine
+    server._LATEST.clear()
+    server._HOLDERS.clear()
+    server._decoded_bytes = 0
+    named = _request(joined.state, CommandType.JOIN, 0, {"name": "b"}, cached=True, game_id="g1")
+    assert decide(named).status == MISS
+    shipped = decide(_request(joined.state, CommandType.JOIN, 0, {"name": "b"}, cached=False, game_id="g1"))
+    assert shipped.status == OK and shipped.state.players_joined == 2
+    assert list(server._DECODED) == [shipped.state.state_hash]
+    assert server._decoded_bytes == len(shipped.state.state)
+    # a refused command leaves the game on the state it shipped
+    refused = _request(shipped.state, CommandType.JOIN, 0, {"name": "c"}, cached=False, game_id="g1")
+    assert _outcome(refused) == "GAME_FULL"
+    assert list(server._DECODED) == [shipped.state.state_hash]
+    assert server._LATEST == {"g1": shipped.state.state_hash}
 
 
 def test_a_state_two_games_are_on_stays_until_both_leave_it(empty_cache):
