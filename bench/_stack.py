@@ -367,7 +367,8 @@ class Services:
 
     async def start_replicas(self, n: int) -> list[str]:
         """``n`` engines, sessions and gateways on the NATS started first, wired as
-        ``make run-cluster`` wires them (bench/cluster.py); returns the gateway URLs."""
+        ``make run-cluster`` wires them (bench/cluster.py), the gateways' per-seat command
+        bucket off as in :mod:`bench.roundtrip`; returns the gateway URLs."""
         engines = [f"127.0.0.1:{free_port()}" for _ in range(n)]
         sessions = [f"127.0.0.1:{free_port()}" for _ in range(n)]
         for k, addr in enumerate(engines, start=1):
@@ -393,6 +394,7 @@ class Services:
                 http_port=port,
                 secret=SECRET,
                 data_dir=self.tmp,
+                rate_limit_per_s=0,  # the round trip's load passes the per-seat bucket
             )
             child = self._spawn(f"gateway-{k}", [sys.executable, "-m", "gateway"], env)
             url = f"http://127.0.0.1:{port}"
