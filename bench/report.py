@@ -282,6 +282,18 @@ def _machine_lines(machine: dict[str, Any]) -> list[str]:
     return lines
 
 
+def _quick_note(results: dict[str, dict[str, Any]], machine: dict[str, Any]) -> str:
+    """The header's word on ``--quick``: the whole report's when every benchmark in it
+    ran quick (or, for results without the flag, the run did), else the benchmarks that
+    did (rows of earlier runs can mix both)."""
+    quick = [name for name, res in results.items() if res.get("quick", machine.get("quick"))]
+    if not quick:
+        return ""
+    if len(quick) == len(results):
+        return " (--quick: smaller sizes, figures only indicative)"
+    return f" ({', '.join(quick)} with --quick: smaller sizes, figures only indicative)"
+
+
 def write_report(
     results: dict[str, dict[str, Any]], out_dir: Path, machine: dict[str, Any]
 ) -> Path:
@@ -304,7 +316,7 @@ def write_report(
     }
     lines = ["# CellWar benchmark report (`make bench`)", ""]
     started, finished = machine.get("started", "?"), machine.get("finished", "?")
-    quick = " (--quick: smaller sizes, figures only indicative)" if machine.get("quick") else ""
+    quick = _quick_note(results, machine)
     lines.append(f"Run {started} .. {finished}{quick}.")
     lines.append("")
     lines += _machine_lines(machine)

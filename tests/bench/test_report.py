@@ -95,6 +95,18 @@ def test_report_has_every_row_both_plots_and_the_load(tmp_path: Path):
     assert "| WebSocket fan-out" in text and "no (not run" in text
 
 
+def test_the_header_names_the_benchmarks_that_ran_quick(tmp_path: Path):
+    results = synthetic_results()
+    full = {**MACHINE, "quick": False}
+    assert "Run t0 .. t1.\n" in report.write_report(results, tmp_path, full).read_text()
+    every = report.write_report(results, tmp_path, MACHINE).read_text()
+    assert "Run t0 .. t1 (--quick: smaller sizes, figures only indicative)." in every
+    # a report of several --only runs: one quick run last, the others full
+    mixed = {name: {**res, "quick": name == "kernel"} for name, res in results.items()}
+    text = report.write_report(mixed, tmp_path, MACHINE).read_text()
+    assert "Run t0 .. t1 (kernel with --quick: smaller sizes, figures only indicative)." in text
+
+
 def test_bend_is_the_first_point_below_95_percent():
     assert report.bend(_sweep([(50, 400.0), (100, 790.0)])) is None
     assert report.bend(_sweep([(50, 400.0), (100, 700.0), (200, 1600.0)])) == {
