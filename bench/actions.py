@@ -27,7 +27,8 @@ accepted in it; the load generator's own CPU is reported apart. Targets: WebSock
 per action <= 1.0 ms, or <= 0.3x REST's in the same run where the machine is slower;
 WebSocket actions/s >= 1,500, or >= 5x REST's in the same run; WebSocket p99 <= 50 ms at
 1,500 actions/s offered (info on a machine with CPU steal); REST actions/s >= 0.85x the hop
-floor's, and REST CPU per action <= the floor's x 1 (both in the same run).
+floor's, and REST CPU per action <= the floor's x 1 (each the median of the pairs' ratios;
+"REST's" above is the median of the REST phases).
 
 The platform's gateway runs with its per-address create and join windows off
 (``CELLWAR_CREATE_LIMIT_PER_MIN=0``, ``CELLWAR_JOIN_LIMIT_PER_MIN=0``) and no cap on the
