@@ -440,12 +440,24 @@ class Services:
         task.result()
 
     def close(self) -> None:
-        """Stop every child, newest first, then delete the temporary folder."""
-        while self.children:
-            self.children.pop().stop()
-        if self._tmp_handle is not None:
-            self._tmp_handle.cleanup()
-            self._tmp_handle = None
+        """Stop every child, newest first, then delete the temporary folder. Interrupted
+        while it waits for one (a second Ctrl-C, SIGTERM: :mod:`bench.run`), it kills
+        the children still running without waiting, so none outlives the bench."""
+        try:
+            while self.children:
+                self.children[-1].stop()
+                self.children.pop()
+        finally:
+            for child in self.children:
+                if child.proc.poll() is None:
+                    child.proc.kill()
+            for child in self.children:
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    child.proc.wait(5.0)
+            self.children.clear()
+            if self._tmp_handle is not None:
+                self._tmp_handle.cleanup()
+                self._tmp_handle = None
 
 
 def new_services() -> Services:

@@ -18,6 +18,7 @@ import argparse
 import json
 import os
 import platform
+import signal
 import sys
 import time
 from collections.abc import Callable
@@ -163,6 +164,18 @@ def with_earlier(results: dict[str, dict[str, Any]], out_dir: Path) -> dict[str,
     return merged
 
 
+def _interrupt_on_sigterm() -> None:
+    """Take SIGTERM (``kill``, a CI job's timeout) as Ctrl-C: a KeyboardInterrupt, so the
+    running benchmark's ``finally`` stops the servers it started. They run in sessions
+    of their own (a Ctrl-C in the terminal reaches only this process), so a bench killed
+    outright would leave them running."""
+
+    def interrupt(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt(f"signal {signum}")
+
+    signal.signal(signal.SIGTERM, interrupt)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.run", description=__doc__)
     parser.add_argument("--quick", action="store_true", help="short smoke run")
@@ -183,6 +196,7 @@ def main(argv: list[str] | None = None) -> int:
     if unknown:
         parser.error(f"unknown benchmark {', '.join(unknown)}: the benchmarks are {', '.join(names)}")
     chosen = [(n, f) for n, f in BENCHMARKS if not only or n in only]
+    _interrupt_on_sigterm()
     out_dir = Path(args.out)
     out_dir.mkdir(parents=True, exist_ok=True)
     machine = machine_info()
