@@ -36,6 +36,12 @@ ROOT = Path(__file__).resolve().parent.parent
 
 #: Signing key of the player tokens of the bench gateway (and the bare endpoint).
 SECRET = "bench-secret-for-player-tokens"
+#: ``rate_limit_per_s`` of the round trip's gateways (:mod:`bench.roundtrip`, and the
+#: replicas of :mod:`bench.cluster` under the same load): the per-seat command bucket
+#: (50 requests/s as deployed) off. Ten seats in a closed loop pass 50/s each on a fast
+#: machine, and the 429s (and the refused erases after them) would be measured instead
+#: of the path.
+COMMAND_BUCKET_OFF = 0
 
 T = TypeVar("T")
 
@@ -170,6 +176,16 @@ class Child:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait(timeout)
+        if self._log is not None:
+            self._log.close()
+            self._log = None
+
+    def kill(self, timeout: float = 5.0) -> None:
+        """SIGKILL now (no grace), wait up to ``timeout`` seconds, close the log."""
+        if self.proc.poll() is None:
+            self.proc.kill()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.proc.wait(timeout)
         if self._log is not None:
             self._log.close()
             self._log = None
@@ -368,7 +384,7 @@ class Services:
     async def start_replicas(self, n: int) -> list[str]:
         """``n`` engines, sessions and gateways on the NATS started first, wired as
         ``make run-cluster`` wires them (bench/cluster.py), the gateways' per-seat command
-        bucket off as in :mod:`bench.roundtrip`; returns the gateway URLs."""
+        bucket off (:data:`COMMAND_BUCKET_OFF`); returns the gateway URLs."""
         engines = [f"127.0.0.1:{free_port()}" for _ in range(n)]
         sessions = [f"127.0.0.1:{free_port()}" for _ in range(n)]
         for k, addr in enumerate(engines, start=1):
@@ -394,7 +410,7 @@ class Services:
                 http_port=port,
                 secret=SECRET,
                 data_dir=self.tmp,
-                rate_limit_per_s=0,  # the round trip's load passes the per-seat bucket
+                rate_limit_per_s=COMMAND_BUCKET_OFF,
             )
             child = self._spawn(f"gateway-{k}", [sys.executable, "-m", "gateway"], env)
             url = f"http://127.0.0.1:{port}"
@@ -442,19 +458,14 @@ class Services:
     def close(self) -> None:
         """Stop every child, newest first, then delete the temporary folder. Interrupted
         while it waits for one (a second Ctrl-C, SIGTERM: :mod:`bench.run`), it kills
-        the children still running without waiting, so none outlives the bench."""
+        the children still running (SIGKILL, no grace), so none outlives the bench."""
         try:
             while self.children:
                 self.children[-1].stop()
                 self.children.pop()
         finally:
-            for child in self.children:
-                if child.proc.poll() is None:
-                    child.proc.kill()
-            for child in self.children:
-                with contextlib.suppress(subprocess.TimeoutExpired):
-                    child.proc.wait(5.0)
-            self.children.clear()
+            while self.children:
+                self.children.pop().kill()
             if self._tmp_handle is not None:
                 self._tmp_handle.cleanup()
                 self._tmp_handle = None

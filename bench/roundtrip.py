@@ -16,11 +16,11 @@ records an event). Measured for a fixed time after a warm-up, against:
 Every server is a child process (nats-server, ``python -m services.engine``,
 ``python -m services.session``, ``python -m gateway`` / the bare app under uvicorn); the
 load generator (httpx) runs in the bench process; the gateway's per-seat command bucket
-is off (:data:`COMMAND_BUCKET_OFF`). Target: p99 <= 50 ms (fsync on). The share of the
-bare endpoint's actions/s is info: it was to be >= 60 %, but the hop floor itself reaches
-0.43-0.61x here (docs/benchmarks.md "The hop floor"), so REST is held to the floor
-instead (>= 0.85x its actions/s, :mod:`bench.actions`). Every latency sample is kept in
-the JSON (``latency_ms``) for the CDF plot of report.md.
+is off (:data:`bench._stack.COMMAND_BUCKET_OFF`). Target: p99 <= 50 ms (fsync on). The
+share of the bare endpoint's actions/s is info: it was to be >= 60 %, but the hop floor
+itself reaches 0.43-0.61x here (docs/benchmarks.md "The hop floor"), so REST is held to
+the floor instead (>= 0.85x its actions/s, :mod:`bench.actions`). Every latency sample
+is kept in the JSON (``latency_ms``) for the CDF plot of report.md.
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ from typing import Any
 import httpx
 
 from bench._stack import (
+    COMMAND_BUCKET_OFF,
     SECRET,
     new_services,
     row,
@@ -42,11 +43,6 @@ from bench._stack import (
 
 GAMES = 10
 P99_TARGET_MS = 50.0
-#: The gateway's per-seat command bucket (``rate_limit_per_s``, 50 requests/s as
-#: deployed) is off in the round trip's platforms: ten seats in a closed loop pass 50/s
-#: each on a fast machine, and the 429s (and the refused erases after them) would be
-#: measured instead of the path.
-COMMAND_BUCKET_OFF = 0
 
 
 def action_body(k: int) -> dict[str, Any]:
