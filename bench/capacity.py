@@ -200,10 +200,13 @@ class EngineRunPath:
 
     CHECKPOINT = CHECKPOINT_TICKS
 
-    def __init__(self, step: int = 0) -> None:
+    def __init__(self, step: int = 0, records: bool = True) -> None:
         #: generations per call of a game: the session's step of a game nobody watches
         #: (``UNWATCHED_STEP_S``), or 1 (a watched game: a step every tick)
         self.step = step or UNWATCHED_STEP
+        #: False: no game is ever recorded (every item's ``checkpoint`` 0): what the path
+        #: costs beside the records
+        self.records = records
         self._svc: Services | None = None
         self._channel: Any = None
         self._stub: Any = None
@@ -239,7 +242,7 @@ class EngineRunPath:
                 "base": self._protos[i % DISTINCT],
                 "done": 0,
                 # the first checkpoint of game i falls at tick i % CHECKPOINT: spread out
-                "checkpoint": 1 + i % self.CHECKPOINT,
+                "checkpoint": 1 + i % self.CHECKPOINT if self.records else 0,
             }
             for i in range(games)
         ]
@@ -513,6 +516,73 @@ def kernel_bound(games: int, repeats: int, native: bool | None = None) -> dict[s
     return {"cell_updates_s": rate, "games_per_core": rate / CELLS_PER_GAME_S, "kernel": kernel}
 
 
+def digest_input(board: np.ndarray) -> bytes:
+    """The bytes a version 3 stability digest hashes for an (H, W) uint8 board: its
+    canonical planes' pack words, one plane after the other
+    (:func:`engine.life.stability.board_planes_digest`)."""
+    from engine.life import stability
+    from engine.life.kernel import pack
+
+    cells = {c: pack(board == c) for c in range(1, 5)}
+    planes = stability.canonical_planes(cells, pack(board != 0))
+    return b"".join(np.ascontiguousarray(p, dtype="<u8").tobytes() for p in planes)
+
+
+def record_sha_floor(repeats: int) -> dict[str, Any]:
+    """The SHA-256 one record of a running 300x300 game needs, as the recorded state's
+    format fixes it (engine version 3 and later): the state hash, SHA-256 of the
+    state's canonical encoding (:func:`engine.api.state_hash`, ~91 kB: the board at one
+    byte a cell), and the stability digests of the boards the record lists, SHA-256 of
+    each board's canonical planes (24 kB; :func:`engine.life.stability.planes_digest`),
+    ``HISTORY + 1`` of them (the boards of the last ``HISTORY`` generations and the
+    recorded one: the slot pool digests those in its pass). Best CPU time of a few, the
+    digests with the SHA-256 the native kernel digests with where it is built.
+
+    Returns ``{"state_bytes", "digest_bytes", "digests", "state_hash_us", "digest_us",
+    "record_us", "us_per_game_generation", "games_per_core"}``: ``record_us`` per
+    record, spread over the :data:`CHECKPOINT_TICKS` generations between records, and
+    the games one core could host doing nothing but that hashing."""
+    import hashlib
+
+    from engine.life import stability
+
+    # a state as a record carries it: its history full (HISTORY boards)
+    _, state = engine.decide_tick(running_state(0), CHECKPOINT_TICKS)
+    encoded = engine.encode_state(state)
+    planes = digest_input(state.grid)
+    try:
+        from engine.life import _native
+
+        digest = _native.sha256
+    except ImportError:
+        digest = hashlib.sha256
+
+    def best(fn, data: bytes, n: int) -> float:
+        low = float("inf")
+        for _ in range(repeats):
+            t0 = time.process_time()
+            for _ in range(n):
+                fn(data)
+            low = min(low, (time.process_time() - t0) / n)
+        return low * 1e6
+
+    count = stability.HISTORY + 1
+    state_us = best(lambda b: hashlib.sha256(b).digest(), encoded, 200)
+    digest_us = best(digest, planes, 400)
+    record_us = state_us + count * digest_us
+    per_gen = record_us / CHECKPOINT_TICKS
+    return {
+        "state_bytes": len(encoded),
+        "digest_bytes": len(planes),
+        "digests": count,
+        "state_hash_us": state_us,
+        "digest_us": digest_us,
+        "record_us": record_us,
+        "us_per_game_generation": per_gen,
+        "games_per_core": 1e6 / (GPS * per_gen),
+    }
+
+
 def _kernel_1024(repeats: int) -> float:
     """Cell updates/s of the kernel's headline figure: two colours, 1024x1024 torus,
     200 generations (:mod:`bench.kernel`), best CPU time of a few."""
@@ -585,6 +655,13 @@ def run(quick: bool = False) -> dict[str, Any]:
     top = max(points, key=lambda p: p["games"])
     ratio = top["games_per_core"] / top["kernel_games_per_core"]
     numpy_bound = kernel_bound(top["games"], 2 if quick else 3, native=False)
+    # what the recorded state's format costs: the same point with no records, and the
+    # SHA-256 a record needs (docs/architecture/ticking.md "What a record costs")
+    unrecorded = run_async(sweep(EngineRunPath(records=False), [top["games"]], cycles, 1.0))[0]
+    sha = record_sha_floor(2 if quick else 3)
+    bound = top["kernel_games_per_core"]
+    # games per core of kernel + hashing alone: 1 / (1/bound + 1/sha), against the bound
+    most = sha["games_per_core"] / (sha["games_per_core"] + bound)
     rows = [
         row(
             f"{path.name}: games per engine core at 8 gen/s ({top['games']} games, engine CPU "
@@ -622,6 +699,36 @@ def run(quick: bool = False) -> dict[str, Any]:
             None,
             reference=numpy_bound["games_per_core"],
             ratio=top["games_per_core"] / numpy_bound["games_per_core"],
+        )
+    )
+    rows.append(
+        row(
+            f"  the same {top['games']} games never recorded (the path beside the records): "
+            "games per core against the kernel's own bound",
+            "games/core",
+            unrecorded["games_per_core"],
+            "- (info: what the recorded state's format leaves out)",
+            None,
+            reference=bound,
+            ratio=unrecorded["games_per_core"] / bound,
+        )
+    )
+    rows.append(
+        row(
+            f"  the SHA-256 a record needs alone (state hash of {sha['state_bytes']:,} bytes, "
+            f"{sha['digests']} stability digests of {sha['digest_bytes']:,}; one record per "
+            f"{CHECKPOINT_TICKS} generations): games per core; kernel + this reach at most "
+            f"{most:.2f}x the kernel's bound",
+            "games/core",
+            sha["games_per_core"],
+            "- (info: the recorded state's format)",
+            None,
+            reference=bound,
+            ratio=sha["games_per_core"] / bound,
+            most_ratio=most,
+            record_us=sha["record_us"],
+            state_hash_us=sha["state_hash_us"],
+            digest_us=sha["digest_us"],
         )
     )
     rows.append(
@@ -727,6 +834,8 @@ def run(quick: bool = False) -> dict[str, Any]:
         "path": path.name,
         "sweep": points,
         "plain_sweep": plain,
+        "unrecorded": unrecorded,
+        "record_sha": sha,
         "whole_stack": stack,
         "generations_per_second": GPS,
         "distinct_states": DISTINCT,
