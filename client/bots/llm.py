@@ -59,6 +59,7 @@ from client.rl.observation import (
     acting_cell,
     action_kinds,
 )
+from client.sdk.core import tls_context
 
 #: Compass names of the eight unit vectors (dx, dy); y grows downwards (row 0 on top).
 DIRECTIONS: dict[tuple[int, int], str] = {
@@ -193,7 +194,9 @@ class ChatClient:
         self.temperature = temperature
         self.seed = seed
         self.max_tokens = max_tokens
-        self._http = http or httpx.Client(timeout=httpx.Timeout(timeout_s, connect=min(timeout_s, 5.0)))
+        self._http = http or httpx.Client(
+            timeout=httpx.Timeout(timeout_s, connect=min(timeout_s, 5.0)), verify=tls_context()
+        )
         self._own_http = http is None
         #: ``"json_schema"`` or ``"json_object"``: the response_format shape the server took.
         self.format_shape = "json_schema"

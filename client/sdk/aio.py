@@ -14,7 +14,7 @@ import websockets
 from websockets.exceptions import ConnectionClosed
 
 from client.sdk import core
-from client.sdk.core import DEFAULT_TIMEOUT_S, ApiError, RetryHook, Seat
+from client.sdk.core import DEFAULT_TIMEOUT_S, ApiError, RetryHook, Seat, tls_context
 from client.sdk.ops import CommandOperations, Operations, Steps, install
 
 
@@ -68,7 +68,9 @@ class AsyncCellWarClient(Operations):
     ) -> None:
         self.base_url = base_url.rstrip("/")
         self.timeout_s = timeout
-        self._http = httpx.AsyncClient(base_url=self.base_url, timeout=timeout, transport=transport)
+        self._http = httpx.AsyncClient(
+            base_url=self.base_url, timeout=timeout, transport=transport, verify=tls_context()
+        )
         self.retry_unavailable_s = retry_unavailable_s
         self.on_retry = on_retry
 

@@ -3,8 +3,10 @@ retry schedule, and the reading of stream and command frames (docs/api/websocket
 
 from __future__ import annotations
 
+import functools
 import json
 import re
+import ssl
 import time
 import uuid
 from collections.abc import Callable, Iterable, Sequence
@@ -73,6 +75,17 @@ OPEN_TIMEOUT_MIN_S = 1.0
 #: Stream frames a command socket keeps for its reader (the oldest are dropped first;
 #: ``finished`` is always kept, being the last).
 MESSAGES_KEPT = 256
+
+
+@functools.cache
+def tls_context() -> ssl.SSLContext:
+    """The TLS context every client of this process checks servers with: httpx's default
+    (``httpx.create_ssl_context()``: certifi's CA bundle, or ``SSL_CERT_FILE`` /
+    ``SSL_CERT_DIR`` as set when it is first asked for), built once. httpx builds one
+    for each client it makes, 25-30 ms of CPU each while OpenSSL 3 parses the bundle
+    (encode/httpx#3627, encode/httpx#3473), which a program opening a client per game or
+    per environment paid each time."""
+    return httpx.create_ssl_context()
 
 
 class ApiError(Exception):

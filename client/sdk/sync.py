@@ -15,7 +15,7 @@ import websockets.sync.client
 from websockets.exceptions import ConnectionClosed
 
 from client.sdk import core
-from client.sdk.core import DEFAULT_TIMEOUT_S, RetryHook
+from client.sdk.core import DEFAULT_TIMEOUT_S, RetryHook, tls_context
 from client.sdk.ops import CommandOperations, Operations, Steps, install
 
 
@@ -66,7 +66,9 @@ class CellWarClient(Operations):
     ) -> None:
         self.base_url = base_url.rstrip("/")
         self.timeout_s = timeout
-        self._http = httpx.Client(base_url=self.base_url, timeout=timeout, transport=transport)
+        self._http = httpx.Client(
+            base_url=self.base_url, timeout=timeout, transport=transport, verify=tls_context()
+        )
         self.retry_unavailable_s = retry_unavailable_s
         self.on_retry = on_retry
 

@@ -5,13 +5,17 @@ httpx mock transport."""
 from __future__ import annotations
 
 import asyncio
+import importlib.abc
 import inspect
 import json
+import ssl
+import sys
 
 import httpx
 import pytest
 
 from client.sdk import ApiError, AsyncCellWarClient, CellWarClient, stream_url
+from client.sdk.core import tls_context
 from gateway.app import create_app
 from services.common.settings import Settings
 from tests.client.flavours import client
@@ -44,6 +48,58 @@ def test_both_clients_have_the_same_methods_and_signatures():
 def test_stream_url_follows_the_scheme_and_quotes_the_token():
     assert stream_url("http://h:8000", "g1", None) == "ws://h:8000/game/g1/stream"
     assert stream_url("https://h/api/", "g1", "a.b=") == "wss://h/api/game/g1/stream?token=a.b%3D"
+
+
+def test_every_client_checks_servers_with_one_tls_context(monkeypatch):
+    built = []
+    create = ssl.create_default_context
+    monkeypatch.setattr(ssl, "create_default_context", lambda *a, **k: built.append(1) or create(*a, **k))
+    tls_context.cache_clear()
+    clients = [CellWarClient("https://h"), CellWarClient("http://h"), AsyncCellWarClient("https://h")]
+    try:
+        assert len(built) == 1  # httpx on its own builds one a client (25-30 ms each)
+        context = tls_context()
+        assert context.verify_mode == ssl.CERT_REQUIRED and context.check_hostname
+        assert context.cert_store_stats()["x509_ca"] > 0  # the CA bundle is loaded
+    finally:
+        for c in clients[:2]:
+            c.close()
+        asyncio.run(clients[2].aclose())
+
+
+class _Imports(importlib.abc.MetaPathFinder):
+    """Records every module name an import looks for on sys.path (none found here)."""
+
+    def __init__(self) -> None:
+        self.names: list[str] = []
+
+    def find_spec(self, name, path=None, target=None):
+        self.names.append(name)
+        return None
+
+
+async def test_an_async_request_imports_nothing():
+    # httpcore asks for sniffio on every async lock and event; were it missing, each ask
+    # would be a failed import searching sys.path again (encode/httpcore#1103)
+    async def answer(reader, writer):
+        while await reader.readuntil(b"\r\n\r\n"):
+            writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+            await writer.drain()
+
+    server = await asyncio.start_server(answer, "127.0.0.1", 0)
+    url = f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}/"
+    imports = _Imports()
+    try:
+        async with httpx.AsyncClient() as http:
+            assert (await http.get(url)).text == "ok"  # modules a first request loads
+            sys.meta_path.insert(0, imports)
+            for _ in range(3):
+                assert (await http.get(url)).text == "ok"
+    finally:
+        if imports in sys.meta_path:
+            sys.meta_path.remove(imports)
+        server.close()
+    assert imports.names == []
 
 
 @pytest.fixture
