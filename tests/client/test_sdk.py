@@ -82,9 +82,13 @@ async def test_an_async_request_imports_nothing():
     # httpcore asks for sniffio on every async lock and event; were it missing, each ask
     # would be a failed import searching sys.path again (encode/httpcore#1103)
     async def answer(reader, writer):
-        while await reader.readuntil(b"\r\n\r\n"):
-            writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
-            await writer.drain()
+        try:
+            while await reader.readuntil(b"\r\n\r\n"):
+                writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+                await writer.drain()
+        except (asyncio.IncompleteReadError, ConnectionResetError):
+            pass  # the client closed its connection
+        writer.close()
 
     server = await asyncio.start_server(answer, "127.0.0.1", 0)
     url = f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}/"
