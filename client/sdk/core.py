@@ -82,7 +82,7 @@ def tls_context() -> ssl.SSLContext:
     """The TLS context every client of this process checks servers with: httpx's default
     (``httpx.create_ssl_context()``: certifi's CA bundle, or ``SSL_CERT_FILE`` /
     ``SSL_CERT_DIR`` as set when it is first asked for), built once. httpx builds one
-    for each client it makes, 25-30 ms of CPU each while OpenSSL 3 parses the bundle
+    for each client it makes, ~30 ms of CPU each while OpenSSL 3 parses the bundle
     (encode/httpx#3627, encode/httpx#3473), which a program opening a client per game or
     per environment paid each time."""
     return httpx.create_ssl_context()

@@ -57,7 +57,7 @@ def test_every_client_checks_servers_with_one_tls_context(monkeypatch):
     tls_context.cache_clear()
     clients = [CellWarClient("https://h"), CellWarClient("http://h"), AsyncCellWarClient("https://h")]
     try:
-        assert len(built) == 1  # httpx on its own builds one a client (25-30 ms each)
+        assert len(built) == 1  # httpx on its own builds one a client (~30 ms each)
         context = tls_context()
         assert context.verify_mode == ssl.CERT_REQUIRED and context.check_hostname
         assert context.cert_store_stats()["x509_ca"] > 0  # the CA bundle is loaded
