@@ -167,21 +167,18 @@ class Child:
         return self.proc.pid
 
     def stop(self, timeout: float = 10.0) -> None:
-        """SIGTERM (SIGINT for Python services), wait; SIGKILL after ``timeout`` seconds."""
+        """SIGTERM (SIGINT for Python services), wait; SIGKILL after ``timeout`` seconds
+        (:meth:`kill`, which closes the log)."""
         if self.proc.poll() is None:
             sig = signal.SIGTERM if self.name == "nats" else signal.SIGINT
             self.proc.send_signal(sig)
-            try:
+            with contextlib.suppress(subprocess.TimeoutExpired):
                 self.proc.wait(timeout)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(timeout)
-        if self._log is not None:
-            self._log.close()
-            self._log = None
+        self.kill(timeout)
 
     def kill(self, timeout: float = 5.0) -> None:
-        """SIGKILL now (no grace), wait up to ``timeout`` seconds, close the log."""
+        """SIGKILL now if it still runs (no grace), wait up to ``timeout`` seconds, close
+        the log."""
         if self.proc.poll() is None:
             self.proc.kill()
         with contextlib.suppress(subprocess.TimeoutExpired):

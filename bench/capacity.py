@@ -521,10 +521,8 @@ def digest_input(board: np.ndarray) -> bytes:
     canonical planes' pack words, one plane after the other
     (:func:`engine.life.stability.board_planes_digest`)."""
     from engine.life import stability
-    from engine.life.kernel import pack
 
-    cells = {c: pack(board == c) for c in range(1, 5)}
-    planes = stability.canonical_planes(cells, pack(board != 0))
+    planes = stability.board_canonical_planes(board)
     return b"".join(np.ascontiguousarray(p, dtype="<u8").tobytes() for p in planes)
 
 
@@ -544,18 +542,13 @@ def record_sha_floor(repeats: int) -> dict[str, Any]:
     the games one core could host doing nothing but that hashing."""
     import hashlib
 
-    from engine.life import stability
+    from engine.life import slots, stability
 
     # a state as a record carries it: its history full (HISTORY boards)
     _, state = engine.decide_tick(running_state(0), CHECKPOINT_TICKS)
     encoded = engine.encode_state(state)
     planes = digest_input(state.grid)
-    try:
-        from engine.life import _native
-
-        digest = _native.sha256
-    except ImportError:
-        digest = hashlib.sha256
+    digest = slots._native.sha256 if slots.NATIVE else hashlib.sha256  # type: ignore[union-attr]
 
     def best(fn, data: bytes, n: int) -> float:
         low = float("inf")

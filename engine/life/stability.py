@@ -113,10 +113,16 @@ def stack_digests(data: np.ndarray) -> list[bytes]:
     return [planes_digest(planes[j, : 3 if third[j] else 2]) for j in range(planes.shape[0])]
 
 
+def board_canonical_planes(board: np.ndarray) -> list[np.ndarray]:
+    """:func:`canonical_planes` of an (H, W) uint8 board (0 dead, k = colour k), as
+    :func:`engine.life.kernel.pack` words: what :func:`board_planes_digest` hashes."""
+    cells = {c: pack(board == c) for c in range(1, 5)}
+    return canonical_planes(cells, pack(board != 0))
+
+
 def board_planes_digest(board: np.ndarray) -> bytes:
     """:func:`planes_digest` of an (H, W) uint8 board (0 dead, k = colour k)."""
-    cells = {c: pack(board == c) for c in range(1, 5)}
-    return planes_digest(canonical_planes(cells, pack(board != 0)))
+    return planes_digest(board_canonical_planes(board))
 
 
 def life_digest(board: np.ndarray, rules: str) -> bytes:
