@@ -24,7 +24,7 @@ GAME_EVENTS stream), one session instance, one engine replica and one gateway (P
 With ``--scenario`` (repeatable; default: all, one after the other on the same cluster)
 it runs instead, or also, the fault scenarios of :data:`SCENARIOS` (2 of 3 NATS nodes
 down 25 s, the busiest NATS node paused 30 s, one session paused 25 s), each with new
-games, and prints for each fault the checks above, the longest time without an
+games and a pacer game that writes through the fault (:func:`pace_writes`), and prints for each fault the checks above, the longest time without an
 accepted write and the p99 of the requests sent during it (docs/faults.md).
 
 It prints a report and exits 1 when a check fails. The bots retry a request that got
@@ -46,6 +46,7 @@ import signal
 import sys
 import tempfile
 import time
+import uuid
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -289,7 +290,8 @@ class Report:
         done = sum(g.finished for g in self.games)
         lines.append(f"games: {done}/{len(self.games)} finished "
                      f"({sum(g.kind == 'life' for g in self.games)} Life, "
-                     f"{sum(g.kind == 'cellwar' for g in self.games)} CellWar), "
+                     f"{sum(g.kind == 'cellwar' for g in self.games)} CellWar"
+                     f"{', 1 pacer' if any(g.kind == 'pacer' for g in self.games) else ''}), "
                      f"{sum(len(g.events) for g in self.games)} events")
         lines.append(
             f"answered POSTs and socket commands: {self.answers}; retried requests: {self.retries} "
@@ -508,6 +510,48 @@ async def play_game(
             if not run.finished:
                 run.error = f"bots returned but the game is in phase {view.get('phase')!r}"
         except Exception as exc:  # noqa: BLE001 - reported per game
+            run.error = f"{type(exc).__name__}: {exc}"
+
+
+#: Seconds between two writes of a fault scenario's pacer game (:func:`pace_writes`).
+PACE_S = 0.25
+
+
+async def pace_writes(
+    url: str, recorder: Recorder, run: GameRun, stop: asyncio.Event, *, life: dict[str, Any], pace_s: float = PACE_S
+) -> None:
+    """The pacer of a fault scenario: a 2-player Life game whose first seat, on its
+    placement turn, places one cell of its zone and erases it again, one command every
+    ``pace_s`` seconds (over REST, each with its own ``Idempotency-Key``, sent again
+    unchanged after a 503 as the bots' requests are; an erase gives the budget back, so
+    it can go on) until ``stop`` is set; then the second seat leaves, which ends the
+    game (fills ``run``).
+
+    The bots play as fast as they are answered and may have sent their last command
+    before a fault begins (then only their reads meet it); the pacer keeps writing
+    through the fault, so its figures (the statuses of the requests sent during it, the
+    longest time without an accepted write) are those of a player who acts then."""
+    async with AsyncCellWarClient(url, timeout=30, transport=RetryingTransport(recorder)) as api:
+        try:
+            run.game_id = await api.create_game("life", life)
+            first = await api.join(run.game_id, "pacer-1")
+            second = await api.join(run.game_id, "pacer-2")
+            run.started = True
+            x0, y0, *_ = (await api.state(run.game_id, first.token))["zone"]
+            cells, k = [[int(x0), int(y0)]], 0
+            while not stop.is_set():
+                action = {"type": "erase" if k % 2 else "place", "cells": cells}
+                await api.act(run.game_id, first.token, action, idempotency_key=str(uuid.uuid4()))
+                k += 1
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(stop.wait(), pace_s)
+            await api.leave(run.game_id, second.token, idempotency_key=str(uuid.uuid4()))
+            view = await api.state(run.game_id, first.token)
+            run.finished = view.get("phase") == "finished"
+            run.finished_at = time.monotonic()
+            if not run.finished:
+                run.error = f"the pacer's game is in phase {view.get('phase')!r} after a seat left"
+        except Exception as exc:  # noqa: BLE001 - reported as the game's
             run.error = f"{type(exc).__name__}: {exc}"
 
 
@@ -762,10 +806,19 @@ async def run_chaos(
         kill.new_pid = int(entry["pid"])
         kill.back_after_s = time.monotonic() - kill.at
 
+    pacing: GameRun | None = None
+    if fault is not None:  # a fault's pacer game writes before, during and after it
+        pacing, stop_pacing = GameRun("pacer"), asyncio.Event()
+        pacer = asyncio.create_task(pace_writes(run.url, recorder, pacing, stop_pacing, life=life))
+
+    def seated() -> bool:
+        games = all(g.started or t.done() for g, t in zip(runs, tasks, strict=True))
+        return games and (pacing is None or pacing.started or pacer.done())
+
     watchers = []
     # The kills start once every game is seated and playing (or after 30 s).
     deadline = time.monotonic() + 30
-    while not all(g.started or t.done() for g, t in zip(runs, tasks, strict=True)) and time.monotonic() < deadline:
+    while not seated() and time.monotonic() < deadline:
         await asyncio.sleep(0.1)
     report.durations["seated"] = time.monotonic() - t0
     await asyncio.sleep(first_kill_s)
@@ -787,6 +840,15 @@ async def run_chaos(
     await asyncio.gather(*tasks)
     report.durations["games"] = time.monotonic() - t0
     say(f"games over after {report.durations['games']:.1f} s")
+    if pacing is not None:  # its writes go on until one is accepted after the fault
+        end = report.faults[-1].end
+        deadline = time.monotonic() + RECOVERY_S
+        while not any(t > end for t in recorder.accepted) and time.monotonic() < deadline and not pacer.done():
+            await asyncio.sleep(0.1)
+        stop_pacing.set()
+        await pacer
+    played = runs if pacing is None else [*runs, pacing]
+    report.games = played
 
     # The killed processes come back with new PIDs; /healthz through nginx and on every gateway.
     await asyncio.gather(*watchers)
@@ -799,16 +861,16 @@ async def run_chaos(
     if status != 200:
         report.fail("processes_back", f"/healthz through nginx answered {status}")
 
-    for g in runs:
+    for g in played:
         if not g.finished:
             report.fail("finished", f"{g.kind} game {g.game_id or '(not created)'}: {g.error or 'not finished'}")
 
     # The logs, straight from JetStream, and through REST.
-    created = [g.game_id for g in runs if g.game_id]
+    created = [g.game_id for g in played if g.game_id]
     nats_urls = [f"nats://{p['addr']}" for p in run.processes() if p["role"] == "nats"]
     logs = await read_jetstream_logs(nats_urls, created)
     async with AsyncCellWarClient(run.url, timeout=30, transport=RetryingTransport(Recorder())) as api:
-        for g in runs:
+        for g in played:
             if not g.game_id:
                 continue
             stored = logs[g.game_id]

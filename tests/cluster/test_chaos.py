@@ -1,8 +1,9 @@
 """Chaos (docs/hosting.md, docs/faults.md): 20 concurrent bot games (Life and CellWar)
 through nginx while one NATS node, one session instance, one engine replica and one
 gateway are killed with SIGKILL, one at a time, 3 s apart (within the games' first
-~13 s, while they run); then 20 new games while 2 of the 3 NATS nodes are down for 25 s
-(a quorum loss). The same runs as
+~13 s, while they run); then 20 new games, and a pacer game that writes every 0.25 s
+(``deploy.chaos.pace_writes``), while 2 of the 3 NATS nodes are down for 25 s (a quorum
+loss). The same runs as
 ``python -m deploy.chaos --scenario kills --scenario quorum``.
 
 Integrity: every log contiguous, no command applied twice, every hash the fold's, every
@@ -50,6 +51,7 @@ async def test_every_game_finishes_through_a_quorum_loss(cluster: RunnerProcess)
     print(report.summary())
 
     [fault] = report.faults
+    assert [g.kind for g in report.games].count("pacer") == 1
     assert fault.scenario == "quorum" and len(fault.targets) == 2
     assert fault.end - fault.start >= hold
     assert fault.requests > 0 and fault.statuses.get("503", 0) > 0, "the quorum loss was not felt"
