@@ -19,6 +19,7 @@ import asyncio
 import contextlib
 import contextvars
 import itertools
+import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -29,6 +30,45 @@ log = structlog.get_logger("cellwar.streams")
 
 #: Seconds a reader waits for the call's own status after a read ended ``INTERNAL``.
 STATUS_WAIT_S = 1.0
+
+
+#: A stream's writer that wrote less than :data:`BUSY_S` seconds ago and has fewer than
+#: :data:`FEW` frames to send waits :data:`LINGER_S` before its next message
+#: (:class:`Linger`; docs/architecture/batching.md "Latency at an offered load").
+LINGER_S = 0.003
+BUSY_S = 0.001
+FEW = 8
+
+
+class Linger:
+    """When a stream's writer writes its next message. First one turn of the loop (the
+    frames queued by the callbacks of the turn that woke the writer leave with the first).
+    Then, while the stream is busy (its last message was written less than ``busy_s``
+    ago) and fewer than ``few`` frames wait, ``linger_s`` more, so that the frames queued
+    meanwhile leave in the same message: under a steady load of frames that come one at
+    a time, one write (a gRPC message, a poller wake-up at each end) carries several, for
+    at most ``linger_s`` of latency per hop. After an idle spell, or with a message's
+    worth of frames already waiting (a burst), nothing more waits. The idea of Nagle's
+    algorithm (RFC 896) and of Kafka's producer ``linger.ms``, bounded both ways."""
+
+    __slots__ = ("linger_s", "busy_s", "few", "_last")
+
+    def __init__(self, linger_s: float = LINGER_S, busy_s: float = BUSY_S, few: int = FEW) -> None:
+        self.linger_s = linger_s
+        self.busy_s = busy_s
+        self.few = few
+        self._last = -1e9
+
+    async def pause(self, waiting: Callable[[], int]) -> None:
+        """Wait before taking the frames of the next message; ``waiting()`` is how many
+        frames wait now."""
+        await asyncio.sleep(0)
+        if self.linger_s > 0 and waiting() < self.few and time.monotonic() - self._last < self.busy_s:
+            await asyncio.sleep(self.linger_s)
+
+    def wrote(self) -> None:
+        """A message was written (call after each write)."""
+        self._last = time.monotonic()
 
 
 def take_batch(items: list, size: Callable[[Any], int], max_bytes: int) -> list:
@@ -96,6 +136,7 @@ class CorrelatedStream:
         self._pending: dict[int, Any] = {}
         self._outbox: list[Any] = []
         self._wake = asyncio.Event()
+        self._linger = Linger()
         self._call: Any = None
         self._tasks: list[asyncio.Task] = []
         self._closed = False
@@ -148,13 +189,13 @@ class CorrelatedStream:
                 if not self._outbox:
                     self._wake.clear()
                     await self._wake.wait()
-                    # one turn of the loop first: frames queued by the callbacks of the
-                    # turn that woke the writer (other sockets' commands read with the
+                    # frames queued meanwhile (other sockets' commands read with the
                     # first) leave in the same message, not one message each
-                    await asyncio.sleep(0)
+                    await self._linger.pause(lambda: len(self._outbox))
                     continue
                 for message in self._messages(self._outbox):
                     await call.write(message)
+                    self._linger.wrote()
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # noqa: BLE001 - the stream broke: the reader fails the frames

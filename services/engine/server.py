@@ -37,7 +37,7 @@ from engine.reenact import Recorded, reenact
 from services.common import grpcutil
 from services.common.errors import ENGINE_VERSION_KEY, abort
 from services.common.jsonwire import view_dumps
-from services.common.streams import take_batch
+from services.common.streams import Linger, take_batch
 from services.engine.runs import RunCache
 
 log = structlog.get_logger("cellwar.engine")
@@ -684,6 +684,7 @@ class EngineServicer(engine_pb2_grpc.EngineServicer):
         slots = asyncio.Semaphore(DECIDES_IN_FLIGHT)
         tasks: set[asyncio.Task] = set()
         running = 0
+        linger = Linger()
 
         async def threaded(frame: engine_pb2.DecideFrame) -> None:
             nonlocal running
@@ -725,12 +726,15 @@ class EngineServicer(engine_pb2_grpc.EngineServicer):
         try:
             while True:
                 ready = [await answers.get()]
+                if ready[0] is not None:
+                    await linger.pause(lambda: answers.qsize() + 1)
                 while not answers.empty():  # the answers ready together leave in one message
                     ready.append(answers.get_nowait())
                 ready = [answer for answer in ready if answer is not None]
                 while ready:
                     batch = take_batch(ready, _answer_bytes, ANSWERS_MAX_BYTES)
                     await context.write(engine_pb2.DecideAnswers(answers=batch))
+                    linger.wrote()
                 if (reader.done() or self.closing.is_set()) and not running and answers.empty():
                     break
             # (a stopping server leaves while the reader still waits for frames)

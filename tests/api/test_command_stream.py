@@ -521,6 +521,28 @@ async def test_commands_queued_in_the_turn_that_woke_the_writer_leave_in_one_mes
         assert [(await f).seq for f in (second, later[0])] == [2, 3]
 
 
+async def test_a_busy_stream_waits_for_frames_that_come_one_at_a_time_but_not_for_a_burst():
+    from services.common.streams import FEW
+
+    async with _opened_stream() as (stream, call, first):
+        # every write counts as a moment ago; a long wait, so the test reads the order only
+        stream._linger.linger_s, stream._linger.busy_s = 0.5, 60.0
+        call.answer(call.written[0].id)
+        await first
+        second = stream.submit("act", _act("h", "second"), 10)
+        await asyncio.sleep(0.1)
+        assert call.messages == [1]  # one frame waits for company
+        third = stream.submit("act", _act("i", "third"), 10)
+        await asyncio.sleep(0.8)
+        assert call.messages == [1, 2]  # the frame that came meanwhile rode along
+        burst = [stream.submit("act", _act(f"b{i}", f"burst-{i}"), 10) for i in range(FEW)]
+        await asyncio.sleep(0.1)
+        assert call.messages == [1, 2, FEW]  # a message's worth of frames leaves at once
+        for frame in call.written[1:]:
+            call.answer(frame.id)
+        assert [(await f).seq for f in (second, third, *burst)] == list(range(2, 4 + FEW))
+
+
 async def test_a_command_cancelled_or_expired_before_it_left_is_not_sent():
     async with _opened_stream() as (stream, call, first):
         call.gate.clear()  # the next write waits (gRPC flow control)

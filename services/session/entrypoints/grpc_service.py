@@ -22,7 +22,7 @@ from cellwar.v1 import engine_pb2, session_pb2, session_pb2_grpc
 from cellwar.v1.codes import ErrorCode
 from services.common.errors import ServiceError, abort, status_for
 from services.common.jsonwire import dumps
-from services.common.streams import take_batch
+from services.common.streams import Linger, take_batch
 from services.session.adapters.directory import Directory
 from services.session.adapters.profiles import Profiles, public
 from services.session.domain.commands import Command
@@ -267,6 +267,7 @@ class SessionServicer(session_pb2_grpc.SessionServicer):
         ready = asyncio.Event()
         slots = asyncio.Semaphore(STREAM_IN_FLIGHT)
         tasks: set[asyncio.Task] = set()
+        linger = Linger()
 
         def done(task: asyncio.Task) -> None:
             tasks.discard(task)
@@ -299,9 +300,11 @@ class SessionServicer(session_pb2_grpc.SessionServicer):
         try:
             while True:
                 await ready.wait()
+                await linger.pause(lambda: len(results))
                 ready.clear()
                 while results:
                     await context.write(session_pb2.CommandResults(results=_take(results)))
+                    linger.wrote()
                 if (reader.done() or self.closing.is_set()) and not tasks and not results:
                     break
             if reader.done() and not reader.cancelled() and reader.exception() is not None:

@@ -36,7 +36,7 @@ import structlog
 from cellwar.v1 import session_pb2
 from cellwar.v1.codes import ErrorCode
 from services.common.errors import ServiceError, status_for
-from services.common.streams import take_batch
+from services.common.streams import Linger, take_batch
 
 log = structlog.get_logger("session.watches")
 
@@ -75,6 +75,7 @@ async def serve(
     queued = [0]  # bytes of views in `frames`
     ready = asyncio.Event()
     room = asyncio.Event()
+    linger = Linger()
     room.set()
     running: dict[int, asyncio.Task] = {}
 
@@ -142,12 +143,14 @@ async def serve(
     try:
         while True:
             await ready.wait()
+            await linger.pause(lambda: len(frames))
             ready.clear()
             while frames:
                 batch = take_batch(frames, lambda f: len(f.update.view), FRAMES_MAX_BYTES)
                 queued[0] -= sum(len(f.update.view) for f in batch)
                 room.set()
                 await context.write(session_pb2.WatchFrames(frames=batch))
+                linger.wrote()
             if reader.done() and not running:
                 break  # the gateway ended its side and every watch has ended
             if closing.is_set() and not running and not frames:
