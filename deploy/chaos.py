@@ -24,8 +24,9 @@ GAME_EVENTS stream), one session instance, one engine replica and one gateway (P
 With ``--scenario`` (repeatable; default: all, one after the other on the same cluster)
 it runs instead, or also, the fault scenarios of :data:`SCENARIOS` (2 of 3 NATS nodes
 down 25 s, the busiest NATS node paused 30 s, one session paused 25 s), each with new
-games and a pacer game that writes through the fault (:func:`pace_writes`), and prints for each fault the checks above, the longest time without an
-accepted write and the p99 of the requests sent during it (docs/faults.md).
+games and a pacer game that writes through the fault (:func:`pace_writes`), and prints
+for each fault the checks above, the longest time without an accepted write and the p99
+of the requests sent during it (docs/faults.md).
 
 It prints a report and exits 1 when a check fails. The bots retry a request that got
 no answer, 502, 503 or 504 with the SAME request (same ``Idempotency-Key``), as a client
@@ -780,7 +781,6 @@ async def run_chaos(
     recorder = Recorder()
     t0 = time.monotonic()
     runs = [GameRun("life" if i % 2 == 0 else "cellwar") for i in range(games)]
-    report.games = runs
 
     async def one(i: int, g: GameRun) -> None:
         game = asyncio.create_task(play_game(run.url, g.kind, i + 1, recorder, g, life=life, cellwar=cellwar))
@@ -810,6 +810,7 @@ async def run_chaos(
     if fault is not None:  # a fault's pacer game writes before, during and after it
         pacing, stop_pacing = GameRun("pacer"), asyncio.Event()
         pacer = asyncio.create_task(pace_writes(run.url, recorder, pacing, stop_pacing, life=life))
+    report.games = runs if pacing is None else [*runs, pacing]  # every game the checks read
 
     def seated() -> bool:
         games = all(g.started or t.done() for g, t in zip(runs, tasks, strict=True))
@@ -847,8 +848,6 @@ async def run_chaos(
             await asyncio.sleep(0.1)
         stop_pacing.set()
         await pacer
-    played = runs if pacing is None else [*runs, pacing]
-    report.games = played
 
     # The killed processes come back with new PIDs; /healthz through nginx and on every gateway.
     await asyncio.gather(*watchers)
@@ -861,16 +860,16 @@ async def run_chaos(
     if status != 200:
         report.fail("processes_back", f"/healthz through nginx answered {status}")
 
-    for g in played:
+    for g in report.games:
         if not g.finished:
             report.fail("finished", f"{g.kind} game {g.game_id or '(not created)'}: {g.error or 'not finished'}")
 
     # The logs, straight from JetStream, and through REST.
-    created = [g.game_id for g in played if g.game_id]
+    created = [g.game_id for g in report.games if g.game_id]
     nats_urls = [f"nats://{p['addr']}" for p in run.processes() if p["role"] == "nats"]
     logs = await read_jetstream_logs(nats_urls, created)
     async with AsyncCellWarClient(run.url, timeout=30, transport=RetryingTransport(Recorder())) as api:
-        for g in played:
+        for g in report.games:
             if not g.game_id:
                 continue
             stored = logs[g.game_id]
