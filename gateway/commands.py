@@ -2,7 +2,9 @@
 routes ``POST /game/{id}/action`` and ``/end_turn`` (gateway/routes/games.py) and the
 command frames of ``WS /game/{id}/stream`` (gateway/ws_commands.py) both validate and
 call the session here, so they refuse the same bodies with the same codes and apply a
-command id (``Idempotency-Key`` header / the frame's ``id``) the same way.
+command id (``Idempotency-Key`` header / the frame's ``id``) the same way. The legal
+moves a player asks before a command (``GET /game/{id}/valid_actions``, the stream's
+``valid_actions`` frame) come from here too: :func:`valid_actions`.
 
 - :data:`ACTION_ADAPTER` is the REST body's schema (``gateway.schemas.ActionBody``);
   :func:`parse_action` validates a decoded JSON object against it exactly as FastAPI
@@ -86,3 +88,18 @@ async def end_turn(session: Any, game_id: str, player_id: int, command_id: str) 
         timeout=RPC_TIMEOUT_S,
     )
     return reply.seq, reply.view
+
+
+async def valid_actions(session: Any, game_id: str, player_id: int, unit_id: int | None) -> bytes:
+    """``Session.GetValidActions``: the JSON array of the legal moves of the player's unit
+    ``unit_id`` now (every unit of the player's for None), each ``{"unit_id", "dx", "dy",
+    "kind"}``, as the engine wrote it (``[]`` when there are none).
+
+    Raises:
+        grpc.aio.AioRpcError: the session's refusal (code in its trailing metadata).
+    """
+    reply = await session.GetValidActions(
+        session_pb2.GetValidActionsRequest(game_id=game_id, player_id=player_id, unit_id=unit_id or 0),
+        timeout=RPC_TIMEOUT_S,
+    )
+    return reply.actions or b"[]"

@@ -46,6 +46,13 @@ def result_frame(command_id: str, seq: int, view: bytes) -> str:
     ).decode()
 
 
+def valid_actions_frame(request_id: str, actions: bytes) -> str:
+    """The stream's answer to a ``valid_actions`` frame: ``{"type": "valid_actions", "id":
+    KEY, "actions": [...]}`` (REST's ``GET /game/{id}/valid_actions`` body with the type
+    and id), the actions' JSON array as the session gave it."""
+    return (b'{"type":"valid_actions","id":' + orjson.dumps(request_id) + b',"actions":' + actions + b"}").decode()
+
+
 def error_frame(command_id: str | None, err: ApiError, retry_after_s: int | None = None) -> str:
     """The stream's reply to a command that was refused: ``{"type": "error", "id": KEY |
     null, "status": HTTP status, "error": {"code", "message"}}`` (+ ``"seq"`` in

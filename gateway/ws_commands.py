@@ -16,6 +16,14 @@ with the same key, over either, is applied once and answered with the same ``seq
 same key with another body → 422 ``IDEMPOTENCY_KEY_REUSED``). Validation and the
 session call are REST's own (gateway/commands.py).
 
+The legal moves a CellWar player asks before an action come the same way, so a move
+needs no HTTP request: ``{"type": "valid_actions", "id": KEY, "unit_id": 7}``
+(``unit_id`` left out or null: every unit of the player's) is answered, in order with
+the commands, with ``{"type": "valid_actions", "id": KEY, "actions": [...]}`` (REST's
+``GET /game/{id}/valid_actions`` body) or REST's error frame. It is a read: ``id`` only
+pairs the answer with the question (the same characters as a command's), nothing is
+recorded, and asking again is harmless.
+
 A frame that is not a command is answered with an error frame and nothing is applied;
 the socket stays open (``id`` is the frame's ``id`` when it is a string, else null):
 
@@ -25,16 +33,18 @@ frame                                                  status  code
 above ``CELLWAR_WS_MAX_MESSAGE_BYTES`` (4 KiB)          413     ``PAYLOAD_TOO_LARGE``
 not JSON, not an object, a field beyond the type's      422     ``MALFORMED``
 ``id`` missing or not a valid key, ``action`` not a     422     ``MALFORMED``
-valid action body (REST's message)
+valid action body (REST's message), ``unit_id`` not
+null or an integer 1..2³²-1
 another ``type``                                        422     ``UNKNOWN_FRAME_TYPE``
 a command on a spectator's socket (no player token)     403     ``FORBIDDEN``
 over the seat's command bucket (REST's, shared)         429     ``RATE_LIMITED``
 the player token expired since the socket opened        401     ``TOKEN_EXPIRED``
 =====================================================  ======  ======================
 
-Limits: a player's command frame takes a token from the seat's command bucket, the
-one its REST commands take from (``CELLWAR_RATE_LIMIT_PER_S`` 50/s, burst 100:
-``gateway.limits.player_bucket_key``), and gives the socket's own flood bucket
+Limits: a player's command frame (``valid_actions`` too) takes a token from the
+seat's command bucket, the one its REST commands take from
+(``CELLWAR_RATE_LIMIT_PER_S`` 50/s, burst 100: ``gateway.limits.player_bucket_key``),
+and gives the socket's own flood bucket
 (``CELLWAR_WS_MESSAGES_PER_S`` 5/s, burst 20) its token back
 (``gateway.limits.WS_CREDIT_KEY``): commands go as fast over the socket as over REST,
 while anything else (bad frames, a spectator's frames) still closes the socket with
@@ -78,7 +88,8 @@ from gateway.limits import (
     player_bucket_key,
     refusal,
 )
-from gateway.wire import error_frame, result_frame, seq_view_json
+from gateway.schemas import MAX_UNIT_ID
+from gateway.wire import error_frame, result_frame, seq_view_json, valid_actions_frame
 from services.common.jsonwire import IDEMPOTENCY_KEY_PATTERN
 
 if TYPE_CHECKING:
@@ -127,13 +138,18 @@ class FrameType(StrEnum):
     # client → server
     ACTION = "action"
     END_TURN = "end_turn"
+    # both ways: the question and its answer
+    VALID_ACTIONS = "valid_actions"
 
 
 #: The fields each command frame may have (others: ``MALFORMED``, as REST's strict bodies).
 _FIELDS: dict[str, frozenset[str]] = {
     FrameType.ACTION: frozenset({"type", "id", "action"}),
     FrameType.END_TURN: frozenset({"type", "id"}),
+    FrameType.VALID_ACTIONS: frozenset({"type", "id", "unit_id"}),
 }
+#: What a client may send (the message of an unknown type names them).
+_SENT = "'action', 'end_turn' or 'valid_actions'"
 _KEY = re.compile(IDEMPOTENCY_KEY_PATTERN.removeprefix("^").removesuffix("$"))
 
 
@@ -160,11 +176,30 @@ def check_command_id(value: Any) -> str:
 
 @dataclass(frozen=True)
 class Command:
-    """A checked command frame: ``type`` (``action`` / ``end_turn``), its id, the action."""
+    """A checked command frame: ``type`` (``action`` / ``end_turn`` / ``valid_actions``),
+    its id, the action (``action``), the unit asked about (``valid_actions``; None: every
+    unit)."""
 
     type: str
     id: str
     action: BaseModel | None = None
+    unit_id: int | None = None
+
+
+def check_unit_id(value: Any) -> int | None:
+    """The ``unit_id`` of a ``valid_actions`` frame: None (every unit) or an integer
+    1..:data:`gateway.schemas.MAX_UNIT_ID`, as REST's query parameter.
+
+    Raises:
+        ApiError: 422 ``MALFORMED``.
+    """
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_UNIT_ID:
+        raise ApiError(
+            422, Code.MALFORMED, f"unit_id: a unit id is an integer 1..{MAX_UNIT_ID}, or null for every unit"
+        )
+    return value
 
 
 @dataclass(frozen=True)
@@ -297,9 +332,9 @@ class CommandChannel:
                     422,
                     Code.UNKNOWN_FRAME_TYPE,
                     (
-                        "a frame needs a type: 'action' or 'end_turn'"
+                        f"a frame needs a type: {_SENT}"
                         if kind is None
-                        else f"unknown frame type {orjson.dumps(kind).decode()}: a client sends 'action' or 'end_turn'"
+                        else f"unknown frame type {orjson.dumps(kind).decode()}: a client sends {_SENT}"
                     )[:300],
                 ),
             )
@@ -334,6 +369,8 @@ class CommandChannel:
                 if "action" not in frame:
                     raise ApiError(422, Code.MALFORMED, "action: Field required (the REST action body)")
                 return Command(kind, key, commands.parse_action(frame["action"]))
+            if kind == FrameType.VALID_ACTIONS:
+                return Command(kind, key, unit_id=check_unit_id(frame.get("unit_id")))
         except ApiError as err:
             return Refusal(kind, key, err)
         return Command(kind, key)
@@ -366,6 +403,8 @@ class CommandChannel:
         started = time.perf_counter()
         if isinstance(item, Refusal):
             text, status = error_frame(item.id, item.error, item.retry_after_s), item.error.status
+        elif item.type == FrameType.VALID_ACTIONS:  # a read: no view of it to hold back
+            text, status = await self._run(item)
         else:
             self._running = True
             try:
@@ -387,6 +426,9 @@ class CommandChannel:
     async def _run(self, command: Command) -> tuple[str, int]:
         """The reply frame of ``command`` and its status (200 for a result)."""
         try:
+            if command.type == FrameType.VALID_ACTIONS:
+                actions = await commands.valid_actions(self.session, self.game_id, self.player_id, command.unit_id)
+                return valid_actions_frame(command.id, actions), 200
             if command.type == FrameType.ACTION:
                 assert command.action is not None
                 seq, view = await commands.act(

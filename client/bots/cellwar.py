@@ -5,8 +5,9 @@ its commands (REST when the socket cannot be opened or closes; with a polling fa
 for the views: every ``poll_s`` seconds without a message, and for good once the stream
 ends), and on its turn acts with every unit that still has to, then ends the turn:
 
-- for each unit (combat units first, then factories, by id) it asks
-  ``GET /game/{id}/valid_actions?unit_id=...`` and picks one of the answers:
+- for each unit (combat units first, then factories, by id) it asks its legal moves
+  (a ``valid_actions`` frame on the command socket, ``GET /game/{id}/valid_actions?unit_id=...``
+  without one) and picks one of the answers:
 
   * **attack** when it can: a unit or factory first; a fortification (whose first hit
     kills the attacker) only half the time when something else is possible;
@@ -141,7 +142,11 @@ class CellWarBot(ApiBot):
                 self.remember(view)
                 acted = False
                 for unit in self.pending_units(view):
-                    actions = await self.api.valid_actions(self.game_id, token, unit["id"])
+                    actions = await (
+                        self.cmds.valid_actions(unit["id"])  # on the command socket, in order
+                        if self.cmds is not None
+                        else self.api.valid_actions(self.game_id, token, unit["id"])
+                    )
                     if not actions:  # a blocked factory: it dies at the end of the turn
                         continue
                     choice = self.choose(view, unit, actions)

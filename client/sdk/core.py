@@ -460,8 +460,9 @@ _FALL_BACK_ON = frozenset({413, 503})
 
 class _CommandFrames(_Frames):
     """The frames of a command socket (docs/api/websocket.md): builds ``action`` /
-    ``end_turn`` frames; sorts what arrives into answers of commands (``result`` /
-    ``error`` with an ``id``) and messages of the stream."""
+    ``end_turn`` / ``valid_actions`` frames; sorts what arrives into answers of commands
+    (``result`` / ``valid_actions`` / ``error`` with an ``id``) and messages of the
+    stream."""
 
     def __init__(self) -> None:
         super().__init__(_finished)
@@ -493,10 +494,16 @@ class _CommandFrames(_Frames):
             frame = {"type": "action", "id": key, "action": action}
         return json.dumps(frame, separators=(",", ":"))
 
+    @staticmethod
+    def valid_actions(key: str, unit_id: int | None) -> str:
+        """The frame asking the legal moves of ``unit_id`` (None: every unit of the seat's)."""
+        return json.dumps({"type": "valid_actions", "id": key, "unit_id": unit_id}, separators=(",", ":"))
+
     def sort(self, raw: str | bytes, oldest: str | None) -> tuple[str | None, Any]:
-        """``(id, answer)`` of a command's answer: ``{"seq", "view"}``, an
-        :class:`ApiError`, or :data:`FALLBACK`; ``(None, message)`` of a stream message;
-        ``(None, None)`` of an error frame before a close. An error frame of a command
+        """``(id, answer)`` of a command's answer: ``{"seq", "view"}``, the list of a
+        ``valid_actions`` answer, an :class:`ApiError`, or :data:`FALLBACK`;
+        ``(None, message)`` of a stream message; ``(None, None)`` of an error frame
+        before a close. An error frame of a command
         whose ``id`` the server could not read (``"id": null``, e.g. 413) answers
         ``oldest``, the first command still waiting (the server answers in order)."""
         message = json.loads(raw)
@@ -506,6 +513,8 @@ class _CommandFrames(_Frames):
             if view is not None and not self._seen(seq, view):
                 self._views.append({"type": "view", "seq": seq, "view": view})
             return str(key), {"seq": seq, "view": view}
+        if kind == "valid_actions" and key is not None:
+            return str(key), message["actions"]
         if kind == "view" and self._seen(message.get("seq"), message.get("view")):
             return None, None  # a result told it already
         if kind == "error" and "status" in message and (key is not None or oldest is not None):

@@ -364,6 +364,26 @@ class CommandOperations:
         """
         return (yield from self._command(idempotency_key or str(uuid.uuid4()), None))
 
+    def valid_actions(self, unit_id: int | None = None) -> list[dict[str, Any]]:
+        """The legal moves of the seat's unit ``unit_id`` now (every unit of the seat's
+        for None), each ``{"unit_id", "dx", "dy", "kind"}``: over the socket when it is
+        open (answered in order after the commands sent before it), else
+        ``GET /game/{id}/valid_actions``. A server that does not know the frame
+        (``UNKNOWN_FRAME_TYPE``) is asked over REST.
+
+        Raises:
+            ApiError: the server refused it (the same status and code as over REST).
+        """
+        answer: Any = FALLBACK
+        if self.over_socket:
+            key = str(uuid.uuid4())
+            answer = yield _do("_exchange", key, _CommandFrames.valid_actions(key, unit_id))
+        if answer is FALLBACK or (isinstance(answer, ApiError) and answer.code == "UNKNOWN_FRAME_TYPE"):
+            return (yield _do("_rest", "valid_actions", self.game_id, self.token, unit_id))
+        if isinstance(answer, ApiError):
+            raise answer
+        return answer
+
     def _command(self, key: str, action: dict[str, Any] | None) -> Steps:
         frame = _CommandFrames.command(key, action)
         answer: Any = FALLBACK

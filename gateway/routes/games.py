@@ -318,11 +318,8 @@ async def valid_actions(
     ] = None,
 ) -> Response:
     """GET /game/{id}/valid_actions?unit_id=7 → ``{"actions": [...]}``."""
-    reply = await session.GetValidActions(
-        session_pb2.GetValidActionsRequest(game_id=game_id, player_id=player.player_id, unit_id=unit_id or 0),
-        timeout=RPC_TIMEOUT_S,
-    )
-    return raw_json_response(b'{"actions":' + (reply.actions or b"[]") + b"}")
+    actions = await commands.valid_actions(session, game_id, player.player_id, unit_id)
+    return raw_json_response(b'{"actions":' + actions + b"}")
 
 
 @router.get(

@@ -82,10 +82,10 @@ class Socket:
         await self.ws.send(text)
 
     async def reply(self, timeout_s: float = 30) -> dict[str, Any]:
-        """The next ``result`` or ``error`` frame."""
+        """The next ``result``, ``valid_actions`` or ``error`` frame."""
         while True:
             message = json.loads(await asyncio.wait_for(self.ws.recv(), timeout_s))
-            if message["type"] in ("result", "error"):
+            if message["type"] in ("result", "valid_actions", "error"):
                 return message
             self.views.append(message)
 
@@ -658,7 +658,8 @@ async def _play(
 ) -> tuple[list[dict[str, Any]], list[int]]:
     """A seeded random CellWar game: the player to move picks one of its legal moves
     (``valid_actions``), or ends its turn when it has none, for at most 60 commands; then
-    player 2 leaves. Commands over the players' sockets when ``over_ws``, else REST.
+    player 2 leaves. Legal moves and commands over the players' sockets when ``over_ws``,
+    else REST.
     Returns the public log of the finished game and the ``seq`` of every reply."""
     rng = random.Random(seed)
     seqs: list[int] = []
@@ -670,8 +671,13 @@ async def _play(
             if view["phase"] != "playing":
                 break
             seat = view["turn"] - 1
-            legal = (await http.get(f"/game/{game_id}/valid_actions", headers=bearer(tokens[seat]))).json()["actions"]
             key = f"step-{step}"
+            if over_ws:
+                asked = await sockets[seat].command(json.dumps({"type": "valid_actions", "id": f"ask-{step}"}))
+                assert asked["type"] == "valid_actions" and asked["id"] == f"ask-{step}", asked
+                legal = asked["actions"]
+            else:
+                legal = (await http.get(f"/game/{game_id}/valid_actions", headers=bearer(tokens[seat]))).json()["actions"]
             if legal:
                 pick = rng.choice(legal)
                 action = {"unit_id": pick["unit_id"], "dx": pick["dx"], "dy": pick["dy"]}

@@ -1,6 +1,6 @@
 """A hot-seat CellWar turn in the browser client against the real stack.
 
-Red selects a unit (legal targets highlighted), moves it, digs the other one in, tries
+Red selects a unit (legal targets highlighted, asked over the seat's stream), moves it, digs the other one in, tries
 nothing illegal, ends the turn; the hand-over screen covers the board; Green's view shows
 fog (only the cells around Green's units, no Red unit). Then Green leaves over the REST
 API, the winner screen appears, and "Watch replay" opens the replay of that game.
@@ -62,6 +62,14 @@ def visible_cells(rle: str, width: int) -> set[tuple[int, int]]:
 def test_cellwar_hotseat_turn(page, live_url, problems) -> None:
     from playwright.sync_api import expect
 
+    answers: list[dict] = []  # the valid_actions frames the seats' streams received
+    page.on(
+        "websocket",
+        lambda ws: ws.on(
+            "framereceived",
+            lambda payload: answers.append(json.loads(payload)) if '"valid_actions"' in payload else None,
+        ),
+    )
     page.goto(live_url + "/")
     page.get_by_test_id("mode-cellwar").click()
     page.get_by_test_id("cw-width").fill(str(SIZE))
@@ -92,6 +100,9 @@ def test_cellwar_hotseat_turn(page, live_url, problems) -> None:
     assert targets[(0, 0)] == "fortify"
     assert targets[(1, 1)] == "move" and targets[(0, 1)] == "move"
     assert (1, 0) not in targets  # own unit there
+    # The legal moves came over the seat's open stream (a frame, no HTTP request).
+    asked = [a for a in answers if a["type"] == "valid_actions"]
+    assert asked and {(a["dx"], a["dy"]) for a in asked[-1]["actions"]} == set(targets)
     shot(page, "cellwar-02-selected-dark")
 
     # Move it diagonally to (1,1).

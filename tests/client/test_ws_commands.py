@@ -309,3 +309,63 @@ async def test_after_the_end_the_socket_is_gone_and_commands_raise_as_rest_does(
             await api.end_turn(game_id, bob.token)
     assert frames[-1]["type"] == "finished"
     assert late.value.status == over_rest.value.status == 409 and late.value.code == over_rest.value.code
+
+
+# -- legal moves over the socket
+
+MOVES = [{"unit_id": 7, "dx": 1, "dy": 0, "kind": "move"}]
+
+
+def rest_moves(seen: list[str]) -> httpx.MockTransport:
+    """REST that answers ``GET .../valid_actions`` with :data:`MOVES`; records the URLs."""
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append(f"{request.method} {request.url.path}?{request.url.query.decode()}")
+        return httpx.Response(200, json={"actions": MOVES})
+
+    return httpx.MockTransport(handler)
+
+
+@pytest.mark.parametrize("server", ["answers", "closes", "does_not_know_it"])
+async def test_valid_actions_go_over_the_socket_else_over_rest(flavour, server):
+    """Asked on the socket and routed by id; a socket that closes under it, or a server that
+    does not know the frame (``UNKNOWN_FRAME_TYPE``), sends the question over REST."""
+
+    def answer(frame: dict[str, Any]) -> list[dict[str, Any]] | None:
+        if server == "closes":
+            return None
+        if server == "does_not_know_it":
+            error = {"code": "UNKNOWN_FRAME_TYPE", "message": "a client sends 'action' or 'end_turn'"}
+            return [{"type": "error", "id": frame["id"], "status": 422, "error": error}]
+        return [{"type": "valid_actions", "id": frame["id"], "actions": [{**MOVES[0], "unit_id": frame["unit_id"]}]}]
+
+    seen: list[str] = []
+    async with scripted(answer) as (url, received), client(flavour, url, transport=rest_moves(seen)) as api:
+        async with api.commands("g1", "tok") as cmds:
+            moves = await cmds.valid_actions(7)
+    assert received[0]["type"] == "valid_actions" and received[0]["unit_id"] == 7 and len(received[0]["id"]) == 36
+    assert moves == MOVES
+    assert seen == ([] if server == "answers" else ["GET /game/g1/valid_actions?unit_id=7"])
+
+
+@pytest.mark.integration
+async def test_valid_actions_over_the_socket_answer_as_rest_does(flavour, gateway: str):
+    units = [
+        {"owner": 1, "type": "infantry", "x": 0, "y": 1},
+        {"owner": 1, "type": "infantry", "x": 1, "y": 1},
+        {"owner": 2, "type": "infantry", "x": 7, "y": 6},
+        {"owner": 2, "type": "infantry", "x": 6, "y": 6},
+    ]
+    async with client(flavour, gateway) as api:
+        game_id = await api.create_game("cellwar", {"width": 8, "height": 8, "players": 2, "units": units})
+        alice, _ = await api.join(game_id, "alice"), await api.join(game_id, "bob")
+        async with api.commands(game_id, alice.token) as cmds:
+            every = await cmds.valid_actions()
+            one = await cmds.valid_actions(1)
+            await cmds.act({"unit_id": 1, "dx": 0, "dy": 1})
+            after = await cmds.valid_actions(1)
+            after_every = await cmds.valid_actions()
+            assert cmds.over_socket
+        rest_every = await api.valid_actions(game_id, alice.token)
+    assert {a["unit_id"] for a in every} == {1, 3} and one == [a for a in every if a["unit_id"] == 1]
+    assert after == [] and {a["unit_id"] for a in after_every} == {3} and after_every == rest_every

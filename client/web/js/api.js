@@ -16,6 +16,9 @@ export const api = {
   action: (gameId, token, action) => command(gameId, token, { type: 'action', action }),
   /** End the turn → {seq, view}: over the seat's open stream, else POST /game/{id}/end_turn */
   endTurn: (gameId, token) => command(gameId, token, { type: 'end_turn' }),
+  /** CellWar: a unit's legal moves → {actions}: over the seat's open stream, else
+   * GET /game/{id}/valid_actions?unit_id= */
+  validActions: (gameId, token, unitId) => command(gameId, token, { type: 'valid_actions', unit_id: unitId }),
   /** POST /game/{id}/bots → {game_id, player_id, policy, name}: a computer player joins */
   addBot: (gameId, token, policy) => request('POST', `${gamePath(gameId)}/bots`, { token, body: { policy } }),
 };
@@ -32,18 +35,25 @@ const streams = new Map();
 
 /**
  * Send one command of seat `token` in game `gameId`: as a frame over the seat's stream
- * when it is open (`{"type": "action"|"end_turn", "id", ...}`, answered by a `result`
- * or `error` frame with the same id, docs/api/websocket.md), else — or when the socket
- * closes or does not answer in time — by REST with the same id as its Idempotency-Key,
- * so a command is applied once however it travels.
- * @returns {Promise<{seq: number, view: object}>}
+ * when it is open (`{"type": "action"|"end_turn"|"valid_actions", "id", ...}`, answered
+ * by a `result`, `valid_actions` or `error` frame with the same id,
+ * docs/api/websocket.md), else — or when the socket closes or does not answer in time —
+ * by REST with the same id as its Idempotency-Key, so a command is applied once however
+ * it travels (`valid_actions` is a read: asked again by REST).
+ * @returns {Promise<{seq: number, view: object}|{actions: object[]}>}
  * @throws {ApiError}
  */
 export function command(gameId, token, frame) {
   const id = newId();
-  const rest = () => frame.type === 'action'
-    ? request('POST', `${gamePath(gameId)}/action`, { token, body: frame.action, idempotencyKey: id })
-    : request('POST', `${gamePath(gameId)}/end_turn`, { token, body: {}, idempotencyKey: id });
+  const path = gamePath(gameId);
+  const rest = () => {
+    if (frame.type === 'valid_actions') {
+      return request('GET', `${path}/valid_actions?unit_id=${encodeURIComponent(frame.unit_id)}`, { token });
+    }
+    return frame.type === 'action'
+      ? request('POST', `${path}/action`, { token, body: frame.action, idempotencyKey: id })
+      : request('POST', `${path}/end_turn`, { token, body: {}, idempotencyKey: id });
+  };
   const stream = streams.get(`${gameId} ${token}`);
   const size = new TextEncoder().encode(JSON.stringify({ ...frame, id })).length;
   if (!stream || !stream.isOpen() || size > COMMAND_FRAME_BYTES) return rest();
@@ -126,10 +136,13 @@ function keepSocket(path, token, { onMessage, onStatus = () => {} }) {
       } catch {
         return;
       }
-      if ((msg.type === 'result' || msg.type === 'error') && msg.id && pending.has(msg.id)) {
-        settle(msg.id, (p) => (msg.type === 'result'
-          ? p.resolve({ seq: msg.seq, view: msg.view })
-          : p.reject(new ApiError(msg.status || 0, msg.error?.code || 'ERROR', msg.error?.message))));
+      if ((msg.type === 'result' || msg.type === 'valid_actions' || msg.type === 'error')
+          && msg.id && pending.has(msg.id)) {
+        settle(msg.id, (p) => {
+          if (msg.type === 'result') p.resolve({ seq: msg.seq, view: msg.view });
+          else if (msg.type === 'valid_actions') p.resolve({ actions: msg.actions });
+          else p.reject(new ApiError(msg.status || 0, msg.error?.code || 'ERROR', msg.error?.message));
+        });
         return;
       }
       if (msg.type === 'error' && msg.id == null && msg.status === 413 && pending.size) {
@@ -158,7 +171,7 @@ function keepSocket(path, token, { onMessage, onStatus = () => {} }) {
   connect();
   return {
     isOpen: () => !closed && ws !== null && ws.readyState === WebSocket.OPEN,
-    /** Send a command frame; resolves with its result, rejects with its ApiError (or an
+    /** Send a command frame; resolves with its answer, rejects with its ApiError (or an
      * Error when the socket closes or the answer takes over COMMAND_TIMEOUT_MS). */
     send(frame) {
       return new Promise((resolve, reject) => {

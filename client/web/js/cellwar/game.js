@@ -141,10 +141,9 @@ export class CellWarGame extends EventTarget {
     return v && Array.isArray(v.players) ? v.players.find((p) => p.id === pid) : undefined;
   }
 
+  /** A unit's legal moves → {actions}: over the seat's open stream, else by REST. */
   validActions(pid, unitId) {
-    return request('GET', `${gamePath(this.gameId)}/valid_actions?unit_id=${encodeURIComponent(unitId)}`, {
-      token: this.tokens.get(pid),
-    });
+    return api.validActions(this.gameId, this.tokens.get(pid), unitId);
   }
 
   /** Run a command with the busy flag; ApiErrors become 'error' events (returns null). */
