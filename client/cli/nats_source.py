@@ -11,6 +11,7 @@ ephemeral, in memory and without acks: it changes nothing in the stream.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
@@ -81,12 +82,15 @@ async def stream_messages(
             raise NatsReadError(f"no stream {STREAM} on {url}") from None
         except (TimeoutError, nats.errors.Error) as exc:
             raise NatsReadError(f"cannot read stream {STREAM}: {exc}") from None
-        last = info.state.last_seq
-        subjects = [f"games.{g}.events" for g in game_ids] if game_ids else [SUBJECTS]
-        if on_total is not None:
-            on_total(info.state.messages if not game_ids else 0)
         if info.state.messages == 0:
             return
+        subjects = [f"games.{g}.events" for g in game_ids] if game_ids else [SUBJECTS]
+        try:  # the stream also holds finish notices (games.<id>.finished): the logs end here
+            last = (await js.get_last_msg(STREAM, SUBJECTS)).seq
+        except nats.js.errors.NotFoundError:
+            return
+        if on_total is not None:
+            on_total(await _events_in_stream(js) if not game_ids else 0)
         for subject in subjects:
             async for item in _read_subject(js, subject, last):
                 if dropped:
@@ -94,6 +98,24 @@ async def stream_messages(
                 yield item
     finally:
         await nc.drain()
+
+
+async def _events_in_stream(js) -> int:
+    """How many messages of ``GAME_EVENTS`` are events (``games.*.events``; the finish
+    notices are not): the pending count of a short-lived consumer on them."""
+    info = await js.add_consumer(
+        STREAM,
+        api.ConsumerConfig(
+            filter_subject=SUBJECTS,
+            deliver_policy=api.DeliverPolicy.ALL,
+            ack_policy=api.AckPolicy.NONE,
+            inactive_threshold=5.0,
+            mem_storage=True,
+        ),
+    )
+    with contextlib.suppress(nats.errors.Error):
+        await js.delete_consumer(STREAM, info.name)
+    return int(info.num_pending or 0)
 
 
 async def _read_subject(js, subject: str, last: int) -> AsyncIterator[tuple[str, dict[str, Any] | None, str]]:

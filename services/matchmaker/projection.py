@@ -2,11 +2,16 @@
 
 Ratings are a projection of games played here, by their seats' owners (docs/ratings.md).
 
-A durable pull consumer (:data:`DURABLE`, deliver policy *new*, explicit acks) on
-``games.*.events`` is shared by every matchmaker instance: JetStream hands each message
-to one of them, and what was not acknowledged (an instance killed, a session that did
-not answer) is delivered again — so a restart of the projection, during a game or
-between games, loses no finish.
+A durable pull consumer (:data:`DURABLE`, deliver policy *new*, explicit acks) on the
+games' finish notices, ``games.*.finished`` (each ``GameFinished`` stored once more by
+the session's event store in the same atomic batch as the event:
+services/session/adapters/event_store.py), is shared by every matchmaker instance:
+JetStream hands each message to one of them, and what was not acknowledged (an instance
+killed, a session that did not answer) is delivered again — so a restart of the
+projection, during a game or between games, loses no finish. It takes one message per
+finished game, not every event of every game. A consumer left by an older version (on
+``games.*.events``) is moved to the notices when the projection starts; it still rates
+every ``GameFinished`` it gets, from either subject.
 
 Which games are rated (:func:`rated_plan`, over facts only the platform writes):
 
@@ -81,7 +86,7 @@ from services.matchmaker.store import (
     game_marker_key,
     rating_key,
 )
-from services.session.adapters.event_store import EventStore, StoreUnavailable
+from services.session.adapters.event_store import FINISHED_SUBJECTS, EventStore, StoreUnavailable
 
 log = structlog.get_logger("cellwar.matchmaker.ratings")
 
@@ -391,10 +396,12 @@ class RatingsProjection:
             ack_policy=api.AckPolicy.EXPLICIT,
             ack_wait=60.0,
             max_ack_pending=4096,
-            filter_subject=GAME_SUBJECTS,
+            filter_subject=FINISHED_SUBJECTS,
         )
+        # create, or update one made with another filter (an older version's, on every event)
+        await self.js.add_consumer(GAME_EVENTS, config)
         return await self.js.pull_subscribe(
-            GAME_SUBJECTS, durable=DURABLE, stream=GAME_EVENTS, config=config
+            FINISHED_SUBJECTS, durable=DURABLE, stream=GAME_EVENTS, config=config
         )
 
     async def _run(self) -> None:

@@ -52,8 +52,14 @@ async def own_api(own_nats: str) -> AsyncIterator[AsyncCellWarClient]:
 
 
 async def play(api: AsyncCellWarClient) -> dict[str, int]:
-    """A finished Life game, a finished CellWar game and a running CellWar game: their
-    ids → their numbers of events."""
+    """A running CellWar game, a finished Life game and a finished CellWar game, in this
+    order (the stream ends with a finish notice, not an event): their ids → their
+    numbers of events."""
+    running = await api.create_game("cellwar", CELLWAR)
+    first = await api.join(running, "a")
+    await api.join(running, "b")
+    await api.move(running, first.token, 3, 0, 1)  # red's second unit steps down; game goes on
+
     life = await api.create_game("life", LIFE)
     red, green = await api.join(life, "red"), await api.join(life, "green")
     await api.place(life, red.token, RED_CELLS)
@@ -66,11 +72,6 @@ async def play(api: AsyncCellWarClient) -> dict[str, int]:
     north = await api.join(war, "north")
     await api.join(war, "south")
     await api.move(war, north.token, 1, 1, 0)
-
-    running = await api.create_game("cellwar", CELLWAR)
-    first = await api.join(running, "a")
-    await api.join(running, "b")
-    await api.move(running, first.token, 3, 0, 1)  # red's second unit steps down; game goes on
     return {
         life: len(await wait_finished(api, life)),
         war: len(await wait_finished(api, war)),
@@ -86,6 +87,13 @@ def ok_line(out: str, game_id: str) -> int:
 
 async def test_verify_every_game_of_the_stream(own_api: AsyncCellWarClient, own_nats: str):
     games = await play(own_api)
+    nc = await nats.connect(own_nats)
+    try:  # the logs are not the stream's last messages: the reads stop at the last event
+        info = await nc.jetstream().stream_info("GAME_EVENTS")
+        last = await nc.jetstream().get_last_msg("GAME_EVENTS", "games.*.finished")
+        assert last.seq == info.state.last_seq
+    finally:
+        await nc.close()
     for args in (("--all",), ("--all", "--workers", "2")):
         run = await cellwar_cli("verify", "--nats", own_nats, *args)
         assert run.code == 0, run.out + run.err

@@ -5,6 +5,7 @@ the fake keeps the contract."""
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from collections.abc import AsyncIterator, Callable
 
@@ -18,6 +19,7 @@ from services.session.adapters.event_store import (
     ConcurrencyError,
     DuplicateCommandError,
     EventStore,
+    finished_subject,
 )
 from services.session.service_layer.ports import StoreUnavailable
 from tests.support.fakes import MemoryBackend, MemoryEventLog
@@ -226,3 +228,39 @@ async def test_replicas_that_stay_behind_give_a_retryable_unavailable_and_no_sho
         await store.read(gid)
     assert caught.value.code == ErrorCode.UNAVAILABLE
     assert store.direct_gets == 6  # the read and 5 reads again
+
+
+@pytest.mark.parametrize("group_commit", [True, False])
+async def test_a_finishing_append_stores_one_finish_notice_beside_the_log(nats_url, group_commit):
+    """An append with ``GameFinished`` also stores that event on ``games.<id>.finished``
+    (once, whether it went alone or in a batch of many games); the log, its last seq and
+    its fence do not see it; an append that finishes nothing stores no notice."""
+    nc = await nats.connect(nats_url)
+    try:
+        js = nc.jetstream()
+        s = EventStore(js, group_commit=group_commit)
+        await s.ensure_stream()
+
+        async def notices(gid: str) -> int:
+            info = await js.stream_info(STREAM, subjects_filter=finished_subject(gid))
+            return (info.state.subjects or {}).get(finished_subject(gid), 0)
+
+        games = [new_game_id() for _ in range(20)]
+        await asyncio.gather(*(s.append(g, [draft("GameCreated"), draft("PlayerJoined", 1)], 0) for g in games))
+        assert [await notices(g) for g in games] == [0] * 20
+        finished = await asyncio.gather(
+            *(s.append(g, [draft("TurnEnded", 1), draft("GameFinished", 2)], 2, f"c-{g}") for g in games)
+        )
+        for g, stored in zip(games, finished, strict=True):
+            assert await notices(g) == 1
+            notice = await js.get_last_msg(STREAM, finished_subject(g))
+            assert events_pb2.Event.FromString(notice.data) == stored[-1]
+            assert notice.headers["Nats-Msg-Id"] == f"{g}:finished"
+            assert [e.seq for e in await s.read(g)] == [1, 2, 3, 4] and await s.last_seq(g) == 4
+        # The fence is the log's: the next append after seq 4 lands, a stale one does not.
+        await s.append(games[0], [draft("PlayerLeft", 1)], 4)
+        with pytest.raises(ConcurrencyError):
+            await s.append(games[0], [draft("PlayerLeft", 2)], 4)
+        assert await notices(games[0]) == 1
+    finally:
+        await nc.close()

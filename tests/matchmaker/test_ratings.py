@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import asyncio
 import json
+from typing import Any
 
 import httpx
 import pytest
+from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
 
 from client.sdk import AsyncCellWarClient
-from services.matchmaker.projection import RatingsProjection
+from services.matchmaker.projection import DURABLE, GAME_EVENTS, RatingsProjection
 from services.matchmaker.ratings import (
     Change,
     apply_change,
@@ -67,17 +69,23 @@ async def _rating(api: AsyncCellWarClient, token: str) -> dict | None:
     return next((r for r in ratings if (r["kind"], r["players"]) == ("life", 2)), None)
 
 
+async def _matched(api: AsyncCellWarClient, *names: str) -> list[tuple[dict, Any]]:
+    """A new profile per name, matched together into one private 2-player Life game:
+    (profile, seat) each."""
+    profiles = [await api.create_profile(name) for name in names]
+    config = private_config()
+    seats = await asyncio.gather(*(
+        api.find_match("life", 2, name, config, profile_token=profile["profile_token"], timeout=120)
+        for name, profile in zip(names, profiles, strict=True)
+    ))
+    return list(zip(profiles, seats, strict=True))
+
+
 @pytest.mark.integration
 async def test_ratings_change_once_after_a_matchmade_game_also_across_a_projection_restart(
     mm_api: AsyncCellWarClient, matchmaker: MatchmakerApp
 ):
-    winner = await mm_api.create_profile("winner")
-    loser = await mm_api.create_profile("loser")
-    config = private_config()
-    w_seat, l_seat = await asyncio.gather(
-        mm_api.find_match("life", 2, "winner", config, profile_token=winner["profile_token"], timeout=120),
-        mm_api.find_match("life", 2, "loser", config, profile_token=loser["profile_token"], timeout=120),
-    )
+    (winner, w_seat), (loser, l_seat) = await _matched(mm_api, "winner", "loser")
     assert w_seat.game_id == l_seat.game_id
     assert await _rating(mm_api, winner["profile_token"]) is None  # not rated before the game
 
@@ -210,3 +218,29 @@ async def test_a_join_with_a_profile_in_an_unrated_game_records_no_profile(mm_ap
     await mm_api.simple(game_id, seat.token, "resign")
     joined = [e for e in await mm_api.events(game_id, seat.token) if e["type"] == "PlayerJoined"]
     assert all("profile_id" not in e["payload"] for e in joined)
+
+
+@pytest.mark.integration
+async def test_a_consumer_of_every_event_left_by_an_older_version_is_moved_to_the_finish_notices(
+    mm_api: AsyncCellWarClient, matchmaker: MatchmakerApp
+):
+    """The durable consumer as an older version made it (on ``games.*.events``) takes
+    only the finish notices once the projection starts, and the game that finished
+    meanwhile is rated."""
+    js = matchmaker.nc.jetstream()
+    await matchmaker.projection.stop()
+    await js.delete_consumer(GAME_EVENTS, DURABLE)
+    await js.add_consumer(GAME_EVENTS, ConsumerConfig(
+        durable_name=DURABLE, deliver_policy=DeliverPolicy.NEW, ack_policy=AckPolicy.EXPLICIT,
+        filter_subject="games.*.events",
+    ))
+    (one, _), (_, seat_2) = await _matched(mm_api, "one", "two")
+    await mm_api.simple(seat_2.game_id, seat_2.token, "resign")
+    mm = matchmaker.matchmaker
+    restarted = RatingsProjection(js, mm.games, mm.ratings, mm.session, games_mirror=mm.games_mirror)
+    restarted.start()
+    matchmaker.projection = restarted
+    won = await eventually(lambda: _rating(mm_api, one["profile_token"]), what="winner rated")
+    assert won["games"] == 1 and won["rating"] > 1500
+    info = await js.consumer_info(GAME_EVENTS, DURABLE)
+    assert info.config.filter_subject == "games.*.finished"

@@ -16,6 +16,16 @@ atomic batch (``Nats-Batch-Id``, NATS >= 2.12, ``allow_atomic`` on the stream): 
 stores the whole batch and fsyncs it once before the commit's ack, or stores none of it.
 Each append still carries its fence on its first message and its ``Nats-Msg-Id`` s, and
 its caller's await resolves only on the commit's ack.
+
+Finish notices: an append whose events include ``GameFinished`` also stores that event
+once more on ``games.<game_id>.finished`` (:func:`finished_subject`, ``Nats-Msg-Id``
+``<game_id>:finished``), after its events and in the same atomic batch (such an append
+always goes as one: the notice lands with the finish or neither does), so a consumer
+that only needs the finished games (the matchmaker's ratings,
+services/matchmaker/projection.py) filters on ``games.*.finished`` instead of taking
+every event of every game. The notice is not part of the log: reads, fences and
+``last_seq`` see only ``games.<game_id>.events``. On a server without atomic batches the
+notice is published right after the events (a crash in between leaves it out).
 """
 
 from __future__ import annotations
@@ -35,6 +45,7 @@ from nats.js import api
 from nats.js.client import JetStreamContext
 
 from cellwar.v1 import events_pb2
+from cellwar.v1.codes import EventType
 from services.common.nats.direct import connection, direct_get_batch
 from services.session.domain.game import GAME_ID_PATTERN, valid_game_id
 from services.session.service_layer.ports import (
@@ -47,11 +58,13 @@ from services.session.service_layer.ports import (
 #: importable from here too; ``valid_game_id`` is the domain's.
 __all__ = [
     "DUPLICATE_WINDOW_S",
+    "FINISHED_SUBJECTS",
     "STREAM",
     "ConcurrencyError",
     "DuplicateCommandError",
     "EventStore",
     "StoreUnavailable",
+    "finished_subject",
     "msg_id",
     "stamped",
     "subject",
@@ -99,6 +112,16 @@ def subject(game_id: str) -> str:
     return f"games.{game_id}.events"
 
 
+def finished_subject(game_id: str) -> str:
+    """The subject of a game's finish notice (the module docstring). Raises ValueError
+    for an id that is not URL-safe."""
+    return subject(game_id).removesuffix(".events") + ".finished"
+
+
+#: Every game's finish notice (a consumer's filter).
+FINISHED_SUBJECTS = "games.*.finished"
+
+
 def msg_id(game_id: str, command_id: str, index: int) -> str:
     """``Nats-Msg-Id`` of event ``index`` of a command: scoped by game, as JetStream
     de-duplicates across the whole stream."""
@@ -133,12 +156,20 @@ def stamped(
 @dataclass
 class _Append:
     """One append waiting for its commit: its messages (data, headers) in order, the first
-    fenced; ``done`` resolves to their stream sequences, or the error."""
+    fenced; ``done`` resolves to their stream sequences, or the error. ``notice``: the
+    finish notice stored after them (subject, data, headers), when the append finishes
+    the game."""
 
     subject: str
     messages: list[tuple[bytes, dict[str, str]]]
     fence: int
     done: asyncio.Future[list[int]] = field(repr=False)
+    notice: tuple[str, bytes, dict[str, str]] | None = None
+
+    @property
+    def size(self) -> int:
+        """Messages this append stores, its notice included."""
+        return len(self.messages) + (self.notice is not None)
 
     def resolve(self, seqs: list[int]) -> None:
         if not self.done.done():
@@ -207,7 +238,7 @@ class EventStore:
         ``allow_atomic`` when the server has atomic batches: the group commit)."""
         config = api.StreamConfig(
             name=STREAM,
-            subjects=["games.*.events"],
+            subjects=["games.*.events", FINISHED_SUBJECTS],
             storage=api.StorageType.FILE,
             retention=api.RetentionPolicy.LIMITS,
             deny_delete=True,
@@ -308,6 +339,7 @@ class EventStore:
                 raise ConcurrencyError(game_id, expected_last_seq)
             stream_seq = tail[1]
             stored = stamped(game_id, events, expected_last_seq, command_id, system)
+            finish = next((e for e in stored if e.type == EventType.GAME_FINISHED), None)
             messages = [
                 (
                     event.SerializeToString(),
@@ -319,8 +351,15 @@ class EventStore:
             ]
             for start in range(0, len(messages), BATCH_MAX):
                 part = messages[start : start + BATCH_MAX]
+                notice = None
+                if finish is not None and start + BATCH_MAX >= len(messages):  # the last part
+                    notice = (
+                        finished_subject(game_id),
+                        finish.SerializeToString(),
+                        {"Nats-Msg-Id": f"{game_id}:finished"},
+                    )
                 try:
-                    seqs = await self._commit_one(subj, part, stream_seq)
+                    seqs = await self._commit_one(subj, part, stream_seq, notice)
                 except nats.js.errors.APIError as exc:
                     if exc.err_code in _WRONG_LAST_SEQUENCE:
                         self._tail.pop(game_id, None)
@@ -339,11 +378,15 @@ class EventStore:
             raise StoreUnavailable(f"event store: {exc}") from exc
 
     async def _commit_one(
-        self, subj: str, messages: list[tuple[bytes, dict[str, str]]], fence: int
+        self,
+        subj: str,
+        messages: list[tuple[bytes, dict[str, str]]],
+        fence: int,
+        notice: tuple[str, bytes, dict[str, str]] | None = None,
     ) -> list[int]:
         """Queue one append (at most :data:`BATCH_MAX` messages, the first fenced on
-        stream sequence ``fence``) inside the window; its messages' stream sequences once
-        the server acknowledged them (after its fsync).
+        stream sequence ``fence``; ``notice``: its finish notice) inside the window; its
+        messages' stream sequences once the server acknowledged them (after its fsync).
 
         Raises:
             nats.js.errors.APIError: the server refused it (a lost fence: 10071/10164).
@@ -352,7 +395,7 @@ class EventStore:
             nats.errors.Error / TimeoutError: NATS did not answer; it may have landed.
         """
         async with self._window:
-            item = _Append(subj, messages, fence, asyncio.get_running_loop().create_future())
+            item = _Append(subj, messages, fence, asyncio.get_running_loop().create_future(), notice)
             if not self._queue and not self._commits:
                 # nothing waits or is in flight: commit it now, in the caller's task
                 self._commits += 1
@@ -388,13 +431,13 @@ class EventStore:
                     self._taking = False
                 take, size = [], 0
                 while self._queue and (
-                    not take or size + len(self._queue[0].messages) <= BATCH_MAX
+                    not take or size + self._queue[0].size <= BATCH_MAX
                 ):
                     item = self._queue.popleft()
                     if item.done.done():  # its caller was cancelled while it waited: not sent
                         continue
                     take.append(item)
-                    size += len(item.messages)
+                    size += item.size
                 if take:
                     await self._commit(take)
         finally:
@@ -402,11 +445,13 @@ class EventStore:
             self._kick()
 
     async def _commit(self, take: list[_Append]) -> None:
-        """One commit: an atomic batch when enough messages wait and the server allows
-        it, else separate publishes. Every append taken gets its answer, even when the
-        commit is cancelled."""
+        """One commit: an atomic batch when enough messages wait, or an append finishes
+        its game (its notice goes with it), and the server allows it; else separate
+        publishes. Every append taken gets its answer, even when the commit is
+        cancelled."""
         try:
-            if sum(len(i.messages) for i in take) >= BATCH_MIN and await self._atomic_allowed():
+            batch = sum(i.size for i in take) >= BATCH_MIN or any(i.notice for i in take)
+            if batch and await self._atomic_allowed():
                 await self._commit_batch(take)
             else:
                 await self._commit_separately(take)
@@ -440,6 +485,9 @@ class EventStore:
                     raise DuplicateCommandError("", "")
                 stream_seq = ack.seq
                 seqs.append(stream_seq)
+            if item.notice is not None:  # after the events: a duplicate is the same notice
+                notice_subject, data, headers = item.notice
+                await self.js.publish(notice_subject, data, timeout=self.timeout, headers=headers)
         except Exception as exc:  # noqa: BLE001 - handed to the append that waits
             item.fail(exc)
             return
@@ -452,22 +500,23 @@ class EventStore:
         (all or none of it landed)."""
         nc = connection(self.js)  # an atomic batch is core publishes with headers
         batch_id = uuid.uuid4().hex
-        total = sum(len(item.messages) for item in items)
+        total = sum(item.size for item in items)
         k = 0
         reply = None
         for item in items:
-            for j, (data, extra) in enumerate(item.messages):
+            sends = [(item.subject, data, extra) for data, extra in item.messages]
+            if item.notice is not None:
+                sends.append(item.notice)
+            for j, (subj, data, extra) in enumerate(sends):
                 k += 1
                 headers = {"Nats-Batch-Id": batch_id, "Nats-Batch-Sequence": str(k), **extra}
                 if j == 0:  # the rest of an append follows it inside the atomic batch
                     headers["Nats-Expected-Last-Subject-Sequence"] = str(item.fence)
                 if k < total:
-                    await nc.publish(item.subject, data, headers=headers)
+                    await nc.publish(subj, data, headers=headers)
                 else:
                     headers["Nats-Batch-Commit"] = "1"
-                    reply = await nc.request(
-                        item.subject, data, timeout=self.timeout, headers=headers
-                    )
+                    reply = await nc.request(subj, data, timeout=self.timeout, headers=headers)
         answer = json.loads(reply.data) if reply is not None else {}
         error = answer.get("error")
         if error is None and answer.get("count") == total:
@@ -476,7 +525,7 @@ class EventStore:
             seq = int(answer["seq"]) - total  # a batch's messages take consecutive sequences
             for item in items:
                 item.resolve(list(range(seq + 1, seq + 1 + len(item.messages))))
-                seq += len(item.messages)
+                seq += item.size
             return
         code = (error or {}).get("err_code")
         self.stats["refused_batches"] += 1
