@@ -41,10 +41,11 @@ over the seat's command bucket (REST's, shared)         429     ``RATE_LIMITED``
 the player token expired since the socket opened        401     ``TOKEN_EXPIRED``
 =====================================================  ======  ======================
 
-Limits: a player's command frame (``valid_actions`` too) takes a token from the
-seat's command bucket, the one its REST commands take from
-(``CELLWAR_RATE_LIMIT_PER_S`` 50/s, burst 100: ``gateway.limits.player_bucket_key``),
-and gives the socket's own flood bucket
+Limits: a player's command frame takes a token from the seat's command bucket, the
+one its REST commands take from (``CELLWAR_RATE_LIMIT_PER_S`` 50/s, burst 100:
+``gateway.limits.player_bucket_key``); a ``valid_actions`` frame takes none, as REST's
+``GET`` takes none (the socket answers its frames one at a time). Both give the
+socket's own flood bucket
 (``CELLWAR_WS_MESSAGES_PER_S`` 5/s, burst 20) its token back
 (``gateway.limits.WS_CREDIT_KEY``): commands go as fast over the socket as over REST,
 while anything else (bad frames, a spectator's frames) still closes the socket with
@@ -188,13 +189,16 @@ class Command:
 
 def check_unit_id(value: Any) -> int | None:
     """The ``unit_id`` of a ``valid_actions`` frame: None (every unit) or an integer
-    1..:data:`gateway.schemas.MAX_UNIT_ID`, as REST's query parameter.
+    1..:data:`gateway.schemas.MAX_UNIT_ID` (a float with no fraction, ``4.0``, is that
+    integer, as REST's query parameter takes ``?unit_id=4.0``).
 
     Raises:
         ApiError: 422 ``MALFORMED``.
     """
     if value is None:
         return None
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
     if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_UNIT_ID:
         raise ApiError(
             422, Code.MALFORMED, f"unit_id: a unit id is an integer 1..{MAX_UNIT_ID}, or null for every unit"
@@ -355,10 +359,11 @@ class CommandChannel:
                     "a spectator's stream cannot act: open it with a player token",
                 ),
             )
-        # A command: the seat's command bucket pays for it, not the socket's.
+        # A command: the seat's command bucket pays for it, not the socket's. A question
+        # (valid_actions) is free, as REST's GET is: the socket answers one frame at a time.
         if self._credit is not None:
             self._credit()
-        if self.buckets is not None:
+        if self.buckets is not None and kind != FrameType.VALID_ACTIONS:
             wait = self.buckets.take(player_bucket_key(self.game_id, self.player_id))
             if wait > 0:
                 after, message = refusal(wait, TOO_MANY_REQUESTS)

@@ -10,8 +10,9 @@ NATS):
 - it takes its place in the order of the socket's commands: asked right after an action,
   it answers on the state after it;
 - bad frames (a ``unit_id`` that is not null or an integer 1..2³²-1, an extra field, no
-  id, a spectator's socket) are answered with their code and change nothing; the frame is
-  charged to the seat's command bucket; the metrics count it.
+  id, a spectator's socket) are answered with their code and change nothing; a float
+  with no fraction is that unit's id, as REST's query takes it; the frame takes nothing
+  from the seat's command bucket, as REST's GET takes nothing; the metrics count it.
 """
 
 from __future__ import annotations
@@ -144,6 +145,8 @@ async def test_bad_frames_are_refused_with_their_code_and_change_nothing(stack):
                 reply = await sock.command(text)
                 assert error_of(reply) == (status, code) and reply["id"] == key, (text, reply)
             assert "unit_id" in (await sock.command(ask("m", "7")))["error"]["message"]
+            # 1.0 is unit 1, as REST's ?unit_id=1.0; null is every unit, as no unit_id
+            assert (await sock.command(ask("float", 1.0)))["actions"] == (await sock.command(ask("int", 1)))["actions"]
             # null is every unit, as no unit_id
             everything = await sock.command(json.dumps({"type": "valid_actions", "id": "all", "unit_id": None}))
             assert {a["unit_id"] for a in everything["actions"]} == {1, 3}
@@ -152,20 +155,22 @@ async def test_bad_frames_are_refused_with_their_code_and_change_nothing(stack):
             assert error_of(refused) == (403, "FORBIDDEN") and refused["id"] == "spy"
         assert await observed(http, game_id, tokens) == before
         registry = app.state.metrics.registry
-        assert registry.get_sample_value("cellwar_ws_commands_total", {"type": "valid_actions", "status": "200"}) == 1
+        assert registry.get_sample_value("cellwar_ws_commands_total", {"type": "valid_actions", "status": "200"}) == 3
         assert registry.get_sample_value("cellwar_ws_commands_total", {"type": "valid_actions", "status": "422"}) == 10
 
 
-async def test_it_is_charged_to_the_seats_command_bucket(stack):
+async def test_it_takes_nothing_from_the_seats_command_bucket(stack):
+    """As REST's GET: 150 questions sent at once on a seat whose bucket holds 3 are all
+    answered in order, and the seat's commands still have their bucket."""
     # burst 3: the create and the two joins take the address's three; the seat has its own
     async with gateway_with(stack, rate_limit_per_s=0.01, rate_limit_burst=3) as (_, url):
         async with httpx.AsyncClient(base_url=url) as http:
             game_id, (one, _) = await new_game(http, "cellwar", CELLWAR)
             async with socket(url, game_id, one) as sock:
-                for key, unit in (("a", 1), ("b", 3), ("c", None)):
-                    assert (await sock.command(ask(key, unit)))["type"] == "valid_actions"
-                refused = await sock.command(ask("d", 1))
-                assert error_of(refused) == (429, "RATE_LIMITED") and refused["retry_after"] >= 1
-                # the seat's REST commands take from the same bucket
-                rest = await http.post(f"/game/{game_id}/end_turn", headers=bearer(one))
-                assert rest.status_code == 429
+                for i in range(150):
+                    await sock.send(ask(f"q{i}", 1 + 2 * (i % 2)))
+                replies = [await sock.reply() for _ in range(150)]
+                assert [(r["type"], r["id"]) for r in replies] == [("valid_actions", f"q{i}") for i in range(150)]
+                assert {a["unit_id"] for r in replies[:2] for a in r["actions"]} == {1, 3}
+                moved = await sock.command(frame("action", "m", {"unit_id": 1, "dx": 0, "dy": 1}))
+                assert moved["type"] == "result"
