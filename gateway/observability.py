@@ -40,8 +40,9 @@ class Metrics:
             1008 by a limit (``RATE_LIMITED``, ``PAYLOAD_TOO_LARGE``).
         ws_refused: ``cellwar_ws_refused_total`` sockets refused past the per-address cap.
         ws_commands: ``cellwar_ws_commands_total{type, status}`` command frames of the
-            game stream answered (``type``: ``action`` / ``end_turn`` / ``invalid``;
-            ``status``: 200 for a result, else the error frame's status).
+            game stream answered (``type``: ``action`` / ``end_turn`` / ``valid_actions``
+            / ``invalid``; ``status``: 200 for a result or an answer, else the error
+            frame's status).
         ws_command_latency: ``cellwar_ws_command_duration_seconds{type}`` from a command
             frame's turn in its socket's order to its reply sent (seconds).
     """
