@@ -408,10 +408,8 @@ class CommandChannel:
         started = time.perf_counter()
         if isinstance(item, Refusal):
             text, status = error_frame(item.id, item.error, item.retry_after_s), item.error.status
-        elif item.type == FrameType.VALID_ACTIONS:  # a read: no view of it to hold back
-            text, status = await self._run(item)
         else:
-            self._running = True
+            self._running = item.type != FrameType.VALID_ACTIONS  # a read: no view to hold back
             try:
                 text, status = await self._run(item)
             finally:

@@ -400,9 +400,7 @@ class RatingsProjection:
         )
         # create, or update one made with another filter (an older version's, on every event)
         await self.js.add_consumer(GAME_EVENTS, config)
-        return await self.js.pull_subscribe(
-            FINISHED_SUBJECTS, durable=DURABLE, stream=GAME_EVENTS, config=config
-        )
+        return await self.js.pull_subscribe_bind(durable=DURABLE, stream=GAME_EVENTS)
 
     async def _run(self) -> None:
         sub = None
