@@ -27,6 +27,11 @@ RETRY_UNAVAILABLE_S = 60.0
 #: views; REST whenever the SDK falls back) or ``rest`` (an HTTP request each, the views
 #: from a stream of their own).
 COMMANDS_OVER = ("socket", "rest")
+#: A command refused 429 ``RATE_LIMITED`` (the seat's command bucket, 50/s by default: a
+#: bot's turn of many units over the socket can outrun it) is sent again with the same
+#: key after this many seconds, at most :data:`RATE_LIMITED_TRIES` times.
+RATE_LIMITED_WAIT_S = 1.0
+RATE_LIMITED_TRIES = 30
 
 
 def said_retry(reason: str, wait_s: float) -> None:
@@ -204,6 +209,9 @@ class ApiBot:
         answers, same errors). Counts it in ``actions_sent``; tells ``on_command``.
         Returns ``{"seq", "view"}``.
 
+        A 429 ``RATE_LIMITED`` is waited out (:data:`RATE_LIMITED_WAIT_S`) and the
+        command sent again with the same key, at most :data:`RATE_LIMITED_TRIES` times.
+
         Raises:
             ApiError: the server refused it; httpx.HTTPError: unreachable.
         """
@@ -215,13 +223,14 @@ class ApiBot:
         status, code = 200, None
         sent = time.monotonic()
         try:
-            if cmds is not None:
-                if action is None:
-                    return await cmds.end_turn(idempotency_key=key)
-                return await cmds.act(action, idempotency_key=key)
-            if action is None:
-                return await self.api.end_turn(self.game_id, self.seat.token, idempotency_key=key)
-            return await self.api.act(self.game_id, self.seat.token, action, idempotency_key=key)
+            for _ in range(RATE_LIMITED_TRIES - 1):
+                try:
+                    return await self._send(cmds, action, key)
+                except ApiError as err:
+                    if err.status != 429:
+                        raise
+                await asyncio.sleep(RATE_LIMITED_WAIT_S)  # the same key: applied once
+            return await self._send(cmds, action, key)
         except ApiError as err:
             status, code = err.status, err.code
             raise
@@ -242,6 +251,17 @@ class ApiBot:
                         code=code,
                     ),
                 )
+
+    async def _send(self, cmds: AsyncCommands | None, action: dict[str, Any] | None, key: str) -> dict[str, Any]:
+        """One try of :meth:`command`: over the seat's socket when there is one, else REST."""
+        assert self.seat is not None
+        if cmds is not None:
+            if action is None:
+                return await cmds.end_turn(idempotency_key=key)
+            return await cmds.act(action, idempotency_key=key)
+        if action is None:
+            return await self.api.end_turn(self.game_id, self.seat.token, idempotency_key=key)
+        return await self.api.act(self.game_id, self.seat.token, action, idempotency_key=key)
 
     async def _notify(self, view: dict[str, Any]) -> None:
         if self.on_view is not None:

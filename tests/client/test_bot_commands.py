@@ -272,3 +272,27 @@ async def test_a_move_refused_409_leaves_the_same_view_to_be_played_again():
     assert bot.turns_played == 1 and bot.played_seq == 7
     await bot._on_view(view(6, 1, True))  # a frame of its own move: nothing to do
     assert len(sent) == 3
+
+
+async def test_a_command_refused_429_is_sent_again_with_its_key_after_the_wait(monkeypatch):
+    """The seat's command bucket said 429 twice: the bot waits and sends the command again
+    with the same key (applied once), and tells ``on_command`` once."""
+    from client import bot_base
+    from client.sdk import ApiError, Seat
+
+    monkeypatch.setattr(bot_base, "RATE_LIMITED_WAIT_S", 0.01)
+    keys: list[str] = []
+    timings: list[CommandTiming] = []
+
+    class Api:
+        async def act(self, game_id, token, action, idempotency_key):
+            keys.append(idempotency_key)
+            if len(keys) < 3:
+                raise ApiError(429, "RATE_LIMITED", "too many requests; retry in 1 s")
+            return {"seq": 5, "view": {}}
+
+    bot = CellWarBot(Api(), "g", "bot", seed=1, commands="rest", on_command=lambda _b, t: timings.append(t))
+    bot.seat = Seat(game_id="g", player_id=1, token="t")
+    assert await bot.command({"unit_id": 1, "dx": 1, "dy": 0}) == {"seq": 5, "view": {}}
+    assert len(keys) == 3 and len(set(keys)) == 1
+    assert [(t.status, t.key) for t in timings] == [(200, keys[0])]
